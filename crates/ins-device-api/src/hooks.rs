@@ -1,0 +1,192 @@
+//! Hand-written request hooks for the generated unit client:
+//! - the session token travels as the `auth` query parameter (the unit accepts no
+//!   header token), added to every request but `login`;
+//! - settings node paths keep their slashes (`/settings/output/comA/messages/imuShort`,
+//!   not `%2F`), which the generator would otherwise percent-encode;
+//! - the token never appears in `Debug` or error text: URLs in transport errors are
+//!   redacted, and responses are handed back without the request URL.
+
+use std::fmt;
+use std::sync::{Arc, RwLock};
+
+use progenitor_client::{ClientHooks, ClientInfo, Error, OperationInfo};
+
+/// The query parameter that carries the session token.
+pub const AUTH_PARAMETER: &str = "auth";
+
+/// A unit session token, as returned by `login`. Its `Debug` output never shows it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct AuthToken(String);
+
+impl AuthToken {
+    pub fn new(token: impl Into<String>) -> Self {
+        Self(token.into())
+    }
+
+    /// The token itself, for the `auth` parameter. Do not log it.
+    pub fn expose_secret(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for AuthToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("AuthToken([redacted])")
+    }
+}
+
+/// The state the generated unit client carries: the current session token, shared
+/// by every clone of the client (a login or a reboot changes it for all of them).
+#[derive(Clone, Default)]
+pub struct DeviceState {
+    token: Arc<RwLock<Option<AuthToken>>>,
+}
+
+impl DeviceState {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets (after a login) or clears (after a logout or a reboot) the session token.
+    pub fn set_token(&self, token: Option<AuthToken>) {
+        match self.token.write() {
+            Ok(mut slot) => *slot = token,
+            Err(poisoned) => *poisoned.into_inner() = token,
+        }
+    }
+
+    pub fn token(&self) -> Option<AuthToken> {
+        match self.token.read() {
+            Ok(slot) => slot.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+}
+
+impl fmt::Debug for DeviceState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DeviceState")
+            .field("logged_in", &self.token().is_some())
+            .finish()
+    }
+}
+
+/// The URL with the value of every `auth` parameter replaced by `[redacted]`.
+pub fn redacted_url(url: &reqwest::Url) -> reqwest::Url {
+    let mut url = url.clone();
+    redact_url(&mut url);
+    url
+}
+
+fn redact_url(url: &mut reqwest::Url) {
+    if !url.query_pairs().any(|(k, _)| k == AUTH_PARAMETER) {
+        return;
+    }
+    let pairs: Vec<(String, String)> = url
+        .query_pairs()
+        .map(|(k, v)| {
+            let v = if k == AUTH_PARAMETER {
+                "[redacted]".to_owned()
+            } else {
+                v.into_owned()
+            };
+            (k.into_owned(), v)
+        })
+        .collect();
+    url.query_pairs_mut().clear().extend_pairs(pairs);
+}
+
+/// Node paths are sent with literal slashes. The generator percent-encodes every
+/// path parameter, and a `/` can only have become `%2F` (a literal `%` would be
+/// `%25`), so turning `%2F` back is exact.
+fn restore_settings_slashes(url: &mut reqwest::Url) {
+    const PREFIX: &str = "/api/v1/settings/";
+    let path = url.path();
+    if let Some(rest) = path.strip_prefix(PREFIX) {
+        if rest.contains("%2F") || rest.contains("%2f") {
+            let restored = format!("{PREFIX}{}", rest.replace("%2F", "/").replace("%2f", "/"));
+            url.set_path(&restored);
+        }
+    }
+}
+
+impl ClientHooks<DeviceState> for crate::Client {
+    async fn pre<E>(
+        &self,
+        request: &mut reqwest::Request,
+        info: &OperationInfo,
+    ) -> Result<(), Error<E>> {
+        restore_settings_slashes(request.url_mut());
+        if info.operation_id != "login" {
+            if let Some(token) = self.inner().token() {
+                request
+                    .url_mut()
+                    .query_pairs_mut()
+                    .append_pair(AUTH_PARAMETER, token.expose_secret());
+            }
+        }
+        Ok(())
+    }
+
+    async fn exec(
+        &self,
+        request: reqwest::Request,
+        _info: &OperationInfo,
+    ) -> reqwest::Result<reqwest::Response> {
+        match self.client().execute(request).await {
+            // The response would carry the request URL, token included, into every
+            // `Debug` of an error; hand it back without it.
+            Ok(response) => Ok(reqwest::Response::from(http::Response::from(response))),
+            Err(mut e) => {
+                if let Some(url) = e.url_mut() {
+                    redact_url(url);
+                }
+                Err(e)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auth_is_redacted_and_other_parameters_kept() {
+        let url =
+            reqwest::Url::parse("http://unit/api/v1/settings?format=pretty&auth=s3cr3t").unwrap();
+        let shown = redacted_url(&url).to_string();
+        assert!(!shown.contains("s3cr3t"), "{shown}");
+        assert!(
+            shown.contains("format=pretty") && shown.contains("auth=%5Bredacted%5D"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn settings_slashes_restored_only_under_settings() {
+        let mut url =
+            reqwest::Url::parse("http://unit/api/v1/settings/output%2FcomA%2Fmessages%2FimuShort")
+                .unwrap();
+        restore_settings_slashes(&mut url);
+        assert_eq!(url.path(), "/api/v1/settings/output/comA/messages/imuShort");
+        let mut literal = reqwest::Url::parse("http://unit/api/v1/settings/a%252Fb").unwrap();
+        restore_settings_slashes(&mut literal);
+        assert_eq!(
+            literal.path(),
+            "/api/v1/settings/a%252Fb",
+            "an encoded `%` stays as it is"
+        );
+    }
+
+    #[test]
+    fn tokens_are_redacted_in_debug() {
+        let state = DeviceState::new();
+        state.set_token(Some(AuthToken::new("s3cr3t")));
+        assert_eq!(
+            format!("{:?}", state.token()),
+            "Some(AuthToken([redacted]))"
+        );
+        assert!(!format!("{state:?}").contains("s3cr3t"));
+    }
+}

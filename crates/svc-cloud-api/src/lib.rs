@@ -1,0 +1,70 @@
+//! Generated clients for the cloud post-processing service (`openapi/cloud.yaml`) and
+//! its notification service (`openapi/notification.yaml`).
+//!
+//! The code under `src/generated/` is produced by `cargo xtask generate` from those
+//! documents and committed; it is private and re-exported here. Beside it:
+//! - [`hooks`]: the bearer token on every request ([`CloudState`], [`TokenSource`]);
+//! - [`enums`]: every value set of the documents as an *open* enum, which keeps a
+//!   value it does not know as `Unknown(String)` instead of failing to decode.
+//!
+//! Most users want the `svc-core` facade rather than these clients.
+//!
+//! ```
+//! use svc_cloud_api::{cloud, AccessToken, CloudState};
+//!
+//! let client = cloud::Client::new(
+//!     "http://127.0.0.1:8080",
+//!     CloudState::with_static_token(AccessToken::new("token")),
+//! );
+//! let request = client.list_containers().organization_id(uuid::Uuid::nil()).page(0).per_page(10);
+//! # drop(request);
+//! ```
+#![forbid(unsafe_code)]
+
+#[rustfmt::skip]
+#[allow(clippy::all, clippy::pedantic, clippy::unwrap_used, unused_imports, dead_code, missing_docs)]
+#[path = "generated/cloud.rs"]
+mod cloud_generated;
+
+#[rustfmt::skip]
+#[allow(clippy::all, clippy::pedantic, clippy::unwrap_used, unused_imports, dead_code, missing_docs)]
+#[path = "generated/notification.rs"]
+mod notification_generated;
+
+#[rustfmt::skip]
+#[allow(clippy::all, clippy::pedantic, missing_docs)]
+#[path = "generated/enums.rs"]
+mod enums_generated;
+
+pub mod hooks;
+
+/// The cloud service client (`{base_url}`: `/api/v2` and `/api/v1/info`).
+pub mod cloud {
+    pub use crate::cloud_generated::*;
+}
+
+/// The notification (webhook endpoint) service client (`{notification_url}/api/v2`).
+/// Schemas it shares with the cloud document (`Processing`, `Error`, ...) are the
+/// [`cloud::types`](crate::cloud::types) ones.
+pub mod notification {
+    pub use crate::notification_generated::*;
+}
+
+/// Every value set of the two documents, as open enums.
+pub mod enums {
+    pub use crate::enums_generated::*;
+}
+
+pub use hooks::{AccessToken, CloudState, TokenError, TokenSource};
+
+/// Free-form metadata: string keys to string values, in the order sent.
+///
+/// The service allows at most 50 keys, key names of at most 40 characters and values
+/// of at most 500 characters (422 otherwise); an update replaces the whole object.
+pub type Metadata = indexmap::IndexMap<String, String>;
+
+/// The form fields of a pre-signed upload (`UploadInfo.fields`), in the order the
+/// service sent them: `key`, `bucket`, `X-Amz-Algorithm`, `X-Amz-Credential`,
+/// `X-Amz-Date`, `Policy`, `X-Amz-Signature`. Send every one unchanged, in this
+/// order, with `file` last.
+pub type UploadFields = indexmap::IndexMap<String, String>;

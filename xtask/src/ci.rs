@@ -1,0 +1,121 @@
+//! `cargo xtask ci` and `cargo xtask validate`.
+//!
+//! CI runs on a fresh machine that has only the toolchains, so this installs what it
+//! needs (Python packages in a virtual environment under `target/`), never globally.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+
+const DOCUMENTS: &[&str] = &[
+    "openapi/cloud.yaml",
+    "openapi/notification.yaml",
+    "openapi/ins-device.yaml",
+];
+
+/// Python packages the checks use, pinned.
+const PYTHON_PACKAGES: &[&str] = &["openapi-spec-validator==0.9.0", "PyYAML>=6"];
+
+pub fn run(root: &Path) -> Result<()> {
+    step(root, "rustfmt", "cargo", &["fmt", "--all", "--check"])?;
+    step(
+        root,
+        "clippy",
+        "cargo",
+        &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--locked",
+            "--",
+            "-D",
+            "warnings",
+        ],
+    )?;
+    println!("==> generated code is up to date");
+    crate::generate(true)?;
+    validate_documents(root)?;
+    step(
+        root,
+        "tests",
+        "cargo",
+        &["test", "--workspace", "--all-targets", "--locked"],
+    )?;
+    step(
+        root,
+        "doc tests",
+        "cargo",
+        &["test", "--workspace", "--doc", "--locked"],
+    )?;
+    println!("==> all checks passed");
+    Ok(())
+}
+
+fn step(root: &Path, name: &str, program: &str, args: &[&str]) -> Result<()> {
+    println!("==> {name}: {program} {}", args.join(" "));
+    let status = Command::new(program)
+        .args(args)
+        .current_dir(root)
+        .status()
+        .with_context(|| format!("could not run {program}"))?;
+    if !status.success() {
+        bail!("{name} failed ({status})");
+    }
+    Ok(())
+}
+
+/// A Python virtual environment under target/ with the validator installed.
+fn python_env(root: &Path) -> Result<PathBuf> {
+    let venv = root.join("target/ci-venv");
+    let python = venv.join("bin/python");
+    if !python.exists() {
+        step(
+            root,
+            "python venv",
+            "python3",
+            &["-m", "venv", &venv.to_string_lossy()],
+        )?;
+    }
+    let marker = venv.join(".installed");
+    let wanted = PYTHON_PACKAGES.join("\n");
+    if std::fs::read_to_string(&marker).ok().as_deref() != Some(wanted.as_str()) {
+        let mut args = vec![
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+        ];
+        args.extend_from_slice(PYTHON_PACKAGES);
+        step(root, "python packages", &python.to_string_lossy(), &args)?;
+        std::fs::write(&marker, wanted).context("writing the venv marker")?;
+    }
+    Ok(python)
+}
+
+/// Validates the three documents with openapi-spec-validator (a real OpenAPI 3.0.3
+/// validator, which also resolves every `$ref`), then checks the generator conventions.
+pub fn validate_documents(root: &Path) -> Result<()> {
+    println!("==> OpenAPI documents");
+    let python = python_env(root)?;
+    let script = root.join("openapi/validate.py");
+    let mut args = vec![script.to_string_lossy().into_owned()];
+    args.extend(
+        DOCUMENTS
+            .iter()
+            .map(|d| root.join(d).to_string_lossy().into_owned()),
+    );
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    step(
+        root,
+        "openapi-spec-validator",
+        &python.to_string_lossy(),
+        &args,
+    )?;
+    for doc in DOCUMENTS {
+        crate::generate::check_conventions(&crate::generate::load(root, doc)?)?;
+    }
+    println!("conventions hold in {} documents", DOCUMENTS.len());
+    Ok(())
+}

@@ -1,0 +1,99 @@
+//! Project tasks: `cargo xtask <task>`.
+//!
+//! - `generate [--check]`: regenerate the API crates from `openapi/` (or fail on drift).
+//! - `validate`: validate the OpenAPI documents with a real OpenAPI 3.0.3 validator.
+//! - `ci`: everything CI runs, in order, installing what it needs.
+
+mod ci;
+mod generate;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let result = match args.as_slice() {
+        ["generate"] => generate(false),
+        ["generate", "--check"] => generate(true),
+        ["validate"] => ci::validate_documents(&root()),
+        ["ci"] => ci::run(&root()),
+        _ => {
+            eprintln!(
+                "usage: cargo xtask <task>\n\n  generate [--check]  regenerate crates/*/src/generated from openapi/ \
+                 (--check: fail if the committed code is stale)\n  validate            validate the OpenAPI \
+                 documents (openapi-spec-validator)\n  ci                  fmt, clippy, generate --check, validate, tests"
+            );
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The workspace root (the parent of this crate's folder), or `XTASK_ROOT` when set
+/// (used by xtask's own tests to generate from scratch documents).
+pub fn root() -> PathBuf {
+    if let Some(dir) = std::env::var_os("XTASK_ROOT") {
+        return PathBuf::from(dir);
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+fn generate(check: bool) -> Result<()> {
+    let root = root();
+    let outputs = generate::generate_all(&root)?;
+    let mut stale = Vec::new();
+    for out in &outputs {
+        let path = root.join(&out.path);
+        let current = std::fs::read_to_string(&path).unwrap_or_default();
+        if current == out.contents {
+            continue;
+        }
+        if check {
+            let diff = similar::TextDiff::from_lines(&current, &out.contents)
+                .unified_diff()
+                .context_radius(3)
+                .header(
+                    &format!("{} (committed)", out.path),
+                    &format!("{} (generated)", out.path),
+                )
+                .to_string();
+            let shown: String = diff.lines().take(200).map(|l| format!("{l}\n")).collect();
+            eprintln!("{shown}");
+            if diff.lines().count() > 200 {
+                eprintln!("... ({} more diff lines)", diff.lines().count() - 200);
+            }
+            stale.push(out.path.clone());
+        } else {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("creating {}", dir.display()))?;
+            }
+            std::fs::write(&path, &out.contents)
+                .with_context(|| format!("writing {}", out.path))?;
+            println!("wrote {}", out.path);
+        }
+    }
+    if !stale.is_empty() {
+        bail!(
+            "generated code is stale: {} differ from what openapi/ produces.\n\
+             Run `cargo xtask generate` and commit the result.",
+            stale.join(", ")
+        );
+    }
+    if check {
+        println!("generated code is up to date ({} files)", outputs.len());
+    }
+    Ok(())
+}
