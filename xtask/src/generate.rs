@@ -49,9 +49,16 @@ struct Target {
 ///   lenient so that a service that raises a limit never breaks an older client.
 /// - `UploadFields` must be sent back unchanged *and in the order received*; a struct
 ///   would reorder them, an ordered map keeps them (and any field storage adds).
+/// - Secrets (`WebhookSecret`, the unit's `Password` and `AuthToken`) are newtypes whose
+///   `Debug` prints `[redacted]`.
 const CLOUD_REPLACEMENTS: &[(&str, &str)] = &[
     ("Metadata", "crate::Metadata"),
     ("UploadFields", "crate::UploadFields"),
+    ("WebhookSecret", "crate::WebhookSecret"),
+];
+const DEVICE_REPLACEMENTS: &[(&str, &str)] = &[
+    ("Password", "crate::Password"),
+    ("AuthToken", "crate::AuthToken"),
 ];
 
 const TARGETS: &[Target] = &[
@@ -77,7 +84,7 @@ const TARGETS: &[Target] = &[
         inner_type: "crate::hooks::DeviceState",
         enums_path: "crate::enums",
         shares_with: None,
-        replacements: &[],
+        replacements: DEVICE_REPLACEMENTS,
     },
 ];
 

@@ -14,26 +14,10 @@ use progenitor_client::{ClientHooks, ClientInfo, Error, OperationInfo};
 /// The query parameter that carries the session token.
 pub const AUTH_PARAMETER: &str = "auth";
 
-/// A unit session token, as returned by `login`. Its `Debug` output never shows it.
-#[derive(Clone, PartialEq, Eq)]
-pub struct AuthToken(String);
-
-impl AuthToken {
-    pub fn new(token: impl Into<String>) -> Self {
-        Self(token.into())
-    }
-
-    /// The token itself, for the `auth` parameter. Do not log it.
-    pub fn expose_secret(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for AuthToken {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("AuthToken([redacted])")
-    }
-}
+crate::secret::secret_string!(
+    /// A unit session token, as returned by `login`. `Debug` prints `[redacted]`.
+    AuthToken
+);
 
 /// The state the generated unit client carries: the current session token, shared
 /// by every clone of the client (a login or a reboot changes it for all of them).

@@ -28,6 +28,7 @@ mod device_generated;
 mod enums_generated;
 
 pub mod hooks;
+mod secret;
 
 pub use device_generated::*;
 
@@ -37,3 +38,9 @@ pub mod enums {
 }
 
 pub use hooks::{AuthToken, DeviceState, redacted_url};
+
+secret::secret_string!(
+    /// A password (a unit user's, or the NTRIP caster's in the settings tree).
+    /// `Debug` prints `[redacted]`.
+    Password
+);

@@ -10,26 +10,10 @@ use std::sync::Arc;
 use progenitor_client::{ClientHooks, ClientInfo, Error, OperationInfo};
 use reqwest::header::{AUTHORIZATION, HeaderValue};
 
-/// An OAuth 2 access token. Its `Debug` output never shows the token.
-#[derive(Clone, PartialEq, Eq)]
-pub struct AccessToken(String);
-
-impl AccessToken {
-    pub fn new(token: impl Into<String>) -> Self {
-        Self(token.into())
-    }
-
-    /// The token itself, for the `Authorization` header. Do not log it.
-    pub fn expose_secret(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for AccessToken {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("AccessToken([redacted])")
-    }
-}
+crate::secret::secret_string!(
+    /// An OAuth 2 access token, sent as `Authorization: Bearer`. `Debug` prints `[redacted]`.
+    AccessToken
+);
 
 /// Why no access token could be had; the text never contains a secret.
 #[derive(Clone, Debug, PartialEq, Eq)]

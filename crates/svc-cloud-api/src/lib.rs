@@ -37,6 +37,7 @@ mod notification_generated;
 mod enums_generated;
 
 pub mod hooks;
+mod secret;
 
 /// The cloud service client (`{base_url}`: `/api/v2` and `/api/v1/info`).
 pub mod cloud {
@@ -68,3 +69,9 @@ pub type Metadata = indexmap::IndexMap<String, String>;
 /// `X-Amz-Date`, `Policy`, `X-Amz-Signature`. Send every one unchanged, in this
 /// order, with `file` last.
 pub type UploadFields = indexmap::IndexMap<String, String>;
+
+secret::secret_string!(
+    /// A webhook endpoint's signing secret (`whsec_` + 64 hex characters), the
+    /// HMAC-SHA256 key of `Svc-Signature`. `Debug` prints `[redacted]`.
+    WebhookSecret
+);
