@@ -391,7 +391,8 @@ fn find_inline_enums(v: &serde_json::Value, at: &str, top: bool, problems: &mut 
                 if k.starts_with("x-") || k == "example" || k == "examples" {
                     continue;
                 }
-                find_inline_enums(child, &format!("{at}/{k}"), false, problems);
+                let key = k.replace('~', "~0").replace('/', "~1");
+                find_inline_enums(child, &format!("{at}/{key}"), false, problems);
             }
         }
         serde_json::Value::Array(items) => {
@@ -639,5 +640,84 @@ mod tests {
         assert_eq!(variant_name("onChange"), "OnChange");
         assert_eq!(variant_name("1000ms"), "Ms1000");
         assert_eq!(variant_name("powerUser"), "PowerUser");
+    }
+}
+
+#[cfg(test)]
+mod generator_errors {
+    use super::*;
+
+    fn spec(yaml: &str) -> OpenAPI {
+        serde_yaml::from_str(yaml).unwrap()
+    }
+
+    #[test]
+    fn a_generator_panic_names_the_operation() {
+        // Two distinct success body types in one operation make progenitor panic.
+        let spec = spec(
+            r#"
+openapi: 3.0.3
+info: {title: t, version: '1'}
+paths:
+  /fine:
+    get:
+      operationId: fineOperation
+      responses:
+        '200': {description: ok, content: {application/json: {schema: {type: string}}}}
+  /broken:
+    get:
+      operationId: brokenOperation
+      responses:
+        '200': {description: ok, content: {application/json: {schema: {type: string}}}}
+        '201': {description: ok, content: {application/json: {schema: {type: integer}}}}
+"#,
+        );
+        let err = run_progenitor(&GenerationSettings::default(), &spec, "test.yaml").unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("operation `brokenOperation` (GET /broken)"),
+            "{text}"
+        );
+        assert!(!text.contains("fineOperation"), "{text}");
+    }
+
+    #[test]
+    fn conventions_are_checked_with_locations() {
+        let yaml = r#"
+openapi: 3.0.3
+info: {title: t, version: '1'}
+paths:
+  /a:
+    get:
+      responses:
+        default: {description: any}
+  /b:
+    get:
+      operationId: same
+      parameters:
+        - {name: mode, in: query, schema: {type: string, enum: [x, y]}}
+      responses:
+        '200': {description: ok}
+  /c:
+    get:
+      operationId: same
+      responses:
+        '200': {description: ok}
+"#;
+        let doc = Document {
+            path: "test.yaml".into(),
+            text: yaml.into(),
+            yaml: serde_yaml::from_str(yaml).unwrap(),
+            spec: spec(yaml),
+        };
+        let text = check_conventions(&doc).unwrap_err().to_string();
+        for expected in [
+            "GET /a: no operationId",
+            "GET /a: `default` response",
+            "GET /c: operationId `same` is used twice",
+            "/paths/~1b/get/parameters/0/schema: inline `enum`",
+        ] {
+            assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
+        }
     }
 }
