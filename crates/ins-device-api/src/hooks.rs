@@ -86,11 +86,11 @@ fn redact_url(url: &mut reqwest::Url) {
 fn restore_settings_slashes(url: &mut reqwest::Url) {
     const PREFIX: &str = "/api/v1/settings/";
     let path = url.path();
-    if let Some(rest) = path.strip_prefix(PREFIX) {
-        if rest.contains("%2F") || rest.contains("%2f") {
-            let restored = format!("{PREFIX}{}", rest.replace("%2F", "/").replace("%2f", "/"));
-            url.set_path(&restored);
-        }
+    if let Some(rest) = path.strip_prefix(PREFIX)
+        && (rest.contains("%2F") || rest.contains("%2f"))
+    {
+        let restored = format!("{PREFIX}{}", rest.replace("%2F", "/").replace("%2f", "/"));
+        url.set_path(&restored);
     }
 }
 
@@ -101,13 +101,13 @@ impl ClientHooks<DeviceState> for crate::Client {
         info: &OperationInfo,
     ) -> Result<(), Error<E>> {
         restore_settings_slashes(request.url_mut());
-        if info.operation_id != "login" {
-            if let Some(token) = self.inner().token() {
-                request
-                    .url_mut()
-                    .query_pairs_mut()
-                    .append_pair(AUTH_PARAMETER, token.expose_secret());
-            }
+        if info.operation_id != "login"
+            && let Some(token) = self.inner().token()
+        {
+            request
+                .url_mut()
+                .query_pairs_mut()
+                .append_pair(AUTH_PARAMETER, token.expose_secret());
         }
         Ok(())
     }

@@ -1,6 +1,8 @@
 //! Round trips of the generated unit client against an in-test HTTP server, and the
 //! typed settings tree against the document's own schemas.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: fixed inputs, a panic is a failure
+
 use std::sync::{Arc, Mutex};
 
 use axum::Router;
@@ -157,10 +159,12 @@ async fn wrong_password_is_a_decoded_401() {
 async fn settings_422_lists_every_invalid_node() {
     let (url, server) = start().await;
     let unit = Client::new(&url, DeviceState::new());
-    let mut patch = types::Settings::default();
-    patch.oem = Some(types::OemSettings {
-        label: Some("survey van".into()),
-    });
+    let patch = types::Settings {
+        oem: Some(types::OemSettings {
+            label: Some("survey van".into()),
+        }),
+        ..Default::default()
+    };
     let err = unit
         .update_settings()
         .check_only(true)
@@ -297,7 +301,7 @@ fn sample(doc: &Value, schema: &Value, counter: &mut u32) -> Value {
         Some("string") => json!(format!("text-{counter}")),
         Some("integer") => json!(*counter),
         Some("number") => json!(f64::from(*counter) + 0.5),
-        Some("boolean") => json!(*counter % 2 == 0),
+        Some("boolean") => json!(counter.is_multiple_of(2)),
         other => panic!("unexpected schema type {other:?} in {schema}"),
     }
 }

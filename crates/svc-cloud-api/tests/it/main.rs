@@ -1,6 +1,8 @@
 //! Round trips of the generated cloud and notification clients against an in-test
 //! HTTP server: the request as the server sees it, and the answer as the client decodes it.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: fixed inputs, a panic is a failure
+
 use std::sync::{Arc, Mutex};
 
 use axum::Router;
