@@ -15,7 +15,11 @@ const DOCUMENTS: &[&str] = &[
 ];
 
 /// Python packages the checks use, pinned.
-const PYTHON_PACKAGES: &[&str] = &["openapi-spec-validator==0.9.0", "PyYAML>=6"];
+const PYTHON_PACKAGES: &[&str] = &[
+    "openapi-spec-validator==0.9.0",
+    "PyYAML>=6",
+    "schemathesis==4.32.5",
+];
 
 pub fn run(root: &Path) -> Result<()> {
     step(root, "rustfmt", "cargo", &["fmt", "--all", "--check"])?;
@@ -48,6 +52,7 @@ pub fn run(root: &Path) -> Result<()> {
         "cargo",
         &["test", "--workspace", "--doc", "--locked"],
     )?;
+    conformance(root)?;
     println!("==> all checks passed");
     Ok(())
 }
@@ -63,6 +68,38 @@ fn step(root: &Path, name: &str, program: &str, args: &[&str]) -> Result<()> {
         bail!("{name} failed ({status})");
     }
     Ok(())
+}
+
+/// Every answer of the emulator checked against the documents by schemathesis.
+fn conformance(root: &Path) -> Result<()> {
+    step(
+        root,
+        "emulator binary",
+        "cargo",
+        &[
+            "build",
+            "-p",
+            "svc-emulator",
+            "--bin",
+            "svc-emulator",
+            "--locked",
+        ],
+    )?;
+    let python = python_env(root)?;
+    let script = root
+        .join("openapi/schemathesis_emulator.py")
+        .to_string_lossy()
+        .into_owned();
+    let binary = root
+        .join("target/debug/svc-emulator")
+        .to_string_lossy()
+        .into_owned();
+    step(
+        root,
+        "schemathesis",
+        &python.to_string_lossy(),
+        &[&script, &binary, "--max-examples", "25"],
+    )
 }
 
 /// A Python virtual environment under target/ with the validator installed.

@@ -49,11 +49,14 @@ struct Target {
 ///   lenient so that a service that raises a limit never breaks an older client.
 /// - `UploadFields` must be sent back unchanged *and in the order received*; a struct
 ///   would reorder them, an ordered map keeps them (and any field storage adds).
+/// - `ContainerPath` is checked by the SDK with an error naming the path and the rule
+///   (`svc_core::limits`); a plain string keeps one type for the one concept.
 /// - Secrets (`WebhookSecret`, the unit's `Password` and `AuthToken`) are newtypes whose
 ///   `Debug` prints `[redacted]`.
 const CLOUD_REPLACEMENTS: &[(&str, &str)] = &[
     ("Metadata", "crate::Metadata"),
     ("UploadFields", "crate::UploadFields"),
+    ("ContainerPath", "crate::ContainerPath"),
     ("WebhookSecret", "crate::WebhookSecret"),
 ];
 const DEVICE_REPLACEMENTS: &[(&str, &str)] = &[

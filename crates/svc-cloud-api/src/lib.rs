@@ -64,6 +64,11 @@ pub use hooks::{AccessToken, CloudState, TokenError, TokenSource};
 /// of at most 500 characters (422 otherwise); an update replaces the whole object.
 pub type Metadata = indexmap::IndexMap<String, String>;
 
+/// The path of a file inside its container: a relative POSIX path, not empty, without
+/// `..` segments or NUL, at most 1024 bytes, unique within the container (422 / 409
+/// otherwise).
+pub type ContainerPath = String;
+
 /// The form fields of a pre-signed upload (`UploadInfo.fields`), in the order the
 /// service sent them: `key`, `bucket`, `X-Amz-Algorithm`, `X-Amz-Credential`,
 /// `X-Amz-Date`, `Policy`, `X-Amz-Signature`. Send every one unchanged, in this

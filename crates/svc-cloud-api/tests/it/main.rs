@@ -268,7 +268,7 @@ async fn create_container_accepts_201_and_keeps_upload_field_order() {
         region: ContainerRegion::EuWest3,
         metadata: None,
         files: vec![cloud::types::CreateContainerFile {
-            path: "rover/gnss.nmea".parse().unwrap(),
+            path: "rover/gnss.nmea".into(),
             type_: svc_cloud_api::enums::ContainerFileType::Input,
             size: 42,
             metadata: None,

@@ -1,0 +1,20 @@
+//! The hand-written facade of the SDK for the cloud GNSS/INS post-processing service.
+//!
+//! - [`webhook`]: verify the signature and timestamp of a webhook delivery, then decode
+//!   it into a typed [`WebhookEvent`]; sign deliveries (tests, emulator); with the
+//!   `axum` feature (on by default), an extractor for Rust services.
+//! - [`limits`]: the service's limits (metadata, container file paths, paging),
+//!   checked before a request is sent. The emulator uses the same checks, so the SDK
+//!   and the emulator refuse the same inputs with the same reasons.
+//!
+//! The wire types come from the generated crate `svc-cloud-api`; the ones these
+//! modules take or return are re-exported here.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+#![cfg_attr(not(test), warn(clippy::expect_used))]
+
+pub mod limits;
+pub mod webhook;
+
+pub use svc_cloud_api::notification::types::WebhookEvent;
+pub use svc_cloud_api::{Metadata, WebhookSecret};

@@ -1,0 +1,233 @@
+//! A local emulator of the cloud post-processing service, for offline use and tests:
+//! its identity provider, the cloud service (v2 and `/api/v1/info`), object storage with
+//! pre-signed POST uploads and GET downloads, the notification service with signed,
+//! retried webhook deliveries, and a processing engine that computes real outputs
+//! (trajectory CSV, GeoJSON, report) from the NMEA GNSS positions of the inputs.
+//!
+//! It is a second implementation of `cloud-service.md` and `resolved.md`, not a mock:
+//! it enforces the rights, conflicts, limits, signatures and lifecycle rules, so that a
+//! client tested against it is tested against the specification. Request and response
+//! bodies are the types generated from `openapi/cloud.yaml` and `openapi/notification.yaml`.
+//!
+//! ```no_run
+//! # async fn demo() -> anyhow::Result<()> {
+//! let emulator = svc_emulator::Emulator::start(svc_emulator::EmulatorConfig::default()).await?;
+//! println!("{}", serde_json::to_string(emulator.info())?);
+//! emulator.shutdown().await;
+//! # Ok(()) }
+//! ```
+//!
+//! Every server listens on `config.host`; with `port` 0 each takes any free port, with
+//! `port` P they take P (cloud), P+1 (identity provider), P+2 (notification), P+3 (storage).
+
+#![forbid(unsafe_code)]
+
+mod cloud;
+mod engine;
+mod faults;
+mod http;
+mod idp;
+mod notify;
+mod state;
+mod storage;
+
+pub mod receiver;
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use uuid::Uuid;
+
+pub use faults::FaultConfig;
+
+/// How the emulator runs. `Default` gives the service's real rules with a quick pace.
+#[derive(Clone, Debug)]
+pub struct EmulatorConfig {
+    pub host: IpAddr,
+    /// 0: any free port for each server; P: P, P+1, P+2, P+3.
+    pub port: u16,
+    /// How long a processing takes from start to end.
+    pub processing_time: Duration,
+    /// `expires_in` of access tokens (the real service: 300 s).
+    pub token_lifetime: Duration,
+    /// First webhook retry delay; each retry doubles it (the real service: 1 s).
+    pub webhook_retry_base: Duration,
+    /// Longest delay between two webhook retries (the real service: 1 hour).
+    pub webhook_retry_cap: Duration,
+    /// A delivery with no answer within this time counts as failed (the real service: 10 s).
+    pub webhook_timeout: Duration,
+    /// Processing credits of each organization; each started processing uses one.
+    pub credits: u32,
+    /// How long a container lives (the real service: 30 days).
+    pub container_lifetime: Duration,
+    /// Validity of pre-signed upload forms and download addresses.
+    pub upload_ttl: Duration,
+    pub download_ttl: Duration,
+    pub faults: FaultConfig,
+}
+
+impl Default for EmulatorConfig {
+    fn default() -> Self {
+        Self {
+            host: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            port: 0,
+            processing_time: Duration::from_secs(3),
+            token_lifetime: Duration::from_secs(300),
+            webhook_retry_base: Duration::from_secs(1),
+            webhook_retry_cap: Duration::from_secs(3600),
+            webhook_timeout: Duration::from_secs(10),
+            credits: 100,
+            container_lifetime: Duration::from_secs(30 * 24 * 3600),
+            upload_ttl: Duration::from_secs(3600),
+            download_ttl: Duration::from_secs(3600),
+            faults: FaultConfig::default(),
+        }
+    }
+}
+
+/// The credentials of one organization: an administrator key (both scopes) and a
+/// member key (a known identity without the administrator role: 403 everywhere).
+#[derive(Clone, Debug, Serialize)]
+pub struct OrganizationCredentials {
+    pub organization_id: Uuid,
+    pub api_key: String,
+    pub api_secret: String,
+    pub member_api_key: String,
+    pub member_api_secret: String,
+}
+
+/// What a started emulator prints as one JSON line: its addresses and the credentials of
+/// the first organization (all organizations under `organizations`).
+#[derive(Clone, Debug, Serialize)]
+pub struct EmulatorInfo {
+    pub base_url: String,
+    pub auth_url: String,
+    pub notification_url: String,
+    pub storage_url: String,
+    pub organization_id: Uuid,
+    pub api_key: String,
+    pub api_secret: String,
+    pub member_api_key: String,
+    pub member_api_secret: String,
+    pub organizations: Vec<OrganizationCredentials>,
+}
+
+/// A running emulator. Dropping it stops the servers; [`Emulator::shutdown`] waits for them.
+pub struct Emulator {
+    info: EmulatorInfo,
+    app: Arc<state::App>,
+    stop: watch::Sender<bool>,
+    servers: Vec<JoinHandle<()>>,
+}
+
+impl Emulator {
+    /// Starts every server and returns once all accept connections.
+    pub async fn start(config: EmulatorConfig) -> anyhow::Result<Self> {
+        let bind = |offset: u16| {
+            let port = if config.port == 0 {
+                0
+            } else {
+                config.port.saturating_add(offset)
+            };
+            TcpListener::bind(SocketAddr::new(config.host, port))
+        };
+        let cloud_listener = bind(0).await?;
+        let idp_listener = bind(1).await?;
+        let notification_listener = bind(2).await?;
+        let storage_listener = bind(3).await?;
+        let url = |l: &TcpListener| -> anyhow::Result<String> {
+            Ok(format!("http://{}", l.local_addr()?))
+        };
+        let urls = state::Urls {
+            base: url(&cloud_listener)?,
+            auth: url(&idp_listener)?,
+            notification: url(&notification_listener)?,
+            storage: url(&storage_listener)?,
+        };
+
+        let app = state::App::new(config.clone(), urls.clone())?;
+        let faults = faults::Faults::new(config.faults.clone());
+        let (stop, stopped) = watch::channel(false);
+        let routers = [
+            (cloud_listener, cloud::router(app.clone())),
+            (idp_listener, idp::router(app.clone())),
+            (notification_listener, notify::router(app.clone())),
+            (storage_listener, app.storage.router()),
+        ];
+        let mut servers = Vec::new();
+        for (listener, router) in routers {
+            let router = faults.wrap(router);
+            let mut stopped = stopped.clone();
+            servers.push(tokio::spawn(async move {
+                let shutdown = async move {
+                    let _ = stopped.wait_for(|s| *s).await;
+                };
+                let _ = axum::serve(listener, router)
+                    .with_graceful_shutdown(shutdown)
+                    .await;
+            }));
+        }
+        let orgs = app.organizations();
+        let first = orgs
+            .first()
+            .cloned()
+            .ok_or_else(|| anyhow::anyhow!("no organization"))?;
+        let info = EmulatorInfo {
+            base_url: urls.base,
+            auth_url: urls.auth,
+            notification_url: urls.notification,
+            storage_url: urls.storage,
+            organization_id: first.organization_id,
+            api_key: first.api_key,
+            api_secret: first.api_secret,
+            member_api_key: first.member_api_key,
+            member_api_secret: first.member_api_secret,
+            organizations: orgs,
+        };
+        Ok(Self {
+            info,
+            app,
+            stop,
+            servers,
+        })
+    }
+
+    pub fn info(&self) -> &EmulatorInfo {
+        &self.info
+    }
+
+    /// Sets an organization's processing credits (tests of the 403 "no credit" rule).
+    pub fn set_credits(&self, organization_id: Uuid, credits: u32) {
+        self.app.set_credits(organization_id, credits);
+    }
+
+    /// The output files the engine stored for a processing, as (path, bytes), so tests
+    /// can compare downloads byte for byte.
+    pub fn stored_outputs(&self, processing_id: Uuid) -> Vec<(String, Vec<u8>)> {
+        self.app.stored_outputs(processing_id)
+    }
+
+    /// Stops the servers, the processings and the deliveries, and removes the files.
+    pub async fn shutdown(mut self) {
+        let _ = self.stop.send(true);
+        self.app.stop_background();
+        for server in self.servers.drain(..) {
+            let _ = tokio::time::timeout(Duration::from_secs(5), server).await;
+        }
+    }
+}
+
+impl Drop for Emulator {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+        self.app.stop_background();
+        for server in &self.servers {
+            server.abort();
+        }
+    }
+}

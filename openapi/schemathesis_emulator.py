@@ -1,0 +1,123 @@
+"""Property-based conformance of the emulator to the OpenAPI documents, with schemathesis.
+
+    python openapi/schemathesis_emulator.py EMULATOR_BINARY [--max-examples N]
+
+Starts the emulator binary, reads its one-line JSON, obtains an administrator token from
+its identity provider, and runs `schemathesis run` against the cloud service with
+`openapi/cloud.yaml` and against the notification service with
+`openapi/notification.yaml`: every answer must be documented (status, content type,
+headers) and validate against the documents' schemas; the service must never answer
+500; invalid input must be refused; authentication must be enforced.
+
+`organizationId` is pinned to the emulator's organization so that the generated
+requests reach the handlers rather than all stopping at 403. Checks left out, with why:
+
+- positive_data_acceptance: schemathesis builds "valid" requests from the schemas
+  alone, with random container, file, processing and endpoint ids; the service rightly
+  answers 404 for ids that do not exist and 409 for a state the request cannot have
+  (e.g. starting a processing on an unknown container), so this check cannot hold.
+- use_after_free / ensure_resource_availability: these stateful checks follow links
+  the documents do not declare; they add no signal here.
+
+Exit status: schemathesis's (0 when every check holds).
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import urllib.parse
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXCLUDED_CHECKS = "positive_data_acceptance,use_after_free,ensure_resource_availability"
+
+
+def token(info):
+    with urllib.request.urlopen(f"{info['auth_url']}/.well-known/openid-configuration", timeout=10) as r:
+        discovery = json.load(r)
+    form = urllib.parse.urlencode(
+        {
+            "grant_type": "password",
+            "client_id": "api-key",
+            "username": info["api_key"],
+            "password": info["api_secret"],
+            "scope": "openid",
+        }
+    ).encode()
+    with urllib.request.urlopen(discovery["token_endpoint"], data=form, timeout=10) as r:
+        return json.load(r)["access_token"]
+
+
+def run(document, url, info, access_token, max_examples, workdir):
+    config = os.path.join(workdir, f"{os.path.basename(document)}.toml")
+    with open(config, "w", encoding="utf-8") as f:
+        f.write(
+            "[parameters]\n"
+            f'"path.organizationId" = "{info["organization_id"]}"\n'
+            "[headers]\n"
+            f'Authorization = "Bearer {access_token}"\n'
+        )
+    command = [
+        os.path.join(os.path.dirname(sys.executable), "schemathesis"),
+        "--config-file",
+        config,
+        "run",
+        os.path.join(HERE, document),
+        "--url",
+        url,
+        "--checks",
+        "all",
+        "--exclude-checks",
+        EXCLUDED_CHECKS,
+        "--max-examples",
+        str(max_examples),
+        "--phases",
+        "examples,coverage,fuzzing",
+        "--seed",
+        "20261121",
+        "--generation-database",
+        "none",
+        # One worker: CPython 3.11 can fail in hypothesis's AST parsing under threads
+        # ("AST constructor recursion depth mismatch").
+        "--workers",
+        "1",
+        "--no-color",
+        "--output-sanitize",
+        "true",
+    ]
+    print(f"==> schemathesis {document} against {url}", flush=True)
+    return subprocess.run(command, cwd=workdir).returncode
+
+
+def main():
+    binary = sys.argv[1]
+    max_examples = int(sys.argv[sys.argv.index("--max-examples") + 1]) if "--max-examples" in sys.argv else 30
+    emulator = subprocess.Popen(
+        [binary, "--processing-seconds", "0.2", "--webhook-retry-base-ms", "10"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = emulator.stdout.readline()
+        if not line:
+            print("the emulator printed nothing", file=sys.stderr)
+            return 1
+        info = json.loads(line)
+        access_token = token(info)
+        status = 0
+        with tempfile.TemporaryDirectory() as workdir:
+            for document, url in (("cloud.yaml", info["base_url"]), ("notification.yaml", info["notification_url"])):
+                status = run(document, url, info, access_token, max_examples, workdir) or status
+        return status
+    finally:
+        emulator.terminate()
+        try:
+            emulator.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            emulator.kill()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
