@@ -6,6 +6,8 @@
 //! - [`limits`]: the service's limits (metadata, container file paths, paging),
 //!   checked before a request is sent. The emulator uses the same checks, so the SDK
 //!   and the emulator refuse the same inputs with the same reasons.
+//! - [`serial`]: the sbgECom framing that carries the unit's REST API over a serial link.
+//! - [`settings`]: settings trees as JSON with node paths; minimal diff, apply, 3-way merge.
 //!
 //! The wire types come from the generated crate `svc-cloud-api`; the ones these
 //! modules take or return are re-exported here.
@@ -14,6 +16,8 @@
 #![cfg_attr(not(test), warn(clippy::expect_used))]
 
 pub mod limits;
+pub mod serial;
+pub mod settings;
 pub mod webhook;
 
 pub use svc_cloud_api::notification::types::WebhookEvent;

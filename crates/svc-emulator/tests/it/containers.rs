@@ -5,7 +5,9 @@ use std::collections::BTreeSet;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::common::{Env, REGIONS, UPLOAD_FIELDS, assert_timestamp, assert_uuid, decode_policy, metadata};
+use crate::common::{
+    Env, REGIONS, UPLOAD_FIELDS, assert_timestamp, assert_uuid, decode_policy, metadata,
+};
 
 fn create_path(env: &Env) -> String {
     format!("/api/v2/organizations/{}/containers", env.org())
@@ -13,18 +15,30 @@ fn create_path(env: &Env) -> String {
 
 #[track_caller]
 fn mentions(details: &str, word: &str) {
-    assert!(details.to_lowercase().contains(&word.to_lowercase()), "details {details:?} should mention `{word}`");
+    assert!(
+        details.to_lowercase().contains(&word.to_lowercase()),
+        "details {details:?} should mention `{word}`"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn create_requires_a_known_region() {
     let env = Env::start().await;
     let path = create_path(&env);
-    let details = env.post(&path, &json!({"metadata": {"a": "b"}})).await.err(400);
+    let details = env
+        .post(&path, &json!({"metadata": {"a": "b"}}))
+        .await
+        .err(400);
     mentions(&details, "region");
-    let details = env.post(&path, &json!({"region": "mars-north-1"})).await.err(422);
+    let details = env
+        .post(&path, &json!({"region": "mars-north-1"}))
+        .await
+        .err(422);
     mentions(&details, "region");
-    let details = env.post(&path, &json!({"region": "EU-WEST-3"})).await.err(422);
+    let details = env
+        .post(&path, &json!({"region": "EU-WEST-3"}))
+        .await
+        .err(422);
     mentions(&details, "region");
     for region in REGIONS {
         let c = env.post(&path, &json!({"region": region})).await;
@@ -39,21 +53,36 @@ async fn create_requires_a_known_region() {
 async fn create_answers_the_container() {
     let env = Env::start().await;
     let before = chrono::Utc::now() - chrono::TimeDelta::seconds(2);
-    let c = env.post(&create_path(&env), &json!({"region": "ap-southeast-2", "metadata": {"project": "p1"}})).await;
+    let c = env
+        .post(
+            &create_path(&env),
+            &json!({"region": "ap-southeast-2", "metadata": {"project": "p1"}}),
+        )
+        .await;
     let c = c.ok().clone();
     assert_uuid(&c["id"]);
     assert_uuid(&c["creatorId"]);
     assert_eq!(c["organizationId"], env.org());
-    assert_eq!(c["status"], "empty", "a container without files is empty: {c}");
+    assert_eq!(
+        c["status"], "empty",
+        "a container without files is empty: {c}"
+    );
     assert_eq!(c["region"], "ap-southeast-2");
     assert_eq!(c["metadata"], json!({"project": "p1"}));
     assert_eq!(c["files"], json!([]), "{c}");
     let created = assert_timestamp(&c["createdAt"]);
     let updated = assert_timestamp(&c["updatedAt"]);
     let expires = assert_timestamp(&c["expirationDate"]);
-    assert!(created >= before && created <= chrono::Utc::now() + chrono::TimeDelta::seconds(2), "{c}");
+    assert!(
+        created >= before && created <= chrono::Utc::now() + chrono::TimeDelta::seconds(2),
+        "{c}"
+    );
     assert!(updated >= created, "{c}");
-    assert_eq!(expires - created, chrono::TimeDelta::days(30), "expirationDate = createdAt + 30 days: {c}");
+    assert_eq!(
+        expires - created,
+        chrono::TimeDelta::days(30),
+        "expirationDate = createdAt + 30 days: {c}"
+    );
     // GET answers the same container.
     let got = env.container(c["id"].as_str().unwrap()).await;
     assert_eq!(got, c);
@@ -75,26 +104,47 @@ async fn metadata_over_the_limits_is_422() {
         ("array value", json!({"k": ["a"]})),
     ];
     for (what, m) in bad {
-        let r = env.post(&path, &json!({"region": "eu-west-3", "metadata": m})).await;
+        let r = env
+            .post(&path, &json!({"region": "eu-west-3", "metadata": m}))
+            .await;
         assert_eq!(r.status, 422, "{what}: {}", r.text);
         mentions(&r.err(422), "metadata");
     }
     let list = env.get(&format!("{path}?page=0&perPage=10")).await;
-    assert_eq!(list.ok()["numItems"], 0, "refused creations leave nothing: {}", list.text);
+    assert_eq!(
+        list.ok()["numItems"],
+        0,
+        "refused creations leave nothing: {}",
+        list.text
+    );
 
     // Exactly at the limits: accepted and returned unchanged.
     for (what, m) in [
-        ("50 keys of 40 characters with 500-character values", metadata(50, 40, 500)),
-        ("40-character multibyte key, 500-character multibyte value", json!({"é".repeat(40): "ü".repeat(500)})),
+        (
+            "50 keys of 40 characters with 500-character values",
+            metadata(50, 40, 500),
+        ),
+        (
+            "40-character multibyte key, 500-character multibyte value",
+            json!({"é".repeat(40): "ü".repeat(500)}),
+        ),
         ("empty", json!({})),
     ] {
-        let r = env.post(&path, &json!({"region": "eu-west-3", "metadata": m})).await;
+        let r = env
+            .post(&path, &json!({"region": "eu-west-3", "metadata": m}))
+            .await;
         assert_eq!(r.status, 200, "{what}: {}", r.text);
         assert_eq!(r.json["metadata"], m, "{what}");
     }
     let limit = metadata(50, 40, 500);
     assert_eq!(limit.as_object().unwrap().len(), 50);
-    assert!(limit.as_object().unwrap().keys().all(|k| k.chars().count() == 40));
+    assert!(
+        limit
+            .as_object()
+            .unwrap()
+            .keys()
+            .all(|k| k.chars().count() == 40)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -104,7 +154,12 @@ async fn create_with_files_registers_them_pending_with_upload_info() {
         {"path": "rover/day1/gnss.nmea", "type": "input", "size": 1234, "metadata": {"sensor": "gnss"}},
         {"path": "profiles/export.json", "type": "resources", "size": 0},
     ]);
-    let c = env.post(&create_path(&env), &json!({"region": "us-west-1", "files": files})).await;
+    let c = env
+        .post(
+            &create_path(&env),
+            &json!({"region": "us-west-1", "files": files}),
+        )
+        .await;
     let c = c.ok().clone();
     assert_eq!(c["status"], "valid", "a container with files is valid: {c}");
     let list = c["files"].as_array().expect("files array");
@@ -120,22 +175,43 @@ async fn create_with_files_registers_them_pending_with_upload_info() {
         assert_timestamp(&file["updatedAt"]);
         let info = &file["uploadInfo"];
         let url = info["url"].as_str().expect("uploadInfo.url");
-        assert!(url.starts_with(&env.info.storage_url), "upload goes to object storage: {url}");
-        let keys: Vec<&str> = info["fields"].as_object().expect("fields object").keys().map(String::as_str).collect();
+        assert!(
+            url.starts_with(&env.info.storage_url),
+            "upload goes to object storage: {url}"
+        );
+        let keys: Vec<&str> = info["fields"]
+            .as_object()
+            .expect("fields object")
+            .keys()
+            .map(String::as_str)
+            .collect();
         assert_eq!(keys, UPLOAD_FIELDS, "upload fields, in order");
-        assert!(info["fields"].as_object().unwrap().values().all(Value::is_string));
+        assert!(
+            info["fields"]
+                .as_object()
+                .unwrap()
+                .values()
+                .all(Value::is_string)
+        );
         assert_eq!(info["fields"]["X-Amz-Algorithm"], "AWS4-HMAC-SHA256");
         let policy = decode_policy(file);
         assert_timestamp(&policy["expiration"]);
         let conditions = policy["conditions"].as_array().expect("conditions");
         assert!(
-            conditions.contains(&json!(["content-length-range", asked["size"], asked["size"]])),
+            conditions.contains(&json!([
+                "content-length-range",
+                asked["size"],
+                asked["size"]
+            ])),
             "content-length-range equals the registered size: {policy}"
         );
     }
     assert_eq!(list[0]["metadata"], json!({"sensor": "gnss"}));
     // Two distinct upload keys.
-    assert_ne!(list[0]["uploadInfo"]["fields"]["key"], list[1]["uploadInfo"]["fields"]["key"]);
+    assert_ne!(
+        list[0]["uploadInfo"]["fields"]["key"],
+        list[1]["uploadInfo"]["fields"]["key"]
+    );
     // GET still shows the upload information of pending files.
     let got = env.container(c["id"].as_str().unwrap()).await;
     for file in got["files"].as_array().unwrap() {
@@ -149,12 +225,25 @@ async fn create_with_bad_files_creates_nothing() {
     let env = Env::start().await;
     let path = create_path(&env);
     let dup = json!([{"path": "dup/x.nmea", "type": "input", "size": 1}, {"path": "dup/x.nmea", "type": "input", "size": 2}]);
-    let details = env.post(&path, &json!({"region": "eu-west-3", "files": dup})).await.err(409);
+    let details = env
+        .post(&path, &json!({"region": "eu-west-3", "files": dup}))
+        .await
+        .err(409);
     mentions(&details, "dup/x.nmea");
     let bad_path = json!([{"path": "/abs", "type": "input", "size": 1}]);
-    mentions(&env.post(&path, &json!({"region": "eu-west-3", "files": bad_path})).await.err(422), "path");
+    mentions(
+        &env.post(&path, &json!({"region": "eu-west-3", "files": bad_path}))
+            .await
+            .err(422),
+        "path",
+    );
     let bad_type = json!([{"path": "x", "type": "video", "size": 1}]);
-    mentions(&env.post(&path, &json!({"region": "eu-west-3", "files": bad_type})).await.err(422), "type");
+    mentions(
+        &env.post(&path, &json!({"region": "eu-west-3", "files": bad_type}))
+            .await
+            .err(422),
+        "type",
+    );
     let list = env.get(&format!("{path}?page=0&perPage=10")).await;
     assert_eq!(list.ok()["numItems"], 0, "{}", list.text);
 }
@@ -162,23 +251,37 @@ async fn create_with_bad_files_creates_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn update_replaces_the_whole_metadata() {
     let env = Env::start().await;
-    let c = env.post(&create_path(&env), &json!({"region": "eu-west-3", "metadata": {"a": "1", "b": "2"}})).await;
+    let c = env
+        .post(
+            &create_path(&env),
+            &json!({"region": "eu-west-3", "metadata": {"a": "1", "b": "2"}}),
+        )
+        .await;
     let id = c.ok()["id"].as_str().unwrap().to_owned();
     let path = format!("/api/v2/containers/{id}");
 
     let r = env.patch(&path, &json!({"metadata": {"c": "3"}})).await;
-    assert_eq!(r.ok()["metadata"], json!({"c": "3"}), "full replacement, no merge");
+    assert_eq!(
+        r.ok()["metadata"],
+        json!({"c": "3"}),
+        "full replacement, no merge"
+    );
     assert_eq!(r.json["id"], id);
     assert_eq!(env.container(&id).await["metadata"], json!({"c": "3"}));
 
     // A body without metadata changes nothing; so does no body at all.
     let r = env.patch(&path, &json!({})).await;
     assert_eq!(r.ok()["metadata"], json!({"c": "3"}));
-    let r = env.call_as(Some(&env.token), Method::PATCH, &env.cloud(&path), None).await;
+    let r = env
+        .call_as(Some(&env.token), Method::PATCH, &env.cloud(&path), None)
+        .await;
     assert_eq!(r.ok()["metadata"], json!({"c": "3"}));
 
     // Over the limits: 422 and unchanged.
-    let details = env.patch(&path, &json!({"metadata": {"k": "v".repeat(501)}})).await.err(422);
+    let details = env
+        .patch(&path, &json!({"metadata": {"k": "v".repeat(501)}}))
+        .await
+        .err(422);
     mentions(&details, "metadata");
     assert_eq!(env.container(&id).await["metadata"], json!({"c": "3"}));
 
@@ -188,23 +291,41 @@ async fn update_replaces_the_whole_metadata() {
     assert!(m.is_null() || *m == json!({}), "{m}");
 
     // Unknown container: 404.
-    env.patch(&format!("/api/v2/containers/{}", uuid::Uuid::new_v4()), &json!({"metadata": {}})).await.err(404);
+    env.patch(
+        &format!("/api/v2/containers/{}", uuid::Uuid::new_v4()),
+        &json!({"metadata": {}}),
+    )
+    .await
+    .err(404);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delete_removes_the_container() {
     let env = Env::start().await;
-    let c = env.create_container(json!([{"path": "f.nmea", "type": "input", "size": 5}])).await;
+    let c = env
+        .create_container(json!([{"path": "f.nmea", "type": "input", "size": 5}]))
+        .await;
     let id = c["id"].as_str().unwrap();
     let r = env.delete(&format!("/api/v2/containers/{id}")).await;
     assert_eq!(r.status, 200, "{}", r.text);
     env.get(&format!("/api/v2/containers/{id}")).await.err(404);
-    env.delete(&format!("/api/v2/containers/{id}")).await.err(404);
-    env.delete(&format!("/api/v2/container-files/{}", c["files"][0]["id"].as_str().unwrap())).await.err(404);
-    let list = env.get(&format!("{}?page=0&perPage=10", create_path(&env))).await;
+    env.delete(&format!("/api/v2/containers/{id}"))
+        .await
+        .err(404);
+    env.delete(&format!(
+        "/api/v2/container-files/{}",
+        c["files"][0]["id"].as_str().unwrap()
+    ))
+    .await
+    .err(404);
+    let list = env
+        .get(&format!("{}?page=0&perPage=10", create_path(&env)))
+        .await;
     assert_eq!(list.ok()["numItems"], 0);
     // Unknown and malformed ids: 404.
-    env.get(&format!("/api/v2/containers/{}", uuid::Uuid::new_v4())).await.err(404);
+    env.get(&format!("/api/v2/containers/{}", uuid::Uuid::new_v4()))
+        .await
+        .err(404);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -212,12 +333,19 @@ async fn list_pages_with_total_count() {
     let env = Env::start().await;
     let mut created = BTreeSet::new();
     for i in 0..5 {
-        let c = env.post(&create_path(&env), &json!({"region": "eu-west-3", "metadata": {"i": i.to_string()}})).await;
+        let c = env
+            .post(
+                &create_path(&env),
+                &json!({"region": "eu-west-3", "metadata": {"i": i.to_string()}}),
+            )
+            .await;
         created.insert(c.ok()["id"].as_str().unwrap().to_owned());
     }
     let mut seen = Vec::new();
     for (page, expected) in [(0, 2), (1, 2), (2, 1), (3, 0)] {
-        let r = env.get(&format!("{}?page={page}&perPage=2", create_path(&env))).await;
+        let r = env
+            .get(&format!("{}?page={page}&perPage=2", create_path(&env)))
+            .await;
         let body = r.ok();
         assert_eq!(body["numItems"], 5, "numItems is the total: {}", r.text);
         let items = body["containers"].as_array().expect("containers array");
@@ -226,9 +354,13 @@ async fn list_pages_with_total_count() {
     }
     assert_eq!(seen.len(), 5, "no container on two pages");
     assert_eq!(seen.into_iter().collect::<BTreeSet<_>>(), created);
-    let all = env.get(&format!("{}?page=0&perPage=100", create_path(&env))).await;
+    let all = env
+        .get(&format!("{}?page=0&perPage=100", create_path(&env)))
+        .await;
     assert_eq!(all.ok()["containers"].as_array().unwrap().len(), 5);
-    let one = env.get(&format!("{}?page=4&perPage=1", create_path(&env))).await;
+    let one = env
+        .get(&format!("{}?page=4&perPage=1", create_path(&env)))
+        .await;
     assert_eq!(one.ok()["containers"].as_array().unwrap().len(), 1);
 }
 
@@ -271,7 +403,15 @@ async fn malformed_json_is_400() {
         }
     }
     // A JSON value of the wrong shape: 400 as well.
-    env.call_raw(Method::POST, &env.cloud(&create_path(&env)), "[\"eu-west-3\"]").await.err(400);
-    let list = env.get(&format!("{}?page=0&perPage=10", create_path(&env))).await;
+    env.call_raw(
+        Method::POST,
+        &env.cloud(&create_path(&env)),
+        "[\"eu-west-3\"]",
+    )
+    .await
+    .err(400);
+    let list = env
+        .get(&format!("{}?page=0&perPage=10", create_path(&env)))
+        .await;
     assert_eq!(list.ok()["numItems"], 1);
 }

@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 use svc_emulator::EmulatorConfig;
 
 use crate::common::{
-    DEADLINE, Env, FIXES, POLL, REGIONS, STEPS, assert_timestamp, assert_uuid, config, nmea_sentence, nmea_track,
-    poll, upload,
+    DEADLINE, Env, FIXES, POLL, REGIONS, STEPS, assert_timestamp, assert_uuid, config,
+    nmea_sentence, nmea_track, poll, upload,
 };
 
 /// Every field a Processing always carries (possibly null), per the schema.
@@ -39,7 +39,10 @@ const PROCESSING_FIELDS: [&str; 21] = [
 
 #[track_caller]
 fn mentions(details: &str, word: &str) {
-    assert!(details.to_lowercase().contains(&word.to_lowercase()), "details {details:?} should mention `{word}`");
+    assert!(
+        details.to_lowercase().contains(&word.to_lowercase()),
+        "details {details:?} should mention `{word}`"
+    );
 }
 
 #[track_caller]
@@ -50,9 +53,18 @@ fn assert_processing_shape(p: &Value) {
     assert_uuid(&p["id"]);
     assert_uuid(&p["creatorId"]);
     assert_uuid(&p["organizationId"]);
-    assert!(matches!(p["type"].as_str(), Some("gnss" | "ins")), "type: {p}");
-    assert!(REGIONS.contains(&p["region"].as_str().unwrap_or_default()), "region: {p}");
-    assert!(p["errorCount"]["errors"].is_u64() && p["errorCount"]["warnings"].is_u64(), "errorCount: {p}");
+    assert!(
+        matches!(p["type"].as_str(), Some("gnss" | "ins")),
+        "type: {p}"
+    );
+    assert!(
+        REGIONS.contains(&p["region"].as_str().unwrap_or_default()),
+        "region: {p}"
+    );
+    assert!(
+        p["errorCount"]["errors"].is_u64() && p["errorCount"]["warnings"].is_u64(),
+        "errorCount: {p}"
+    );
     assert!(p["processingJson"].is_object(), "{p}");
     let created = assert_timestamp(&p["createdAt"]);
     assert!(assert_timestamp(&p["updatedAt"]) >= created, "{p}");
@@ -72,7 +84,9 @@ fn start_body(container: &str) -> Value {
 
 /// A container holding one registered file that is not uploaded.
 async fn not_uploaded_container(env: &Env) -> (String, Value) {
-    let c = env.create_container(json!([{"path": "late.nmea", "type": "input", "size": 4}])).await;
+    let c = env
+        .create_container(json!([{"path": "late.nmea", "type": "input", "size": 4}]))
+        .await;
     (c["id"].as_str().unwrap().to_owned(), c["files"][0].clone())
 }
 
@@ -80,7 +94,10 @@ async fn not_uploaded_container(env: &Env) -> (String, Value) {
 async fn start_with_a_file_not_uploaded_is_409() {
     let env = Env::start().await;
     let (container, file) = not_uploaded_container(&env).await;
-    let details = env.start_processing_raw(&start_body(&container)).await.err(409);
+    let details = env
+        .start_processing_raw(&start_body(&container))
+        .await
+        .err(409);
     mentions(&details, "late.nmea");
     // Uploaded: it starts.
     let (status, body) = upload(&env.http, &file, b"$X\r\n".to_vec()).await;
@@ -91,11 +108,16 @@ async fn start_with_a_file_not_uploaded_is_409() {
     // A deleted pending file no longer counts as registered.
     let ready = env.nmea_container().await;
     let added = env
-        .post(&format!("/api/v2/containers/{ready}/files"), &json!({"files": [{"path": "extra.bin", "type": "input", "size": 9}]}))
+        .post(
+            &format!("/api/v2/containers/{ready}/files"),
+            &json!({"files": [{"path": "extra.bin", "type": "input", "size": 9}]}),
+        )
         .await;
     let extra = added.ok()[0]["id"].as_str().unwrap().to_owned();
     env.start_processing_raw(&start_body(&ready)).await.err(409);
-    let r = env.delete(&format!("/api/v2/container-files/{extra}")).await;
+    let r = env
+        .delete(&format!("/api/v2/container-files/{extra}"))
+        .await;
     assert_eq!(r.status, 200, "{}", r.text);
     let p = env.start_processing(&ready).await;
     env.wait_end(&id(&p)).await;
@@ -103,7 +125,11 @@ async fn start_with_a_file_not_uploaded_is_409() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lifecycle_walks_the_steps_in_order_and_ends_processed() {
-    let env = Env::with(EmulatorConfig { processing_time: Duration::from_millis(600), ..config() }).await;
+    let env = Env::with(EmulatorConfig {
+        processing_time: Duration::from_millis(600),
+        ..config()
+    })
+    .await;
     let container = env.nmea_container().await;
     let started = env.start_processing(&container).await;
     assert_processing_shape(&started);
@@ -127,7 +153,11 @@ async fn lifecycle_walks_the_steps_in_order_and_ends_processed() {
         if done {
             break;
         }
-        assert!(Instant::now() < deadline, "processing did not end: {:?}", seen.last());
+        assert!(
+            Instant::now() < deadline,
+            "processing did not end: {:?}",
+            seen.last()
+        );
         tokio::time::sleep(POLL).await;
     }
     let rank = |s: &str| match s {
@@ -146,24 +176,43 @@ async fn lifecycle_walks_the_steps_in_order_and_ends_processed() {
         assert!(r >= last_rank, "status went back: {p}");
         last_rank = r;
         if status(p) == "processing" {
-            let step = p["processingStep"].as_str().unwrap_or_else(|| panic!("step while processing: {p}"));
-            let index = STEPS.iter().position(|s| *s == step).unwrap_or_else(|| panic!("unknown step {step}"));
+            let step = p["processingStep"]
+                .as_str()
+                .unwrap_or_else(|| panic!("step while processing: {p}"));
+            let index = STEPS
+                .iter()
+                .position(|s| *s == step)
+                .unwrap_or_else(|| panic!("unknown step {step}"));
             assert!(index >= last_step, "step went back to {step}: {p}");
             last_step = index;
             if steps_seen.last() != Some(&step.to_owned()) {
                 steps_seen.push(step.to_owned());
             }
-            let progress = p["processingProgress"].as_f64().unwrap_or_else(|| panic!("progress while processing: {p}"));
-            assert!((0.0..1.0).contains(&progress), "progress while running is in [0, 1): {p}");
+            let progress = p["processingProgress"]
+                .as_f64()
+                .unwrap_or_else(|| panic!("progress while processing: {p}"));
+            assert!(
+                (0.0..1.0).contains(&progress),
+                "progress while running is in [0, 1): {p}"
+            );
             assert!(progress >= last_progress, "progress went back: {p}");
             last_progress = progress;
-            assert!(p["processingResult"].is_null(), "no result before the end: {p}");
+            assert!(
+                p["processingResult"].is_null(),
+                "no result before the end: {p}"
+            );
         }
         if status(p) == "pending" {
-            assert!(p["processingStep"].is_null() && p["processingProgress"].is_null(), "{p}");
+            assert!(
+                p["processingStep"].is_null() && p["processingProgress"].is_null(),
+                "{p}"
+            );
         }
     }
-    assert!(!steps_seen.is_empty(), "the status `processing` was never observed: {seen:?}");
+    assert!(
+        !steps_seen.is_empty(),
+        "the status `processing` was never observed: {seen:?}"
+    );
 
     let end = seen.last().unwrap();
     assert_eq!(end["status"], "processed", "{end}");
@@ -173,11 +222,25 @@ async fn lifecycle_walks_the_steps_in_order_and_ends_processed() {
         end["processingStep"].is_null() || end["processingStep"] == "report",
         "after the end the step is the last one reached or null: {end}"
     );
-    let duration = end["processingDuration"].as_i64().unwrap_or_else(|| panic!("processingDuration integer: {end}"));
-    assert!((0..=10).contains(&duration), "processingDuration in seconds: {end}");
-    let mission = end["missionLength"].as_i64().unwrap_or_else(|| panic!("missionLength integer: {end}"));
-    assert!((FIXES as i64 - 2..=FIXES as i64).contains(&mission), "missionLength ≈ {FIXES} s: {end}");
-    assert_eq!(end["errorCount"], json!({"errors": 0, "warnings": 0}), "{end}");
+    let duration = end["processingDuration"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("processingDuration integer: {end}"));
+    assert!(
+        (0..=10).contains(&duration),
+        "processingDuration in seconds: {end}"
+    );
+    let mission = end["missionLength"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("missionLength integer: {end}"));
+    assert!(
+        (FIXES as i64 - 2..=FIXES as i64).contains(&mission),
+        "missionLength ≈ {FIXES} s: {end}"
+    );
+    assert_eq!(
+        end["errorCount"],
+        json!({"errors": 0, "warnings": 0}),
+        "{end}"
+    );
     let errors = env.get(&format!("/api/v2/processings/{pid}/errors")).await;
     assert_eq!(errors.ok(), &json!([]));
 }
@@ -221,29 +284,47 @@ async fn one_ongoing_processing_per_organization() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_credit_is_403_and_each_start_uses_one() {
-    let env = Env::with(EmulatorConfig { credits: 2, ..config() }).await;
+    let env = Env::with(EmulatorConfig {
+        credits: 2,
+        ..config()
+    })
+    .await;
     let org: uuid::Uuid = env.info.organization_id;
     let container = env.nmea_container().await;
     // A refused start (409) uses no credit.
     let (pending_container, _) = not_uploaded_container(&env).await;
-    env.start_processing_raw(&start_body(&pending_container)).await.err(409);
+    env.start_processing_raw(&start_body(&pending_container))
+        .await
+        .err(409);
     for _ in 0..2 {
         let p = env.start_processing(&container).await;
         env.wait_end(&id(&p)).await;
     }
-    let details = env.start_processing_raw(&start_body(&container)).await.err(403);
+    let details = env
+        .start_processing_raw(&start_body(&container))
+        .await
+        .err(403);
     mentions(&details, "credit");
     env.emu.set_credits(org, 1);
     let p = env.start_processing(&container).await;
     env.wait_end(&id(&p)).await;
-    env.start_processing_raw(&start_body(&container)).await.err(403);
+    env.start_processing_raw(&start_body(&container))
+        .await
+        .err(403);
     env.emu.set_credits(org, 5);
     let p = env.start_processing(&container).await;
     env.wait_end(&id(&p)).await;
     env.emu.set_credits(org, 0);
-    env.start_processing_raw(&start_body(&container)).await.err(403);
+    env.start_processing_raw(&start_body(&container))
+        .await
+        .err(403);
     // Refused starts created nothing: 4 processings in all.
-    let list = env.get(&format!("/api/v2/organizations/{}/processings?page=0&perPage=100", env.org())).await;
+    let list = env
+        .get(&format!(
+            "/api/v2/organizations/{}/processings?page=0&perPage=100",
+            env.org()
+        ))
+        .await;
     assert_eq!(list.ok()["numItems"], 4, "{}", list.text);
 }
 
@@ -252,15 +333,36 @@ async fn start_request_is_validated_and_stored() {
     let env = Env::start().await;
     let container = env.nmea_container().await;
     for bad in [json!([1, 2]), json!("auto"), json!(3), json!(true)] {
-        let r = env.start_processing_raw(&json!({"containerId": container, "processingJson": bad})).await;
+        let r = env
+            .start_processing_raw(&json!({"containerId": container, "processingJson": bad}))
+            .await;
         mentions(&r.err(422), "processingJson");
     }
-    mentions(&env.start_processing_raw(&json!({"containerId": container})).await.err(400), "processingJson");
-    mentions(&env.start_processing_raw(&json!({"processingJson": {}})).await.err(400), "containerId");
-    let over = json!({"containerId": container, "processingJson": {}, "metadata": {"k": "v".repeat(501)}});
+    mentions(
+        &env.start_processing_raw(&json!({"containerId": container}))
+            .await
+            .err(400),
+        "processingJson",
+    );
+    mentions(
+        &env.start_processing_raw(&json!({"processingJson": {}}))
+            .await
+            .err(400),
+        "containerId",
+    );
+    let over =
+        json!({"containerId": container, "processingJson": {}, "metadata": {"k": "v".repeat(501)}});
     mentions(&env.start_processing_raw(&over).await.err(422), "metadata");
-    env.start_processing_raw(&json!({"containerId": uuid::Uuid::new_v4(), "processingJson": {}})).await.err(404);
-    env.call_raw(Method::POST, &env.cloud(&format!("/api/v2/organizations/{}/processings", env.org())), "{oops").await.err(400);
+    env.start_processing_raw(&json!({"containerId": uuid::Uuid::new_v4(), "processingJson": {}}))
+        .await
+        .err(404);
+    env.call_raw(
+        Method::POST,
+        &env.cloud(&format!("/api/v2/organizations/{}/processings", env.org())),
+        "{oops",
+    )
+    .await
+    .err(400);
 
     let settings = json!({
         "mode": "auto",
@@ -290,40 +392,78 @@ async fn outputs_are_listed_only_when_processed_and_downloadable() {
     let container = env.nmea_container().await;
     let p = env.start_processing(&container).await;
     let pid = id(&p);
-    env.get(&format!("/api/v2/processings/{pid}/output")).await.err(409);
+    env.get(&format!("/api/v2/processings/{pid}/output"))
+        .await
+        .err(409);
     let end = env.wait_end(&pid).await;
     assert_eq!(end["processingResult"], "succeeded", "{end}");
     let outputs = env.outputs(&pid).await;
-    let mut names: Vec<&str> = outputs.iter().map(|o| o["path"].as_str().expect("path")).collect();
+    let mut names: Vec<&str> = outputs
+        .iter()
+        .map(|o| o["path"].as_str().expect("path"))
+        .collect();
     names.sort_unstable();
-    assert_eq!(names, ["report.json", "trajectory.csv", "trajectory.geojson"]);
+    assert_eq!(
+        names,
+        ["report.json", "trajectory.csv", "trajectory.geojson"]
+    );
     let stored = env.emu.stored_outputs(pid.parse().unwrap());
     assert_eq!(stored.len(), 3);
     for output in &outputs {
         let url = output["url"].as_str().expect("url");
-        assert!(url.starts_with(&env.info.storage_url), "a storage address: {url}");
+        assert!(
+            url.starts_with(&env.info.storage_url),
+            "a storage address: {url}"
+        );
         // A plain GET, without the bearer token.
         let response = env.http.get(url).send().await.unwrap();
         assert_eq!(response.status(), 200, "{url}");
         let bytes = response.bytes().await.unwrap();
-        let (_, expected) = stored.iter().find(|(p, _)| p == output["path"].as_str().unwrap()).expect("stored");
-        assert_eq!(&bytes[..], &expected[..], "{} is byte-identical to the stored output", output["path"]);
+        let (_, expected) = stored
+            .iter()
+            .find(|(p, _)| p == output["path"].as_str().unwrap())
+            .expect("stored");
+        assert_eq!(
+            &bytes[..],
+            &expected[..],
+            "{} is byte-identical to the stored output",
+            output["path"]
+        );
     }
-    let csv = &stored.iter().find(|(p, _)| p == "trajectory.csv").unwrap().1;
+    let csv = &stored
+        .iter()
+        .find(|(p, _)| p == "trajectory.csv")
+        .unwrap()
+        .1;
     let csv = String::from_utf8(csv.clone()).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
-    assert_eq!(lines[0], "time,latitude,longitude,height,velocity_north,velocity_east,velocity_up");
+    assert_eq!(
+        lines[0],
+        "time,latitude,longitude,height,velocity_north,velocity_east,velocity_up"
+    );
     assert_eq!(lines.len(), FIXES + 1, "one row per fix");
     let first: Vec<&str> = lines[1].split(',').collect();
     assert_eq!(first.len(), 7);
     assert!(first[0].starts_with("2024-06-15T10:30:00"), "{}", lines[1]);
     let lat: f64 = first[1].parse().unwrap();
     let lon: f64 = first[2].parse().unwrap();
-    assert!((lat - 48.85).abs() < 1e-6 && (lon - 2.35).abs() < 1e-6, "{}", lines[1]);
-    let geojson: Value =
-        serde_json::from_slice(&stored.iter().find(|(p, _)| p == "trajectory.geojson").unwrap().1).unwrap();
+    assert!(
+        (lat - 48.85).abs() < 1e-6 && (lon - 2.35).abs() < 1e-6,
+        "{}",
+        lines[1]
+    );
+    let geojson: Value = serde_json::from_slice(
+        &stored
+            .iter()
+            .find(|(p, _)| p == "trajectory.geojson")
+            .unwrap()
+            .1,
+    )
+    .unwrap();
     assert_eq!(geojson["type"], "FeatureCollection");
-    let report: Value = serde_json::from_slice(&stored.iter().find(|(p, _)| p == "report.json").unwrap().1).unwrap();
+    let report: Value =
+        serde_json::from_slice(&stored.iter().find(|(p, _)| p == "report.json").unwrap().1)
+            .unwrap();
     assert!(report.is_object());
 }
 
@@ -334,8 +474,18 @@ async fn a_tampered_download_url_is_403() {
     let outputs = env.outputs(&id(&end)).await;
     let url = outputs[0]["url"].as_str().unwrap();
     let (head, signature) = url.rsplit_once("X-Amz-Signature=").expect("signed url");
-    let flipped = format!("{}{}", if signature.starts_with('0') { "1" } else { "0" }, &signature[1..]);
-    let other_key = outputs[1]["url"].as_str().unwrap().split_once('?').unwrap().0.to_owned();
+    let flipped = format!(
+        "{}{}",
+        if signature.starts_with('0') { "1" } else { "0" },
+        &signature[1..]
+    );
+    let other_key = outputs[1]["url"]
+        .as_str()
+        .unwrap()
+        .split_once('?')
+        .unwrap()
+        .0
+        .to_owned();
     for tampered in [
         format!("{head}X-Amz-Signature={flipped}"),
         url.replace("X-Amz-Expires=", "X-Amz-Expires=9"),
@@ -365,15 +515,29 @@ async fn non_nmea_input_fails_with_an_error_entry() {
     assert_eq!(end["status"], "processed", "{end}");
     assert_eq!(end["processingResult"], "failed", "{end}");
     assert!(end["errorCount"]["errors"].as_u64() >= Some(1), "{end}");
-    let errors = env.get(&format!("/api/v2/processings/{}/errors", id(&p))).await;
+    let errors = env
+        .get(&format!("/api/v2/processings/{}/errors", id(&p)))
+        .await;
     let errors = errors.ok().as_array().expect("a bare array").clone();
-    let levels: Vec<&str> = errors.iter().map(|e| e["level"].as_str().unwrap_or_default()).collect();
+    let levels: Vec<&str> = errors
+        .iter()
+        .map(|e| e["level"].as_str().unwrap_or_default())
+        .collect();
     assert!(levels.contains(&"error"), "{errors:?}");
-    assert_eq!(levels.iter().filter(|l| **l == "error").count() as u64, end["errorCount"]["errors"].as_u64().unwrap());
-    assert_eq!(levels.iter().filter(|l| **l == "warning").count() as u64, end["errorCount"]["warnings"].as_u64().unwrap());
+    assert_eq!(
+        levels.iter().filter(|l| **l == "error").count() as u64,
+        end["errorCount"]["errors"].as_u64().unwrap()
+    );
+    assert_eq!(
+        levels.iter().filter(|l| **l == "warning").count() as u64,
+        end["errorCount"]["warnings"].as_u64().unwrap()
+    );
     for e in &errors {
         assert_uuid(&e["id"]);
-        assert!(matches!(e["level"].as_str(), Some("error" | "warning")), "{e}");
+        assert!(
+            matches!(e["level"].as_str(), Some("error" | "warning")),
+            "{e}"
+        );
         assert!(e["message"].as_str().is_some_and(|m| !m.is_empty()), "{e}");
         assert_timestamp(&e["date"]);
     }
@@ -384,46 +548,76 @@ async fn a_bad_nmea_line_is_a_warning() {
     let env = Env::start().await;
     let mut track = nmea_track(FIXES);
     // A sentence with a wrong checksum, and a GGA without fix.
-    let good = nmea_sentence("GPGGA,103100.00,4851.100000,N,00221.100000,E,1,12,0.8,35.000,M,47.000,M,,");
-    let broken = format!("{}{}", &good[..good.len() - 2], if good.ends_with("00") { "11" } else { "00" });
+    let good =
+        nmea_sentence("GPGGA,103100.00,4851.100000,N,00221.100000,E,1,12,0.8,35.000,M,47.000,M,,");
+    let broken = format!(
+        "{}{}",
+        &good[..good.len() - 2],
+        if good.ends_with("00") { "11" } else { "00" }
+    );
     track.push_str(&broken);
     track.push_str("\r\n");
-    let container = env.uploaded_container("rover/bad.nmea", track.as_bytes()).await;
+    let container = env
+        .uploaded_container("rover/bad.nmea", track.as_bytes())
+        .await;
     let p = env.start_processing(&container).await;
     let end = env.wait_end(&id(&p)).await;
     assert_eq!(end["status"], "processed", "{end}");
-    assert_eq!(end["processingResult"], "succeeded", "a warning does not fail the processing: {end}");
+    assert_eq!(
+        end["processingResult"], "succeeded",
+        "a warning does not fail the processing: {end}"
+    );
     assert!(end["errorCount"]["warnings"].as_u64() >= Some(1), "{end}");
     assert_eq!(end["errorCount"]["errors"], 0, "{end}");
-    let errors = env.get(&format!("/api/v2/processings/{}/errors", id(&p))).await;
+    let errors = env
+        .get(&format!("/api/v2/processings/{}/errors", id(&p)))
+        .await;
     let errors = errors.ok().as_array().unwrap().clone();
     assert!(errors.iter().any(|e| e["level"] == "warning"), "{errors:?}");
     assert!(errors.iter().all(|e| e["level"] != "error"), "{errors:?}");
     // The good fixes are all in the trajectory.
     let stored = env.emu.stored_outputs(id(&p).parse().unwrap());
-    let csv = &stored.iter().find(|(p, _)| p == "trajectory.csv").expect("csv").1;
+    let csv = &stored
+        .iter()
+        .find(|(p, _)| p == "trajectory.csv")
+        .expect("csv")
+        .1;
     assert_eq!(String::from_utf8_lossy(csv).lines().count(), FIXES + 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_moves_a_running_processing_to_canceled() {
-    let env = Env::with(EmulatorConfig { processing_time: Duration::from_millis(600), ..config() }).await;
+    let env = Env::with(EmulatorConfig {
+        processing_time: Duration::from_millis(600),
+        ..config()
+    })
+    .await;
     let container = env.nmea_container().await;
     let p = env.start_processing(&container).await;
     let pid = id(&p);
-    env.wait_processing(&pid, "processing", |p| p["status"] == "processing").await;
+    env.wait_processing(&pid, "processing", |p| p["status"] == "processing")
+        .await;
     let r = env.post_empty(&format!("/api/v2/processings/{pid}")).await;
     assert!(r.status.is_success(), "cancel: {} {}", r.status, r.text);
     let canceled = env.processing(&pid).await;
     assert_eq!(canceled["status"], "canceled", "{canceled}");
-    assert!(canceled["processingResult"].is_null(), "no result for a canceled processing: {canceled}");
-    env.post_empty(&format!("/api/v2/processings/{pid}")).await.err(409);
-    env.get(&format!("/api/v2/processings/{pid}/output")).await.err(409);
+    assert!(
+        canceled["processingResult"].is_null(),
+        "no result for a canceled processing: {canceled}"
+    );
+    env.post_empty(&format!("/api/v2/processings/{pid}"))
+        .await
+        .err(409);
+    env.get(&format!("/api/v2/processings/{pid}/output"))
+        .await
+        .err(409);
     // A canceled processing is not ongoing: the next one starts, runs and ends, and the
     // canceled one stays canceled.
     let next = env.start_processing(&container).await;
     // Cancel while pending (or just started).
-    let r = env.post_empty(&format!("/api/v2/processings/{}", id(&next))).await;
+    let r = env
+        .post_empty(&format!("/api/v2/processings/{}", id(&next)))
+        .await;
     assert!(r.status.is_success(), "{}", r.text);
     assert_eq!(env.processing(&id(&next)).await["status"], "canceled");
     let third = env.start_processing(&container).await;
@@ -432,8 +626,12 @@ async fn cancel_moves_a_running_processing_to_canceled() {
     assert_eq!(env.processing(&pid).await["status"], "canceled");
     assert_eq!(env.processing(&id(&next)).await["status"], "canceled");
     // A processed one cannot be canceled.
-    env.post_empty(&format!("/api/v2/processings/{}", id(&third))).await.err(409);
-    env.post_empty(&format!("/api/v2/processings/{}", uuid::Uuid::new_v4())).await.err(404);
+    env.post_empty(&format!("/api/v2/processings/{}", id(&third)))
+        .await
+        .err(409);
+    env.post_empty(&format!("/api/v2/processings/{}", uuid::Uuid::new_v4()))
+        .await
+        .err(404);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -442,11 +640,15 @@ async fn archive_deletes_the_result_files() {
     let end = env.run_nmea_processing().await;
     let pid = id(&end);
     let outputs = env.outputs(&pid).await;
-    let r = env.post_empty(&format!("/api/v2/processings/{pid}/archive")).await;
+    let r = env
+        .post_empty(&format!("/api/v2/processings/{pid}/archive"))
+        .await;
     assert_eq!(r.ok()["status"], "archived", "{}", r.text);
     assert_eq!(r.json["id"], pid.as_str());
     assert_eq!(env.processing(&pid).await["status"], "archived");
-    env.get(&format!("/api/v2/processings/{pid}/output")).await.err(409);
+    env.get(&format!("/api/v2/processings/{pid}/output"))
+        .await
+        .err(409);
     for output in &outputs {
         let url = output["url"].as_str().unwrap();
         let status = poll("result file deletion", Duration::from_secs(5), || async {
@@ -454,20 +656,32 @@ async fn archive_deletes_the_result_files() {
             (s != 200).then_some(s)
         })
         .await;
-        assert!(matches!(status, 403 | 404), "download after archive: {status}");
+        assert!(
+            matches!(status, 403 | 404),
+            "download after archive: {status}"
+        );
     }
     assert!(env.emu.stored_outputs(pid.parse().unwrap()).is_empty());
     // The errors stay readable; archiving a running processing works too.
-    env.get(&format!("/api/v2/processings/{pid}/errors")).await.ok();
+    env.get(&format!("/api/v2/processings/{pid}/errors"))
+        .await
+        .ok();
     let container = env.nmea_container().await;
     let running = env.start_processing(&container).await;
-    let r = env.post_empty(&format!("/api/v2/processings/{}/archive", id(&running))).await;
+    let r = env
+        .post_empty(&format!("/api/v2/processings/{}/archive", id(&running)))
+        .await;
     assert_eq!(r.ok()["status"], "archived");
     // It is no longer ongoing, and stays archived.
     let next = env.start_processing(&container).await;
     env.wait_end(&id(&next)).await;
     assert_eq!(env.processing(&id(&running)).await["status"], "archived");
-    env.post_empty(&format!("/api/v2/processings/{}/archive", uuid::Uuid::new_v4())).await.err(404);
+    env.post_empty(&format!(
+        "/api/v2/processings/{}/archive",
+        uuid::Uuid::new_v4()
+    ))
+    .await
+    .err(404);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -476,30 +690,57 @@ async fn delete_container_waits_for_its_processing_and_keeps_results() {
     let container = env.nmea_container().await;
     let p = env.start_processing(&container).await;
     let pid = id(&p);
-    let details = env.delete(&format!("/api/v2/containers/{container}")).await.err(409);
+    let details = env
+        .delete(&format!("/api/v2/containers/{container}"))
+        .await
+        .err(409);
     mentions(&details, "processing");
     env.container(&container).await;
     let end = env.wait_end(&pid).await;
     assert_eq!(end["processingResult"], "succeeded");
     let r = env.delete(&format!("/api/v2/containers/{container}")).await;
     assert_eq!(r.status, 200, "{}", r.text);
-    env.get(&format!("/api/v2/containers/{container}")).await.err(404);
+    env.get(&format!("/api/v2/containers/{container}"))
+        .await
+        .err(404);
     let after = env.processing(&pid).await;
-    assert!(after["containerId"].is_null(), "containerId becomes null: {after}");
+    assert!(
+        after["containerId"].is_null(),
+        "containerId becomes null: {after}"
+    );
     assert_eq!(after["status"], "processed");
     let stored = env.emu.stored_outputs(pid.parse().unwrap());
     let outputs = env.outputs(&pid).await;
     assert_eq!(outputs.len(), 3);
     for output in &outputs {
-        let response = env.http.get(output["url"].as_str().unwrap()).send().await.unwrap();
+        let response = env
+            .http
+            .get(output["url"].as_str().unwrap())
+            .send()
+            .await
+            .unwrap();
         assert_eq!(response.status(), 200, "result files remain");
         let bytes = response.bytes().await.unwrap();
-        let (_, expected) = stored.iter().find(|(p, _)| p == output["path"].as_str().unwrap()).unwrap();
+        let (_, expected) = stored
+            .iter()
+            .find(|(p, _)| p == output["path"].as_str().unwrap())
+            .unwrap();
         assert_eq!(&bytes[..], &expected[..]);
     }
     // It is still listed.
-    let list = env.get(&format!("/api/v2/organizations/{}/processings?page=0&perPage=10", env.org())).await;
-    assert!(list.ok()["processings"].as_array().unwrap().iter().any(|p| p["id"] == pid.as_str()));
+    let list = env
+        .get(&format!(
+            "/api/v2/organizations/{}/processings?page=0&perPage=10",
+            env.org()
+        ))
+        .await;
+    assert!(
+        list.ok()["processings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["id"] == pid.as_str())
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -509,7 +750,9 @@ async fn list_processings_pages_with_total_count() {
     let mut ids = Vec::new();
     for _ in 0..3 {
         let p = env.start_processing(&container).await;
-        let r = env.post_empty(&format!("/api/v2/processings/{}", id(&p))).await;
+        let r = env
+            .post_empty(&format!("/api/v2/processings/{}", id(&p)))
+            .await;
         assert!(r.status.is_success(), "{}", r.text);
         ids.push(id(&p));
     }
@@ -528,12 +771,30 @@ async fn list_processings_pages_with_total_count() {
     seen.sort();
     ids.sort();
     assert_eq!(seen, ids);
-    for (query, code) in [("page=0", 400), ("perPage=5", 400), ("page=0&perPage=0", 422), ("page=-1&perPage=5", 422), ("page=0&perPage=101", 422)] {
+    for (query, code) in [
+        ("page=0", 400),
+        ("perPage=5", 400),
+        ("page=0&perPage=0", 422),
+        ("page=-1&perPage=5", 422),
+        ("page=0&perPage=101", 422),
+    ] {
         env.get(&format!("{base}?{query}")).await.err(code);
     }
-    env.get(&format!("/api/v2/processings/{}", uuid::Uuid::new_v4())).await.err(404);
-    env.get(&format!("/api/v2/processings/{}/errors", uuid::Uuid::new_v4())).await.err(404);
-    env.get(&format!("/api/v2/processings/{}/output", uuid::Uuid::new_v4())).await.err(404);
+    env.get(&format!("/api/v2/processings/{}", uuid::Uuid::new_v4()))
+        .await
+        .err(404);
+    env.get(&format!(
+        "/api/v2/processings/{}/errors",
+        uuid::Uuid::new_v4()
+    ))
+    .await
+    .err(404);
+    env.get(&format!(
+        "/api/v2/processings/{}/output",
+        uuid::Uuid::new_v4()
+    ))
+    .await
+    .err(404);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -542,27 +803,55 @@ async fn server_info_reports_versions_and_regions() {
     let r = env.get("/api/v1/info").await;
     let info = r.ok();
     let version = info["version"].as_str().expect("version");
-    let (numbers, qualifier) = version.split_once('-').unwrap_or_else(|| panic!("Major.Minor.Build-Qualifier: {version}"));
+    let (numbers, qualifier) = version
+        .split_once('-')
+        .unwrap_or_else(|| panic!("Major.Minor.Build-Qualifier: {version}"));
     let parts: Vec<&str> = numbers.split('.').collect();
     assert!(
-        parts.len() == 3 && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())) && !qualifier.is_empty(),
+        parts.len() == 3
+            && parts
+                .iter()
+                .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+            && !qualifier.is_empty(),
         "version {version} is not Major.Minor.Build-Qualifier"
     );
-    let engines = info["engineVersions"].as_array().expect("engineVersions array");
-    assert!(!engines.is_empty() && engines.iter().all(|e| e.as_str().is_some_and(|s| !s.is_empty())), "{info}");
-    assert!(info["apiVersion"].as_str().is_some_and(|v| v.starts_with('2')), "apiVersion of the v2 API: {info}");
-    let regions = info["regionsStatus"].as_object().expect("regionsStatus object");
+    let engines = info["engineVersions"]
+        .as_array()
+        .expect("engineVersions array");
+    assert!(
+        !engines.is_empty()
+            && engines
+                .iter()
+                .all(|e| e.as_str().is_some_and(|s| !s.is_empty())),
+        "{info}"
+    );
+    assert!(
+        info["apiVersion"]
+            .as_str()
+            .is_some_and(|v| v.starts_with('2')),
+        "apiVersion of the v2 API: {info}"
+    );
+    let regions = info["regionsStatus"]
+        .as_object()
+        .expect("regionsStatus object");
     let mut names: Vec<&str> = regions.keys().map(String::as_str).collect();
     names.sort_unstable();
     let mut expected = REGIONS.to_vec();
     expected.sort_unstable();
     assert_eq!(names, expected);
-    assert!(regions.values().all(|v| matches!(v.as_str(), Some("online" | "degraded" | "offline"))), "{info}");
+    assert!(
+        regions
+            .values()
+            .all(|v| matches!(v.as_str(), Some("online" | "degraded" | "offline"))),
+        "{info}"
+    );
     // It lives under /api/v1, not /api/v2.
     let v2 = env.get("/api/v2/info").await;
     assert_eq!(v2.status, 404, "{}", v2.text);
     // And it needs a token like every request.
-    env.call_as(None, Method::GET, &env.cloud("/api/v1/info"), None).await.err(401);
+    env.call_as(None, Method::GET, &env.cloud("/api/v1/info"), None)
+        .await
+        .err(401);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

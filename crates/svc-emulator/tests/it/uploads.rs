@@ -6,19 +6,25 @@ use serde_json::{Value, json};
 use svc_emulator::EmulatorConfig;
 
 use crate::common::{
-    Env, UPLOAD_FIELDS, assert_storage_error, assert_timestamp, config, decode_policy, poll, post_form, upload,
-    upload_fields, upload_url,
+    Env, UPLOAD_FIELDS, assert_storage_error, assert_timestamp, config, decode_policy, poll,
+    post_form, upload, upload_fields, upload_url,
 };
 
-const CONTENT: &[u8] = b"$GPGGA,103000.00,4851.000000,N,00221.000000,E,1,12,0.8,35.000,M,47.000,M,,*00\r\n";
+const CONTENT: &[u8] =
+    b"$GPGGA,103000.00,4851.000000,N,00221.000000,E,1,12,0.8,35.000,M,47.000,M,,*00\r\n";
 
 async fn pending_file(env: &Env) -> (String, Value) {
-    let c = env.create_container(json!([{"path": "rover.nmea", "type": "input", "size": CONTENT.len()}])).await;
+    let c = env
+        .create_container(json!([{"path": "rover.nmea", "type": "input", "size": CONTENT.len()}]))
+        .await;
     (c["id"].as_str().unwrap().to_owned(), c["files"][0].clone())
 }
 
 async fn file_status(env: &Env, container: &str) -> String {
-    env.container(container).await["files"][0]["status"].as_str().unwrap().to_owned()
+    env.container(container).await["files"][0]["status"]
+        .as_str()
+        .unwrap()
+        .to_owned()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -32,9 +38,14 @@ async fn upload_succeeds_with_204_and_the_file_becomes_ready() {
     let stored = &c["files"][0];
     assert_eq!(stored["status"], "ready", "{c}");
     assert_eq!(stored["size"], CONTENT.len());
-    assert!(stored["uploadInfo"].is_null(), "no uploadInfo once ready: {stored}");
+    assert!(
+        stored["uploadInfo"].is_null(),
+        "no uploadInfo once ready: {stored}"
+    );
     // An empty file registered with size 0 uploads too.
-    let c = env.create_container(json!([{"path": "empty.txt", "type": "resources", "size": 0}])).await;
+    let c = env
+        .create_container(json!([{"path": "empty.txt", "type": "resources", "size": 0}]))
+        .await;
     let (status, body) = upload(&env.http, &c["files"][0], Vec::new()).await;
     assert_eq!(status, 204, "{body}");
     assert_eq!(file_status(&env, c["id"].as_str().unwrap()).await, "ready");
@@ -52,11 +63,16 @@ async fn a_modified_field_is_403() {
                 let v = if k == name {
                     match name {
                         // Keep the shape of each value, change its content.
-                        "X-Amz-Signature" => format!("{}{}", if v.starts_with('0') { "1" } else { "0" }, &v[1..]),
+                        "X-Amz-Signature" => {
+                            format!("{}{}", if v.starts_with('0') { "1" } else { "0" }, &v[1..])
+                        }
                         "Policy" => {
                             let mut p = decode_policy(&file);
                             p["expiration"] = json!("2099-01-01T00:00:00.000Z");
-                            base64::Engine::encode(&base64::engine::general_purpose::STANDARD, p.to_string())
+                            base64::Engine::encode(
+                                &base64::engine::general_purpose::STANDARD,
+                                p.to_string(),
+                            )
                         }
                         _ => format!("{v}x"),
                     }
@@ -66,10 +82,21 @@ async fn a_modified_field_is_403() {
                 (k.clone(), v)
             })
             .collect();
-        let (status, body) = post_form(&env.http, &upload_url(&file), &changed, Some(CONTENT.to_vec()), &[]).await;
+        let (status, body) = post_form(
+            &env.http,
+            &upload_url(&file),
+            &changed,
+            Some(CONTENT.to_vec()),
+            &[],
+        )
+        .await;
         assert_eq!(status, 403, "modified {name}: {body}");
         assert_storage_error(&body);
-        assert_eq!(file_status(&env, &container).await, "pending", "after modified {name}");
+        assert_eq!(
+            file_status(&env, &container).await,
+            "pending",
+            "after modified {name}"
+        );
     }
     // The untouched form still works.
     let (status, body) = upload(&env.http, &file, CONTENT.to_vec()).await;
@@ -82,8 +109,16 @@ async fn a_missing_field_is_403() {
     let (container, file) = pending_file(&env).await;
     let fields = upload_fields(&file);
     for name in UPLOAD_FIELDS {
-        let without: Vec<(String, String)> = fields.iter().filter(|(k, _)| k != name).cloned().collect();
-        let (status, body) = post_form(&env.http, &upload_url(&file), &without, Some(CONTENT.to_vec()), &[]).await;
+        let without: Vec<(String, String)> =
+            fields.iter().filter(|(k, _)| k != name).cloned().collect();
+        let (status, body) = post_form(
+            &env.http,
+            &upload_url(&file),
+            &without,
+            Some(CONTENT.to_vec()),
+            &[],
+        )
+        .await;
         assert_eq!(status, 403, "without {name}: {body}");
         assert_storage_error(&body);
     }
@@ -94,9 +129,19 @@ async fn a_missing_field_is_403() {
 async fn a_wrong_length_is_400_and_the_file_stays_pending() {
     let env = Env::start().await;
     let (container, file) = pending_file(&env).await;
-    for bytes in [CONTENT[..CONTENT.len() - 1].to_vec(), [CONTENT, b"x"].concat(), Vec::new()] {
+    for bytes in [
+        CONTENT[..CONTENT.len() - 1].to_vec(),
+        [CONTENT, b"x"].concat(),
+        Vec::new(),
+    ] {
         let (status, body) = upload(&env.http, &file, bytes.clone()).await;
-        assert_eq!(status, 400, "{} bytes for {} registered: {body}", bytes.len(), CONTENT.len());
+        assert_eq!(
+            status,
+            400,
+            "{} bytes for {} registered: {body}",
+            bytes.len(),
+            CONTENT.len()
+        );
         assert_storage_error(&body);
         assert_eq!(file_status(&env, &container).await, "pending");
     }
@@ -111,12 +156,26 @@ async fn file_not_last_is_400() {
     let fields = upload_fields(&file);
     // The last signed field after the file.
     let (before, after) = fields.split_at(fields.len() - 1);
-    let (status, body) = post_form(&env.http, &upload_url(&file), before, Some(CONTENT.to_vec()), after).await;
+    let (status, body) = post_form(
+        &env.http,
+        &upload_url(&file),
+        before,
+        Some(CONTENT.to_vec()),
+        after,
+    )
+    .await;
     assert_eq!(status, 400, "{body}");
     assert_storage_error(&body);
     // Every field, then the file, then an extra field.
     let extra = [("x-ignore-note".to_owned(), "after the file".to_owned())];
-    let (status, body) = post_form(&env.http, &upload_url(&file), &fields, Some(CONTENT.to_vec()), &extra).await;
+    let (status, body) = post_form(
+        &env.http,
+        &upload_url(&file),
+        &fields,
+        Some(CONTENT.to_vec()),
+        &extra,
+    )
+    .await;
     assert_eq!(status, 400, "{body}");
     assert_storage_error(&body);
     assert_eq!(file_status(&env, &container).await, "pending");
@@ -124,7 +183,11 @@ async fn file_not_last_is_400() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_policy_is_403_and_a_fresh_one_works() {
-    let env = Env::with(EmulatorConfig { upload_ttl: Duration::from_secs(1), ..config() }).await;
+    let env = Env::with(EmulatorConfig {
+        upload_ttl: Duration::from_secs(1),
+        ..config()
+    })
+    .await;
     let (container, file) = pending_file(&env).await;
     let expiration = assert_timestamp(&decode_policy(&file)["expiration"]);
     // Wait (bounded) until the policy's expiration has passed.

@@ -1,0 +1,179 @@
+//! The `svc-emulator` binary: one JSON line on stdout, serving, SIGTERM, bad flags.
+
+use std::io::{BufRead as _, BufReader, Read as _};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common::{Resp, client, token};
+
+const BIN: &str = env!("CARGO_BIN_EXE_svc-emulator");
+
+/// A child process that is killed if the test ends while it still runs.
+struct Proc(Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        if matches!(self.0.try_wait(), Ok(None)) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
+/// Polls the child every 20 ms until it exits (fails after `limit`).
+async fn wait_exit(child: &mut Child, limit: Duration) -> ExitStatus {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            return status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the process did not exit within {limit:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn binary_prints_one_json_line_serves_and_stops_on_sigterm() {
+    let child = Command::new(BIN)
+        .args(["--port", "0", "--processing-seconds", "0.5"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    let mut proc = Proc(child);
+    let stdout = proc.0.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(stdout);
+        let mut line = String::new();
+        let _ = reader.read_line(&mut line);
+        let _ = tx.send(line);
+        let mut rest = String::new();
+        let _ = reader.read_to_string(&mut rest);
+        let _ = tx.send(rest);
+    });
+    let (line, rx) =
+        tokio::task::spawn_blocking(move || (rx.recv_timeout(Duration::from_secs(30)), rx))
+            .await
+            .unwrap();
+    let line = line.expect("one line on stdout within 30 s");
+    assert!(line.ends_with('\n'), "a whole line: {line:?}");
+    let info: Value = serde_json::from_str(line.trim_end())
+        .unwrap_or_else(|e| panic!("one JSON object ({e}): {line:?}"));
+    assert!(info.is_object(), "{info}");
+    for field in [
+        "base_url",
+        "auth_url",
+        "notification_url",
+        "storage_url",
+        "organization_id",
+        "api_key",
+        "api_secret",
+        "member_api_key",
+        "member_api_secret",
+    ] {
+        assert!(
+            info[field].as_str().is_some_and(|s| !s.is_empty()),
+            "`{field}` in {info}"
+        );
+    }
+    assert!(
+        info["organization_id"]
+            .as_str()
+            .unwrap()
+            .parse::<uuid::Uuid>()
+            .is_ok()
+    );
+
+    let http = client();
+    let s = |k: &str| info[k].as_str().unwrap().to_owned();
+    let access = token(&http, &s("auth_url"), &s("api_key"), &s("api_secret")).await;
+    let r = Resp::read(
+        http.get(format!("{}/api/v1/info", s("base_url")))
+            .bearer_auth(&access)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert!(r.ok()["version"].is_string(), "{}", r.text);
+    let member = token(
+        &http,
+        &s("auth_url"),
+        &s("member_api_key"),
+        &s("member_api_secret"),
+    )
+    .await;
+    let r = Resp::read(
+        http.get(format!("{}/api/v1/info", s("base_url")))
+            .bearer_auth(&member)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    r.err(403);
+
+    let killed = Command::new("kill")
+        .args(["-TERM", &proc.0.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success());
+    let status = wait_exit(&mut proc.0, Duration::from_secs(10)).await;
+    assert_eq!(
+        status.code(),
+        Some(0),
+        "exit status after SIGTERM: {status:?}"
+    );
+    let rest = tokio::task::spawn_blocking(move || rx.recv_timeout(Duration::from_secs(5)))
+        .await
+        .unwrap();
+    assert_eq!(rest.unwrap_or_default(), "", "nothing else on stdout");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_flags_exit_non_zero_with_a_message() {
+    for args in [
+        &["--port", "0", "--fault-rate", "2"][..],
+        &["--port", "0", "--no-such-flag"][..],
+    ] {
+        let child = Command::new(BIN)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the binary starts");
+        let mut proc = Proc(child);
+        let status = wait_exit(&mut proc.0, Duration::from_secs(30)).await;
+        assert!(!status.success(), "{args:?}: {status:?}");
+        let mut stderr = String::new();
+        proc.0
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        let mut stdout = String::new();
+        proc.0
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut stdout)
+            .unwrap();
+        assert!(!stderr.trim().is_empty(), "{args:?}: a message on stderr");
+        let flag = args[2].trim_start_matches('-');
+        assert!(
+            stderr.contains(flag),
+            "{args:?}: stderr names the flag: {stderr}"
+        );
+        assert!(stdout.trim().is_empty(), "{args:?}: no JSON line: {stdout}");
+    }
+}
