@@ -4,10 +4,18 @@
 //! - settings node paths keep their slashes (`/settings/output/comA/messages/imuShort`,
 //!   not `%2F`), which the generator would otherwise percent-encode;
 //! - the token never appears in `Debug` or error text: URLs in transport errors are
-//!   redacted, and responses are handed back without the request URL.
+//!   redacted, and responses are handed back without the request URL;
+//! - the same client runs over another link than HTTP: with an [`Exchange`] set in the
+//!   state (svc-core supplies the sbgECom serial one), each request — method, path,
+//!   query with `auth`, JSON body — is handed to it instead of the network, and its
+//!   reply becomes the response. Every operation then works identically on both links.
 
+use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, RwLock};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 
 use progenitor_client::{ClientHooks, ClientInfo, Error, OperationInfo};
 
@@ -19,16 +27,55 @@ crate::secret::secret_string!(
     AuthToken
 );
 
+/// One REST request as a link other than HTTP carries it (resolved.md, serial transport:
+/// the path including `/api/v1`, the query without `?`, the JSON body of a POST).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExchangeRequest {
+    pub method: http::Method,
+    pub path: String,
+    /// The query string without `?`; it may hold `auth=…`: never log it unredacted.
+    pub query: String,
+    pub body: Option<Vec<u8>>,
+}
+
+/// The unit's answer over such a link: an HTTP-like status and the body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExchangeReply {
+    pub status: u16,
+    pub body: Vec<u8>,
+}
+
+/// The future an [`Exchange`] returns; the error text must not contain the token.
+pub type ExchangeFuture<'a> = Pin<Box<dyn Future<Output = Result<ExchangeReply, String>> + Send + 'a>>;
+
+/// A link that carries REST requests to the unit in place of HTTP.
+pub trait Exchange: Send + Sync + 'static {
+    fn exchange(&self, request: ExchangeRequest) -> ExchangeFuture<'_>;
+}
+
+/// The header that ties a request to its stashed reply between the `pre` and `exec`
+/// hooks (internal; never sent anywhere).
+const EXCHANGE_HEADER: &str = "x-svc-exchange";
+
 /// The state the generated unit client carries: the current session token, shared
-/// by every clone of the client (a login or a reboot changes it for all of them).
+/// by every clone of the client (a login or a reboot changes it for all of them), and
+/// the link when it is not HTTP.
 #[derive(Clone, Default)]
 pub struct DeviceState {
     token: Arc<RwLock<Option<AuthToken>>>,
+    exchange: Option<Arc<dyn Exchange>>,
+    replies: Arc<Mutex<HashMap<u64, ExchangeReply>>>,
+    next: Arc<AtomicU64>,
 }
 
 impl DeviceState {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A state whose requests travel over `exchange` instead of HTTP.
+    pub fn with_exchange(exchange: Arc<dyn Exchange>) -> Self {
+        Self { exchange: Some(exchange), ..Self::default() }
     }
 
     /// Sets (after a login) or clears (after a logout or a reboot) the session token.
@@ -43,6 +90,13 @@ impl DeviceState {
         match self.token.read() {
             Ok(slot) => slot.clone(),
             Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    fn replies(&self) -> std::sync::MutexGuard<'_, HashMap<u64, ExchangeReply>> {
+        match self.replies.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
         }
     }
 }
@@ -94,29 +148,65 @@ fn restore_settings_slashes(url: &mut reqwest::Url) {
     }
 }
 
+/// Hands a request to the exchange link and stashes its reply for `exec`.
+async fn exchange_request<E>(
+    state: &DeviceState,
+    exchange: &Arc<dyn Exchange>,
+    request: &mut reqwest::Request,
+) -> Result<(), Error<E>> {
+    let body = match request.body() {
+        None => None,
+        Some(body) => Some(
+            body.as_bytes()
+                .ok_or_else(|| Error::Custom("a streamed request body cannot travel over this link".into()))?
+                .to_vec(),
+        ),
+    };
+    let url = request.url();
+    let call = ExchangeRequest {
+        method: request.method().clone(),
+        path: url.path().to_owned(),
+        query: url.query().unwrap_or_default().to_owned(),
+        body,
+    };
+    let reply = exchange.exchange(call).await.map_err(Error::Custom)?;
+    let id = state.next.fetch_add(1, Ordering::Relaxed);
+    state.replies().insert(id, reply);
+    let value = reqwest::header::HeaderValue::from(id);
+    request.headers_mut().insert(EXCHANGE_HEADER, value);
+    Ok(())
+}
+
 impl ClientHooks<DeviceState> for crate::Client {
-    async fn pre<E>(
-        &self,
-        request: &mut reqwest::Request,
-        info: &OperationInfo,
-    ) -> Result<(), Error<E>> {
+    async fn pre<E>(&self, request: &mut reqwest::Request, info: &OperationInfo) -> Result<(), Error<E>> {
         restore_settings_slashes(request.url_mut());
         if info.operation_id != "login"
             && let Some(token) = self.inner().token()
         {
-            request
-                .url_mut()
-                .query_pairs_mut()
-                .append_pair(AUTH_PARAMETER, token.expose_secret());
+            request.url_mut().query_pairs_mut().append_pair(AUTH_PARAMETER, token.expose_secret());
+        }
+        if let Some(exchange) = &self.inner().exchange {
+            exchange_request(self.inner(), exchange, request).await?;
         }
         Ok(())
     }
 
-    async fn exec(
-        &self,
-        request: reqwest::Request,
-        _info: &OperationInfo,
-    ) -> reqwest::Result<reqwest::Response> {
+    async fn exec(&self, request: reqwest::Request, _info: &OperationInfo) -> reqwest::Result<reqwest::Response> {
+        let stashed = request
+            .headers()
+            .get(EXCHANGE_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok())
+            .and_then(|id| self.inner().replies().remove(&id));
+        if let Some(reply) = stashed {
+            let mut response = http::Response::new(reqwest::Body::from(reply.body));
+            *response.status_mut() =
+                http::StatusCode::from_u16(reply.status).unwrap_or(http::StatusCode::BAD_GATEWAY);
+            response
+                .headers_mut()
+                .insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+            return Ok(reqwest::Response::from(response));
+        }
         match self.client().execute(request).await {
             // The response would carry the request URL, token included, into every
             // `Debug` of an error; hand it back without it.

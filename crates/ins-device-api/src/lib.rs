@@ -27,7 +27,19 @@ mod device_generated;
 #[path = "generated/enums.rs"]
 mod enums_generated;
 
+#[rustfmt::skip]
+#[allow(clippy::all, clippy::pedantic, missing_docs)]
+#[path = "generated/rights.rs"]
+mod rights_generated;
+
 pub mod hooks;
+
+/// The unit's rights matrix and what each operation needs, generated from the
+/// document's `x-access-rights`, `x-role-order` and `x-required-right` (the data the
+/// emulated unit enforces).
+pub mod rights {
+    pub use crate::rights_generated::*;
+}
 mod secret;
 
 pub use device_generated::*;

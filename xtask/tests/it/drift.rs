@@ -14,6 +14,7 @@ const FILES: &[&str] = &[
     "crates/svc-cloud-api/src/generated/enums.rs",
     "crates/ins-device-api/src/generated/device.rs",
     "crates/ins-device-api/src/generated/enums.rs",
+    "crates/ins-device-api/src/generated/rights.rs",
 ];
 
 /// A copy of the documents and the committed generated code in a fresh folder.
