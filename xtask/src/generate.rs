@@ -42,6 +42,8 @@ struct Target {
     shares_with: Option<(&'static str, &'static str)>,
     /// Schemas mapped onto hand-written types, with why.
     replacements: &'static [(&'static str, &'static str)],
+    /// The type of `format: date-time` strings, when not chrono's.
+    timestamp: Option<&'static str>,
 }
 
 /// - `Metadata` limits (50 keys, 40-character names, 500-character values) are checked by
@@ -72,6 +74,7 @@ const TARGETS: &[Target] = &[
         enums_path: "crate::enums",
         shares_with: None,
         replacements: CLOUD_REPLACEMENTS,
+        timestamp: Some("crate::Timestamp"),
     },
     Target {
         doc: "openapi/notification.yaml",
@@ -80,6 +83,7 @@ const TARGETS: &[Target] = &[
         enums_path: "crate::enums",
         shares_with: Some(("openapi/cloud.yaml", "crate::cloud::types")),
         replacements: CLOUD_REPLACEMENTS,
+        timestamp: Some("crate::Timestamp"),
     },
     Target {
         doc: "openapi/ins-device.yaml",
@@ -88,6 +92,7 @@ const TARGETS: &[Target] = &[
         enums_path: "crate::enums",
         shares_with: None,
         replacements: DEVICE_REPLACEMENTS,
+        timestamp: None,
     },
 ];
 
@@ -179,7 +184,11 @@ pub fn generate_all(root: &Path) -> Result<Vec<Output>> {
     let device = &docs["openapi/ins-device.yaml"];
     outputs.push(Output {
         path: RIGHTS_OUTPUT.to_owned(),
-        contents: format!("{}{}", header_for(std::iter::once(device)), pretty(rights_tokens(device)?)?),
+        contents: format!(
+            "{}{}",
+            header_for(std::iter::once(device)),
+            pretty(rights_tokens(device)?)?
+        ),
     });
 
     for t in TARGETS {
@@ -205,6 +214,21 @@ pub fn generate_all(root: &Path) -> Result<Vec<Output>> {
         }
         for (name, path) in t.replacements {
             settings.with_replacement(name, path, std::iter::empty());
+        }
+        if let Some(timestamp) = t.timestamp {
+            // Every `format: date-time` (descriptions aside): the service writes UTC with
+            // millisecond precision, always with three digits; chrono's own serializer
+            // leaves them out at whole seconds.
+            let schema = schemars::schema::SchemaObject {
+                instance_type: Some(schemars::schema::InstanceType::String.into()),
+                format: Some("date-time".to_owned()),
+                ..Default::default()
+            };
+            settings.with_conversion(
+                schema,
+                timestamp,
+                [TypeImpl::Display, TypeImpl::FromStr].into_iter(),
+            );
         }
         if let Some((other, other_types)) = t.shares_with {
             for name in shared_schemas(&docs[other], doc)? {
@@ -470,7 +494,11 @@ fn rights_tokens(doc: &Document) -> Result<TokenStream> {
         v.as_array()
             .ok_or_else(|| anyhow!("{}: `{what}` must be a list", doc.path))?
             .iter()
-            .map(|s| s.as_str().map(str::to_owned).ok_or_else(|| anyhow!("{}: `{what}` holds a non-string", doc.path)))
+            .map(|s| {
+                s.as_str()
+                    .map(str::to_owned)
+                    .ok_or_else(|| anyhow!("{}: `{what}` holds a non-string", doc.path))
+            })
             .collect()
     };
     let roles = strings(&y["x-role-order"], "x-role-order")?;
@@ -486,7 +514,9 @@ fn rights_tokens(doc: &Document) -> Result<TokenStream> {
         let cells = cells
             .iter()
             .map(|(category, level)| {
-                let level = level.as_str().ok_or_else(|| anyhow!("{}: right {role}/{category}", doc.path))?;
+                let level = level
+                    .as_str()
+                    .ok_or_else(|| anyhow!("{}: right {role}/{category}", doc.path))?;
                 Ok(quote! { (#category, #level) })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -494,19 +524,32 @@ fn rights_tokens(doc: &Document) -> Result<TokenStream> {
     }
     let mut operations = Vec::new();
     for (path, item) in doc.spec.paths.iter() {
-        let ReferenceOr::Item(item) = item else { continue };
+        let ReferenceOr::Item(item) = item else {
+            continue;
+        };
         for (method, op) in item.iter() {
             let id = op.operation_id.clone().unwrap_or_default();
-            let required = op.extensions.get("x-required-right").filter(|v| !v.is_null());
+            let required = op
+                .extensions
+                .get("x-required-right")
+                .filter(|v| !v.is_null());
             let right = match required {
                 Some(r) => {
-                    let category = r["category"].as_str().ok_or_else(|| anyhow!("{id}: x-required-right.category"))?;
-                    let level = r["level"].as_str().ok_or_else(|| anyhow!("{id}: x-required-right.level"))?;
+                    let category = r["category"]
+                        .as_str()
+                        .ok_or_else(|| anyhow!("{id}: x-required-right.category"))?;
+                    let level = r["level"]
+                        .as_str()
+                        .ok_or_else(|| anyhow!("{id}: x-required-right.level"))?;
                     quote! { Some((#category, #level)) }
                 }
                 None => quote! { None },
             };
-            let login = op.extensions.get("x-requires-login").and_then(|v| v.as_bool()).unwrap_or(false);
+            let login = op
+                .extensions
+                .get("x-requires-login")
+                .and_then(|v| v.as_bool())
+                .unwrap_or(false);
             let method = method.to_uppercase();
             operations.push(quote! {
                 OperationRight { operation_id: #id, method: #method, path: #path, right: #right, requires_login: #login }

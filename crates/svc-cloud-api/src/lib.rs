@@ -38,6 +38,7 @@ mod enums_generated;
 
 pub mod hooks;
 mod secret;
+mod timestamp;
 
 /// The cloud service client (`{base_url}`: `/api/v2` and `/api/v1/info`).
 pub mod cloud {
@@ -57,6 +58,7 @@ pub mod enums {
 }
 
 pub use hooks::{AccessToken, CloudState, TokenError, TokenSource};
+pub use timestamp::Timestamp;
 
 /// Free-form metadata: string keys to string values, in the order sent.
 ///

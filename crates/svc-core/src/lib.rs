@@ -8,6 +8,8 @@
 //!   and the emulator refuse the same inputs with the same reasons.
 //! - [`serial`]: the sbgECom framing that carries the unit's REST API over a serial link.
 //! - [`settings`]: settings trees as JSON with node paths; minimal diff, apply, 3-way merge.
+//! - [`unit`]: a session with a unit over HTTP or the serial link: login (and re-login
+//!   after a reboot), settings read/write, apply a wanted tree, the rights matrix.
 //!
 //! The wire types come from the generated crate `svc-cloud-api`; the ones these
 //! modules take or return are re-exported here.
@@ -18,6 +20,7 @@
 pub mod limits;
 pub mod serial;
 pub mod settings;
+pub mod unit;
 pub mod webhook;
 
 pub use svc_cloud_api::notification::types::WebhookEvent;

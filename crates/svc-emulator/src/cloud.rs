@@ -99,7 +99,7 @@ async fn list_containers(
 ) -> ApiResult<Response> {
     let caller = caller(&app, &headers)?;
     let org = uuid_segment(&org, "organization")?;
-    same_organization(&caller, org)?;
+    same_organization(&app, &caller, org)?;
     let (page, per_page) = paging(query.as_deref())?;
     let db = app.db();
     let all: Vec<&ContainerRecord> = db
@@ -205,7 +205,7 @@ async fn create_container(
 ) -> ApiResult<Response> {
     let caller = caller(&app, &headers)?;
     let org = uuid_segment(&org, "organization")?;
-    same_organization(&caller, org)?;
+    same_organization(&app, &caller, org)?;
     let request: CreateContainerRequest = parse_body(&body, false, |v| {
         check_enum(v.get("region"), "region", ContainerRegion::KNOWN)?;
         check_metadata_value(v.get("metadata"), "metadata")?;
@@ -223,7 +223,7 @@ async fn create_container(
             metadata: request.metadata.unwrap_or_default(),
             created_at: at,
             updated_at: at,
-            expiration_date: at + app.config.container_lifetime,
+            expiration_date: svc_cloud_api::Timestamp(at.0 + app.config.container_lifetime),
             creator_id: caller.user_id,
             files: Vec::new(),
         },
@@ -410,7 +410,7 @@ async fn list_processings(
 ) -> ApiResult<Response> {
     let caller = caller(&app, &headers)?;
     let org = uuid_segment(&org, "organization")?;
-    same_organization(&caller, org)?;
+    same_organization(&app, &caller, org)?;
     let (page, per_page) = paging(query.as_deref())?;
     let db = app.db();
     let all: Vec<&Processing> = db
@@ -434,7 +434,7 @@ async fn start_processing(
 ) -> ApiResult<Response> {
     let caller = caller(&app, &headers)?;
     let org = uuid_segment(&org, "organization")?;
-    same_organization(&caller, org)?;
+    same_organization(&app, &caller, org)?;
     let request: StartProcessingRequest = parse_body(&body, false, |v| {
         if let Some(json) = v.get("processingJson").filter(|j| !j.is_object()) {
             return Err(ApiError::invalid(format!(

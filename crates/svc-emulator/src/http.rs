@@ -167,15 +167,15 @@ pub fn authenticate(app: &App, headers: &HeaderMap, scope: &str) -> ApiResult<Ca
     Ok(caller)
 }
 
-/// The organization in the path must be the caller's.
-pub fn same_organization(caller: &Caller, organization_id: Uuid) -> ApiResult<()> {
+/// The organization in the path must exist (404) and be the caller's (403).
+pub fn same_organization(app: &App, caller: &Caller, organization_id: Uuid) -> ApiResult<()> {
     if caller.organization_id == organization_id {
-        Ok(())
-    } else {
-        Err(ApiError::forbidden(format!(
-            "You are not an administrator of organization {organization_id}"
-        )))
+        return Ok(());
     }
+    if !app.db().organizations.contains_key(&organization_id) {
+        return Err(ApiError::not_found("organization", organization_id));
+    }
+    Err(ApiError::forbidden(format!("You are not an administrator of organization {organization_id}")))
 }
 
 /// A path segment that must be a UUID (404 otherwise: no such resource can exist).

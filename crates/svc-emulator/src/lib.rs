@@ -31,7 +31,9 @@ mod notify;
 mod state;
 mod storage;
 
+pub mod cli;
 pub mod receiver;
+pub mod device;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;

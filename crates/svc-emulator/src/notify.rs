@@ -104,7 +104,7 @@ async fn list_endpoints(
 ) -> ApiResult<Response> {
     let caller = caller(&app, &headers)?;
     let org = uuid_segment(&org, "organization")?;
-    same_organization(&caller, org)?;
+    same_organization(&app, &caller, org)?;
     let (page, per_page) = paging(query.as_deref())?;
     let db = app.db();
     let all: Vec<WebhookEndpoint> = db
@@ -124,7 +124,7 @@ async fn create_endpoint(
 ) -> ApiResult<Response> {
     let caller = caller(&app, &headers)?;
     let org = uuid_segment(&org, "organization")?;
-    same_organization(&caller, org)?;
+    same_organization(&app, &caller, org)?;
     let request: CreateWebhookEndpointRequest = parse_body(&body, false, |v| {
         check_url(v.get("url"))?;
         check_event_types(v.get("enabledEventTypes"))?;
@@ -322,7 +322,8 @@ async fn deliver(app: Arc<App>, delivery: Delivery) {
             Ok(Value::Object(map)) => map,
             _ => Default::default(),
         },
-        created_at: delivery.event.created_at,
+        // When the event was recorded as missed, after the last retry.
+        created_at: now(),
         endpoint_metadata: delivery.event.endpoint_metadata.clone(),
     };
     let mut db = app.db();

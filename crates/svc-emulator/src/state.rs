@@ -5,9 +5,9 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use chrono::{DateTime, SubsecRound, Utc};
+use chrono::{DateTime, Utc};
 use indexmap::IndexMap;
-use svc_cloud_api::Metadata;
+use svc_cloud_api::{Metadata, Timestamp};
 use svc_cloud_api::cloud::types::{
     Container, ContainerFile, Processing, ProcessingError, UploadInfo,
 };
@@ -31,8 +31,8 @@ pub struct Urls {
 }
 
 /// Now, at the millisecond precision of the service's timestamps.
-pub fn now() -> DateTime<Utc> {
-    Utc::now().trunc_subsecs(3)
+pub fn now() -> Timestamp {
+    Timestamp::now()
 }
 
 /// `n` random bytes as lowercase hex.
@@ -75,9 +75,9 @@ pub struct ContainerRecord {
     pub organization_id: Uuid,
     pub region: ContainerRegion,
     pub metadata: Metadata,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-    pub expiration_date: DateTime<Utc>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+    pub expiration_date: Timestamp,
     pub creator_id: Uuid,
     /// The container's files, in registration order.
     pub files: Vec<Uuid>,
@@ -91,8 +91,8 @@ pub struct FileRecord {
     pub size: u64,
     pub path: String,
     pub metadata: Metadata,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
     pub creator_id: Uuid,
     pub bucket: String,
     pub key: String,
@@ -326,7 +326,7 @@ impl App {
             let expired: Vec<Uuid> = db
                 .containers
                 .values()
-                .filter(|c| c.expiration_date <= now && !has_running_processing(&db, c.id))
+                .filter(|c| c.expiration_date.0 <= now && !has_running_processing(&db, c.id))
                 .map(|c| c.id)
                 .collect();
             expired

@@ -28,7 +28,7 @@ with `containerId` null.
     pub struct Container {
         ///Creation time, UTC, ISO 8601 with millisecond precision.
         #[serde(rename = "createdAt")]
-        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub created_at: crate::Timestamp,
         ///Identifier of the user (API key owner) who created the container.
         #[serde(rename = "creatorId")]
         pub creator_id: ::uuid::Uuid,
@@ -36,7 +36,7 @@ with `containerId` null.
 with millisecond precision.
 */
         #[serde(rename = "expirationDate")]
-        pub expiration_date: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub expiration_date: crate::Timestamp,
         ///The files registered in the container (each `pending` one with its `uploadInfo`).
         pub files: ::std::vec::Vec<ContainerFile>,
         ///Identifier of the container.
@@ -50,7 +50,7 @@ with millisecond precision.
         pub status: crate::enums::ContainerStatus,
         ///Time of the last change, UTC, ISO 8601 with millisecond precision.
         #[serde(rename = "updatedAt")]
-        pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub updated_at: crate::Timestamp,
     }
     impl Container {
         pub fn builder() -> builder::Container {
@@ -65,7 +65,7 @@ with millisecond precision.
     pub struct ContainerFile {
         ///Registration time, UTC, ISO 8601 with millisecond precision.
         #[serde(rename = "createdAt")]
-        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub created_at: crate::Timestamp,
         ///Identifier of the user (API key owner) who registered the file.
         #[serde(rename = "creatorId")]
         pub creator_id: ::uuid::Uuid,
@@ -81,7 +81,7 @@ with millisecond precision.
         pub type_: crate::enums::ContainerFileType,
         ///Time of the last change, UTC, ISO 8601 with millisecond precision.
         #[serde(rename = "updatedAt")]
-        pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub updated_at: crate::Timestamp,
         /**Upload information, present while the file is `pending` (returned at
 registration and by container retrieval and listing). Once the file is `ready`
 (or `deleting`/`deleted`) it is null or absent.
@@ -228,9 +228,7 @@ is scheduled.
             rename = "archiveScheduledAt",
             deserialize_with = "::std::option::Option::deserialize"
         )]
-        pub archive_scheduled_at: ::std::option::Option<
-            ::chrono::DateTime<::chrono::offset::Utc>,
-        >,
+        pub archive_scheduled_at: ::std::option::Option<crate::Timestamp>,
         /**Identifier of the container the processing runs on; becomes null when the
 container is deleted (the processing and its result files remain).
 */
@@ -241,7 +239,7 @@ container is deleted (the processing and its result files remain).
         pub container_id: ::std::option::Option<::uuid::Uuid>,
         ///Creation time (start of the processing), UTC, ISO 8601 with millisecond precision.
         #[serde(rename = "createdAt")]
-        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub created_at: crate::Timestamp,
         ///Identifier of the user (API key owner) who started the processing.
         #[serde(rename = "creatorId")]
         pub creator_id: ::uuid::Uuid,
@@ -330,7 +328,7 @@ the processing has left `processing` it holds the last step reached, or null.
         pub type_: crate::enums::ProcessingType,
         ///Time of the last change, UTC, ISO 8601 with millisecond precision.
         #[serde(rename = "updatedAt")]
-        pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub updated_at: crate::Timestamp,
     }
     impl Processing {
         pub fn builder() -> builder::Processing {
@@ -343,7 +341,7 @@ sends a `cloud:processing-error` event (notification service).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct ProcessingError {
         ///When the entry was recorded, UTC, ISO 8601 with millisecond precision.
-        pub date: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub date: crate::Timestamp,
         ///Identifier of the entry.
         pub id: ::uuid::Uuid,
         pub level: crate::enums::ProcessingErrorLevel,
@@ -549,13 +547,10 @@ addresses that expire.
         }
         #[derive(Clone, Debug)]
         pub struct Container {
-            created_at: ::std::result::Result<
-                ::chrono::DateTime<::chrono::offset::Utc>,
-                ::std::string::String,
-            >,
+            created_at: ::std::result::Result<crate::Timestamp, ::std::string::String>,
             creator_id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
             expiration_date: ::std::result::Result<
-                ::chrono::DateTime<::chrono::offset::Utc>,
+                crate::Timestamp,
                 ::std::string::String,
             >,
             files: ::std::result::Result<
@@ -576,10 +571,7 @@ addresses that expire.
                 crate::enums::ContainerStatus,
                 ::std::string::String,
             >,
-            updated_at: ::std::result::Result<
-                ::chrono::DateTime<::chrono::offset::Utc>,
-                ::std::string::String,
-            >,
+            updated_at: ::std::result::Result<crate::Timestamp, ::std::string::String>,
         }
         impl ::std::default::Default for Container {
             fn default() -> Self {
@@ -604,7 +596,7 @@ addresses that expire.
         impl Container {
             pub fn created_at<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T: ::std::convert::TryInto<crate::Timestamp>,
                 T::Error: ::std::fmt::Display,
             {
                 self.created_at = value
@@ -628,7 +620,7 @@ addresses that expire.
             }
             pub fn expiration_date<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T: ::std::convert::TryInto<crate::Timestamp>,
                 T::Error: ::std::fmt::Display,
             {
                 self.expiration_date = value
@@ -714,7 +706,7 @@ addresses that expire.
             }
             pub fn updated_at<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T: ::std::convert::TryInto<crate::Timestamp>,
                 T::Error: ::std::fmt::Display,
             {
                 self.updated_at = value
@@ -762,10 +754,7 @@ addresses that expire.
         }
         #[derive(Clone, Debug)]
         pub struct ContainerFile {
-            created_at: ::std::result::Result<
-                ::chrono::DateTime<::chrono::offset::Utc>,
-                ::std::string::String,
-            >,
+            created_at: ::std::result::Result<crate::Timestamp, ::std::string::String>,
             creator_id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
             id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
             metadata: ::std::result::Result<
@@ -782,10 +771,7 @@ addresses that expire.
                 crate::enums::ContainerFileType,
                 ::std::string::String,
             >,
-            updated_at: ::std::result::Result<
-                ::chrono::DateTime<::chrono::offset::Utc>,
-                ::std::string::String,
-            >,
+            updated_at: ::std::result::Result<crate::Timestamp, ::std::string::String>,
             upload_info: ::std::result::Result<
                 ::std::option::Option<super::UploadInfo>,
                 ::std::string::String,
@@ -810,7 +796,7 @@ addresses that expire.
         impl ContainerFile {
             pub fn created_at<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T: ::std::convert::TryInto<crate::Timestamp>,
                 T::Error: ::std::fmt::Display,
             {
                 self.created_at = value
@@ -904,7 +890,7 @@ addresses that expire.
             }
             pub fn updated_at<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T: ::std::convert::TryInto<crate::Timestamp>,
                 T::Error: ::std::fmt::Display,
             {
                 self.updated_at = value
@@ -1382,17 +1368,14 @@ addresses that expire.
         #[derive(Clone, Debug)]
         pub struct Processing {
             archive_scheduled_at: ::std::result::Result<
-                ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+                ::std::option::Option<crate::Timestamp>,
                 ::std::string::String,
             >,
             container_id: ::std::result::Result<
                 ::std::option::Option<::uuid::Uuid>,
                 ::std::string::String,
             >,
-            created_at: ::std::result::Result<
-                ::chrono::DateTime<::chrono::offset::Utc>,
-                ::std::string::String,
-            >,
+            created_at: ::std::result::Result<crate::Timestamp, ::std::string::String>,
             creator_id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
             error_count: ::std::result::Result<super::ErrorCount, ::std::string::String>,
             id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
@@ -1453,10 +1436,7 @@ addresses that expire.
                 crate::enums::ProcessingType,
                 ::std::string::String,
             >,
-            updated_at: ::std::result::Result<
-                ::chrono::DateTime<::chrono::offset::Utc>,
-                ::std::string::String,
-            >,
+            updated_at: ::std::result::Result<crate::Timestamp, ::std::string::String>,
         }
         impl ::std::default::Default for Processing {
             fn default() -> Self {
@@ -1511,9 +1491,7 @@ addresses that expire.
         impl Processing {
             pub fn archive_scheduled_at<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<
-                    ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
-                >,
+                T: ::std::convert::TryInto<::std::option::Option<crate::Timestamp>>,
                 T::Error: ::std::fmt::Display,
             {
                 self.archive_scheduled_at = value
@@ -1539,7 +1517,7 @@ addresses that expire.
             }
             pub fn created_at<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T: ::std::convert::TryInto<crate::Timestamp>,
                 T::Error: ::std::fmt::Display,
             {
                 self.created_at = value
@@ -1791,7 +1769,7 @@ addresses that expire.
             }
             pub fn updated_at<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T: ::std::convert::TryInto<crate::Timestamp>,
                 T::Error: ::std::fmt::Display,
             {
                 self.updated_at = value
@@ -1863,10 +1841,7 @@ addresses that expire.
         }
         #[derive(Clone, Debug)]
         pub struct ProcessingError {
-            date: ::std::result::Result<
-                ::chrono::DateTime<::chrono::offset::Utc>,
-                ::std::string::String,
-            >,
+            date: ::std::result::Result<crate::Timestamp, ::std::string::String>,
             id: ::std::result::Result<::uuid::Uuid, ::std::string::String>,
             level: ::std::result::Result<
                 crate::enums::ProcessingErrorLevel,
@@ -1887,7 +1862,7 @@ addresses that expire.
         impl ProcessingError {
             pub fn date<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T: ::std::convert::TryInto<crate::Timestamp>,
                 T::Error: ::std::fmt::Display,
             {
                 self.date = value

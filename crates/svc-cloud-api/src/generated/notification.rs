@@ -31,7 +31,7 @@ retries failed (non-2xx answer, connection error, or no answer within 10 seconds
     pub struct MissedWebhook {
         ///When the missed event was recorded, UTC, ISO 8601 with millisecond precision.
         #[serde(rename = "createdAt")]
-        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub created_at: crate::Timestamp,
         #[serde(rename = "endpointMetadata")]
         pub endpoint_metadata: crate::Metadata,
         #[serde(rename = "eventType")]
@@ -103,7 +103,7 @@ body (same `id`).
     pub struct WebhookEvent {
         ///When the event was created, UTC, ISO 8601 with millisecond precision.
         #[serde(rename = "createdAt")]
-        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub created_at: crate::Timestamp,
         #[serde(rename = "endpointMetadata")]
         pub endpoint_metadata: crate::Metadata,
         #[serde(rename = "eventType")]
@@ -207,10 +207,7 @@ body (same `id`).
         }
         #[derive(Clone, Debug)]
         pub struct MissedWebhook {
-            created_at: ::std::result::Result<
-                ::chrono::DateTime<::chrono::offset::Utc>,
-                ::std::string::String,
-            >,
+            created_at: ::std::result::Result<crate::Timestamp, ::std::string::String>,
             endpoint_metadata: ::std::result::Result<
                 crate::Metadata,
                 ::std::string::String,
@@ -241,7 +238,7 @@ body (same `id`).
         impl MissedWebhook {
             pub fn created_at<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T: ::std::convert::TryInto<crate::Timestamp>,
                 T::Error: ::std::fmt::Display,
             {
                 self.created_at = value
@@ -565,10 +562,7 @@ body (same `id`).
         }
         #[derive(Clone, Debug)]
         pub struct WebhookEvent {
-            created_at: ::std::result::Result<
-                ::chrono::DateTime<::chrono::offset::Utc>,
-                ::std::string::String,
-            >,
+            created_at: ::std::result::Result<crate::Timestamp, ::std::string::String>,
             endpoint_metadata: ::std::result::Result<
                 crate::Metadata,
                 ::std::string::String,
@@ -599,7 +593,7 @@ body (same `id`).
         impl WebhookEvent {
             pub fn created_at<T>(mut self, value: T) -> Self
             where
-                T: ::std::convert::TryInto<::chrono::DateTime<::chrono::offset::Utc>>,
+                T: ::std::convert::TryInto<crate::Timestamp>,
                 T::Error: ::std::fmt::Display,
             {
                 self.created_at = value

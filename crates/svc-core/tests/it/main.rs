@@ -5,6 +5,8 @@
 mod limits;
 #[cfg(feature = "axum")]
 mod receiver;
+mod serial;
+mod settings;
 mod vectors;
 mod webhook;
 

@@ -25,7 +25,12 @@ async fn discovery_document_gives_issuer_and_token_endpoint() {
     let env = Env::start().await;
     let doc = discovery(&env.http, &env.info.auth_url).await;
     let issuer = doc["issuer"].as_str().expect("issuer string");
-    assert!(!issuer.is_empty(), "{doc}");
+    // OpenID Connect Discovery 1.0 §4.3: the issuer is the URL the document was fetched under.
+    assert_eq!(
+        issuer.trim_end_matches('/'),
+        env.info.auth_url.trim_end_matches('/'),
+        "{doc}"
+    );
     let endpoint = doc["token_endpoint"]
         .as_str()
         .expect("token_endpoint string");
@@ -454,4 +459,145 @@ async fn other_organization_container_is_404() {
     let mine = mine.ok();
     assert_eq!(mine["metadata"], json!({"owner": "other"}));
     assert_eq!(mine["files"][0]["path"], "a.nmea");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_organization_in_the_path_is_404() {
+    // cloud.yaml / notification.yaml, parameter `organizationId`: "An unknown organization
+    // answers 404; an organization the caller does not administer answers 403."
+    let env = Env::start().await;
+    let unknown = uuid::Uuid::new_v4();
+    let requests = [
+        (
+            Method::GET,
+            env.cloud(&format!(
+                "/api/v2/organizations/{unknown}/containers?page=0&perPage=10"
+            )),
+            None,
+        ),
+        (
+            Method::POST,
+            env.cloud(&format!("/api/v2/organizations/{unknown}/containers")),
+            Some(json!({"region": "eu-west-3"})),
+        ),
+        (
+            Method::GET,
+            env.cloud(&format!(
+                "/api/v2/organizations/{unknown}/processings?page=0&perPage=10"
+            )),
+            None,
+        ),
+        (
+            Method::GET,
+            env.notif(&format!(
+                "/api/v2/organizations/{unknown}/webhook-endpoints?page=0&perPage=10"
+            )),
+            None,
+        ),
+    ];
+    let mut wrong = Vec::new();
+    for (method, url, body) in requests {
+        let r = env
+            .call_as(Some(&env.token), method.clone(), &url, body.as_ref())
+            .await;
+        if r.status == 404 {
+            r.err(404);
+        } else {
+            wrong.push(format!("{method} {url} -> {} {}", r.status, r.text));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "expected 404 for an unknown organization:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn other_organization_endpoints_and_processings_are_404() {
+    let env = Env::start().await;
+    let (other_token, other_org) = env.other_org().await;
+    let created = env
+        .call_as(
+            Some(&other_token),
+            Method::POST,
+            &env.notif(&format!("/api/v2/organizations/{other_org}/webhook-endpoints")),
+            Some(&json!({"url": "http://127.0.0.1:9/hook", "enabledEventTypes": ["cloud:processing-ended"]})),
+        )
+        .await;
+    let endpoint = created.ok()[0].clone();
+    let eid = endpoint["id"].as_str().unwrap();
+    env.npatch(
+        &format!("/api/v2/webhook-endpoints/{eid}"),
+        &json!({"enabled": false}),
+    )
+    .await
+    .err(404);
+    env.nget(&format!(
+        "/api/v2/webhook-endpoints/{eid}/missed-webhooks?page=0&perPage=10"
+    ))
+    .await
+    .err(404);
+    env.ndelete(&format!("/api/v2/webhook-endpoints/{eid}"))
+        .await
+        .err(404);
+    // The other organization's processing.
+    let track = crate::common::nmea_track(3);
+    let c = env
+        .call_as(
+            Some(&other_token),
+            Method::POST,
+            &env.cloud(&format!("/api/v2/organizations/{other_org}/containers")),
+            Some(&json!({"region": "eu-west-3", "files": [{"path": "t.nmea", "type": "input", "size": track.len()}]})),
+        )
+        .await;
+    let c = c.ok().clone();
+    let (status, body) = crate::common::upload(&env.http, &c["files"][0], track.into_bytes()).await;
+    assert_eq!(status, 204, "{body}");
+    let p = env
+        .call_as(
+            Some(&other_token),
+            Method::POST,
+            &env.cloud(&format!("/api/v2/organizations/{other_org}/processings")),
+            Some(&json!({"containerId": c["id"], "processingJson": {}})),
+        )
+        .await;
+    let pid = p.ok()["id"].as_str().unwrap().to_owned();
+    for (method, path) in [
+        (Method::GET, format!("/api/v2/processings/{pid}")),
+        (Method::GET, format!("/api/v2/processings/{pid}/errors")),
+        (Method::GET, format!("/api/v2/processings/{pid}/output")),
+        (Method::POST, format!("/api/v2/processings/{pid}/archive")),
+        (Method::POST, format!("/api/v2/processings/{pid}")),
+    ] {
+        let r = env
+            .call_as(Some(&env.token), method.clone(), &env.cloud(&path), None)
+            .await;
+        assert_eq!(r.status, 404, "{method} {path}: {}", r.text);
+        r.err(404);
+    }
+    // Still there, untouched, for its owner; not listed for this organization.
+    let theirs = env
+        .call_as(
+            Some(&other_token),
+            Method::GET,
+            &env.cloud(&format!("/api/v2/processings/{pid}")),
+            None,
+        )
+        .await;
+    assert!(
+        matches!(
+            theirs.ok()["status"].as_str(),
+            Some("pending" | "processing" | "processed")
+        ),
+        "{}",
+        theirs.text
+    );
+    let mine = env
+        .get(&format!(
+            "/api/v2/organizations/{}/processings?page=0&perPage=10",
+            env.org()
+        ))
+        .await;
+    assert_eq!(mine.ok()["numItems"], 0);
 }

@@ -67,14 +67,26 @@ pub struct Resp {
     pub status: StatusCode,
     pub text: String,
     pub json: Value,
+    pub content_type: String,
 }
 
 impl Resp {
     pub async fn read(response: reqwest::Response) -> Self {
         let status = response.status();
+        let content_type = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
         let text = response.text().await.expect("response body");
         let json = serde_json::from_str(&text).unwrap_or(Value::Null);
-        Self { status, text, json }
+        Self {
+            status,
+            text,
+            json,
+            content_type,
+        }
     }
 
     /// Asserts a 200 success and returns the JSON body.
@@ -98,6 +110,12 @@ impl Resp {
             status,
             "expected {status}, got {} with body {}",
             self.status,
+            self.text
+        );
+        assert!(
+            self.content_type.starts_with("application/json"),
+            "error bodies are application/json, got {:?}: {}",
+            self.content_type,
             self.text
         );
         assert_error_body(&self.json, &self.text)
@@ -742,4 +760,57 @@ pub fn nmea_track(fixes: usize) -> String {
         out.push_str("\r\n");
     }
     out
+}
+
+// ---------------------------------------------------------------------------------------
+// Processings
+
+/// Every field a Processing always carries (possibly null), per the schema.
+pub const PROCESSING_FIELDS: [&str; 21] = [
+    "id",
+    "name",
+    "type",
+    "status",
+    "region",
+    "processingResult",
+    "processingDuration",
+    "processingStep",
+    "processingProgress",
+    "archiveScheduledAt",
+    "createdAt",
+    "updatedAt",
+    "creatorId",
+    "organizationId",
+    "containerId",
+    "errorCount",
+    "missionLength",
+    "missionLocationCountry",
+    "missionLocationRegion",
+    "missionLocationPlace",
+    "processingJson",
+];
+
+#[track_caller]
+pub fn assert_processing_shape(p: &Value) {
+    for field in PROCESSING_FIELDS {
+        assert!(p.get(field).is_some(), "Processing without `{field}`: {p}");
+    }
+    assert_uuid(&p["id"]);
+    assert_uuid(&p["creatorId"]);
+    assert_uuid(&p["organizationId"]);
+    assert!(
+        matches!(p["type"].as_str(), Some("gnss" | "ins")),
+        "type: {p}"
+    );
+    assert!(
+        REGIONS.contains(&p["region"].as_str().unwrap_or_default()),
+        "region: {p}"
+    );
+    assert!(
+        p["errorCount"]["errors"].is_u64() && p["errorCount"]["warnings"].is_u64(),
+        "errorCount: {p}"
+    );
+    assert!(p["processingJson"].is_object(), "{p}");
+    let created = assert_timestamp(&p["createdAt"]);
+    assert!(assert_timestamp(&p["updatedAt"]) >= created, "{p}");
 }

@@ -205,6 +205,41 @@ async fn create_with_files_registers_them_pending_with_upload_info() {
             ])),
             "content-length-range equals the registered size: {policy}"
         );
+        // One condition per signed form field, each matching the field exactly.
+        for (name, value) in info["fields"].as_object().unwrap() {
+            if name == "Policy" || name == "X-Amz-Signature" {
+                continue;
+            }
+            let covered = conditions.iter().any(|c| {
+                c.as_object().is_some_and(|o| {
+                    o.iter()
+                        .any(|(k, v)| k.eq_ignore_ascii_case(name) && v == value)
+                }) || (c.get(0).and_then(Value::as_str) == Some("eq")
+                    && c.get(1)
+                        .and_then(Value::as_str)
+                        .is_some_and(|k| k.trim_start_matches('$').eq_ignore_ascii_case(name))
+                    && c.get(2) == Some(value))
+            });
+            assert!(covered, "no policy condition for field {name}: {policy}");
+        }
+        // Credential scope `<access key>/<date>/<region>/s3/aws4_request`.
+        let credential = info["fields"]["X-Amz-Credential"].as_str().unwrap();
+        let scope: Vec<&str> = credential.split('/').collect();
+        assert_eq!(scope.len(), 5, "{credential}");
+        assert_eq!(
+            scope[2], "us-west-1",
+            "credential region is the container's: {credential}"
+        );
+        assert_eq!(&scope[3..], ["s3", "aws4_request"], "{credential}");
+        let amz_date = info["fields"]["X-Amz-Date"].as_str().unwrap();
+        assert!(
+            amz_date.len() == 16 && amz_date.starts_with(scope[1]) && amz_date.ends_with('Z'),
+            "X-Amz-Date in ISO 8601 basic format, same day as the credential: {amz_date}"
+        );
+        assert_eq!(
+            file["creatorId"], c["creatorId"],
+            "registered by the same key owner"
+        );
     }
     assert_eq!(list[0]["metadata"], json!({"sensor": "gnss"}));
     // Two distinct upload keys.
@@ -212,11 +247,28 @@ async fn create_with_files_registers_them_pending_with_upload_info() {
         list[0]["uploadInfo"]["fields"]["key"],
         list[1]["uploadInfo"]["fields"]["key"]
     );
-    // GET still shows the upload information of pending files.
+    // GET and the list still show the upload information of pending files.
     let got = env.container(c["id"].as_str().unwrap()).await;
     for file in got["files"].as_array().unwrap() {
         assert_eq!(file["status"], "pending");
         assert!(file["uploadInfo"]["url"].is_string(), "{file}");
+    }
+    let listed = env
+        .get(&format!("{}?page=0&perPage=10", create_path(&env)))
+        .await;
+    let listed = listed.ok()["containers"][0]["files"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(listed.len(), 2);
+    for file in &listed {
+        let keys: Vec<&str> = file["uploadInfo"]["fields"]
+            .as_object()
+            .unwrap_or_else(|| panic!("listing without uploadInfo: {file}"))
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(keys, UPLOAD_FIELDS);
     }
 }
 

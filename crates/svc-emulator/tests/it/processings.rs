@@ -8,34 +8,9 @@ use serde_json::{Value, json};
 use svc_emulator::EmulatorConfig;
 
 use crate::common::{
-    DEADLINE, Env, FIXES, POLL, REGIONS, STEPS, assert_timestamp, assert_uuid, config,
-    nmea_sentence, nmea_track, poll, upload,
+    DEADLINE, Env, FIXES, POLL, REGIONS, STEPS, assert_processing_shape, assert_timestamp,
+    assert_uuid, config, nmea_sentence, nmea_track, poll, upload,
 };
-
-/// Every field a Processing always carries (possibly null), per the schema.
-const PROCESSING_FIELDS: [&str; 21] = [
-    "id",
-    "name",
-    "type",
-    "status",
-    "region",
-    "processingResult",
-    "processingDuration",
-    "processingStep",
-    "processingProgress",
-    "archiveScheduledAt",
-    "createdAt",
-    "updatedAt",
-    "creatorId",
-    "organizationId",
-    "containerId",
-    "errorCount",
-    "missionLength",
-    "missionLocationCountry",
-    "missionLocationRegion",
-    "missionLocationPlace",
-    "processingJson",
-];
 
 #[track_caller]
 fn mentions(details: &str, word: &str) {
@@ -43,31 +18,6 @@ fn mentions(details: &str, word: &str) {
         details.to_lowercase().contains(&word.to_lowercase()),
         "details {details:?} should mention `{word}`"
     );
-}
-
-#[track_caller]
-fn assert_processing_shape(p: &Value) {
-    for field in PROCESSING_FIELDS {
-        assert!(p.get(field).is_some(), "Processing without `{field}`: {p}");
-    }
-    assert_uuid(&p["id"]);
-    assert_uuid(&p["creatorId"]);
-    assert_uuid(&p["organizationId"]);
-    assert!(
-        matches!(p["type"].as_str(), Some("gnss" | "ins")),
-        "type: {p}"
-    );
-    assert!(
-        REGIONS.contains(&p["region"].as_str().unwrap_or_default()),
-        "region: {p}"
-    );
-    assert!(
-        p["errorCount"]["errors"].is_u64() && p["errorCount"]["warnings"].is_u64(),
-        "errorCount: {p}"
-    );
-    assert!(p["processingJson"].is_object(), "{p}");
-    let created = assert_timestamp(&p["createdAt"]);
-    assert!(assert_timestamp(&p["updatedAt"]) >= created, "{p}");
 }
 
 fn status(p: &Value) -> &str {
@@ -142,6 +92,11 @@ async fn lifecycle_walks_the_steps_in_order_and_ends_processed() {
     assert_eq!(started["organizationId"], env.org());
     assert_eq!(started["region"], "eu-west-3", "the container's region");
     let pid = id(&started);
+    let c = env.container(&container).await;
+    assert_eq!(
+        started["creatorId"], c["creatorId"],
+        "started by the same key owner"
+    );
 
     // Poll and record the sequence.
     let mut seen = vec![started.clone()];
@@ -524,6 +479,11 @@ async fn non_nmea_input_fails_with_an_error_entry() {
         .map(|e| e["level"].as_str().unwrap_or_default())
         .collect();
     assert!(levels.contains(&"error"), "{errors:?}");
+    // A failed processing is still `processed`: its output list answers 200 (an array).
+    let outputs = env
+        .get(&format!("/api/v2/processings/{}/output", id(&p)))
+        .await;
+    assert!(outputs.ok().is_array(), "{}", outputs.text);
     assert_eq!(
         levels.iter().filter(|l| **l == "error").count() as u64,
         end["errorCount"]["errors"].as_u64().unwrap()
@@ -873,4 +833,50 @@ async fn processing_region_is_the_container_region() {
     assert_eq!(end["region"], "ap-northeast-1");
     let mission = end["missionLength"].as_i64().unwrap();
     assert!((8..=10).contains(&mission), "{end}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn download_urls_expire_and_a_new_list_gives_fresh_ones() {
+    let env = Env::with(EmulatorConfig {
+        download_ttl: Duration::from_secs(1),
+        ..config()
+    })
+    .await;
+    let end = env.run_nmea_processing().await;
+    let pid = id(&end);
+    let outputs = env.outputs(&pid).await;
+    let url = outputs[0]["url"].as_str().unwrap().to_owned();
+    assert_eq!(env.http.get(&url).send().await.unwrap().status(), 200);
+    // X-Amz-Date (whole seconds) + X-Amz-Expires (1 s): wait, bounded, until it has passed.
+    let date = url
+        .split("X-Amz-Date=")
+        .nth(1)
+        .and_then(|r| r.split('&').next())
+        .expect("X-Amz-Date");
+    let signed = chrono::NaiveDateTime::parse_from_str(date, "%Y%m%dT%H%M%SZ")
+        .expect("basic format")
+        .and_utc();
+    poll("download URL expiry", Duration::from_secs(5), || async {
+        (chrono::Utc::now() > signed + chrono::TimeDelta::milliseconds(1200)).then_some(())
+    })
+    .await;
+    let response = env.http.get(&url).send().await.unwrap();
+    let status = response.status();
+    let body = response.text().await.unwrap();
+    assert_eq!(status, 403, "an expired download URL: {body}");
+    crate::common::assert_storage_error(&body);
+    let fresh = env.outputs(&pid).await;
+    let again = fresh
+        .iter()
+        .find(|o| o["path"] == outputs[0]["path"])
+        .unwrap();
+    assert_eq!(
+        env.http
+            .get(again["url"].as_str().unwrap())
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
 }

@@ -42,6 +42,16 @@ async fn upload_succeeds_with_204_and_the_file_becomes_ready() {
         stored["uploadInfo"].is_null(),
         "no uploadInfo once ready: {stored}"
     );
+    // Renaming and retyping a ready file leave it ready.
+    let url = format!("/api/v2/container-files/{}", stored["id"].as_str().unwrap());
+    let r = env
+        .patch(
+            &url,
+            &json!({"path": "renamed/rover.nmea", "type": "resources"}),
+        )
+        .await;
+    assert_eq!(r.ok()["status"], "ready", "{}", r.text);
+    assert_eq!(file_status(&env, &container).await, "ready");
     // An empty file registered with size 0 uploads too.
     let c = env
         .create_container(json!([{"path": "empty.txt", "type": "resources", "size": 0}]))

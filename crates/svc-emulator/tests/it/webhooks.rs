@@ -190,6 +190,11 @@ async fn endpoint_values_are_validated() {
         assert_eq!(r.status, status, "{body}: {}", r.text);
         mentions(&r.err(status), word);
     }
+    for raw in ["{", "not json", "[1,"] {
+        env.call_raw(reqwest::Method::POST, &env.notif(&create), raw)
+            .await
+            .err(400);
+    }
     let list = env.nget(&format!("{create}?page=0&perPage=10")).await;
     assert_eq!(list.ok(), &json!([]), "nothing created");
 
@@ -285,6 +290,7 @@ async fn deliveries_are_signed_and_follow_the_processing() {
         let event = check_delivery(d, &secret, since, &metadata);
         assert_eq!(event["payload"]["id"], pid, "{event}");
         assert_eq!(event["payload"]["organizationId"], env.org());
+        crate::common::assert_processing_shape(&event["payload"]);
         if event["eventType"] == "cloud:processing-progress" {
             progress.push(event["payload"].clone());
         }
@@ -449,27 +455,72 @@ async fn a_failed_processing_raises_processing_error() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_canceled_processing_raises_ended() {
+async fn cancel_and_archive_raise_progress_and_cancel_raises_ended() {
     let env = Env::start().await;
     let receiver = WebhookReceiver::start(0).await.unwrap();
-    env.create_endpoint(&receiver.url, &[ENDED], json!({}))
-        .await;
+    let since = now_secs();
+    let e = env.create_endpoint(&receiver.url, &ALL, json!({})).await;
+    let secret = e["secret"].as_str().unwrap().to_owned();
     let container = env.nmea_container().await;
     let p = env.start_processing(&container).await;
-    let r = env
-        .post_empty(&format!(
-            "/api/v2/processings/{}",
-            p["id"].as_str().unwrap()
-        ))
-        .await;
+    let pid = p["id"].as_str().unwrap().to_owned();
+    let r = env.post_empty(&format!("/api/v2/processings/{pid}")).await;
     assert!(r.status.is_success(), "{}", r.text);
     let got = receiver
         .wait_until(Duration::from_secs(10), has_ended)
         .await;
-    assert_eq!(got.len(), 1, "{got:?}");
-    let event: Value = serde_json::from_slice(&got[0].body).unwrap();
-    assert_eq!(event["payload"]["status"], "canceled");
-    assert_eq!(event["payload"]["id"], p["id"]);
+    let events: Vec<Value> = got
+        .iter()
+        .map(|d| check_delivery(d, &secret, since, &json!({})))
+        .collect();
+    let ended: Vec<&Value> = events.iter().filter(|e| e["eventType"] == ENDED).collect();
+    assert_eq!(ended.len(), 1, "{events:?}");
+    assert_eq!(ended[0]["payload"]["status"], "canceled");
+    assert_eq!(ended[0]["payload"]["id"], pid.as_str());
+    let canceled_progress = |d: &[ReceivedDelivery]| {
+        d.iter()
+            .filter_map(|x| serde_json::from_slice::<Value>(&x.body).ok())
+            .any(|e| {
+                e["eventType"] == "cloud:processing-progress"
+                    && e["payload"]["status"] == "canceled"
+            })
+    };
+    let got = receiver
+        .wait_until(Duration::from_secs(5), canceled_progress)
+        .await;
+    assert!(
+        canceled_progress(&got),
+        "a progress event for the status change to canceled"
+    );
+
+    // Archive is a status change too: a progress event, and no ended event.
+    let r = env
+        .post_empty(&format!("/api/v2/processings/{pid}/archive"))
+        .await;
+    assert_eq!(r.ok()["status"], "archived");
+    let archived_progress = |d: &[ReceivedDelivery]| {
+        d.iter()
+            .filter_map(|x| serde_json::from_slice::<Value>(&x.body).ok())
+            .any(|e| {
+                e["eventType"] == "cloud:processing-progress"
+                    && e["payload"]["status"] == "archived"
+            })
+    };
+    let got = receiver
+        .wait_until(Duration::from_secs(5), archived_progress)
+        .await;
+    assert!(
+        archived_progress(&got),
+        "a progress event for the status change to archived"
+    );
+    for d in &got {
+        check_delivery(d, &secret, since, &json!({}));
+    }
+    assert_eq!(
+        with_type(&got, ENDED).len(),
+        1,
+        "archive does not raise processing-ended"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -545,10 +596,158 @@ async fn an_always_failing_receiver_gets_11_attempts_then_a_missed_webhook() {
     assert_eq!(m["payload"]["status"], "processed");
     assert_timestamp(&m["createdAt"]);
     assert_eq!(m["endpointMetadata"], metadata);
+    let delivered: Value = serde_json::from_slice(&got[0].body).unwrap();
+    assert_eq!(
+        m["payload"], delivered["payload"],
+        "the payload that could not be delivered"
+    );
+    assert_eq!(m["eventType"], delivered["eventType"]);
     let page1 = env
         .nget(&format!(
             "/api/v2/webhook-endpoints/{eid}/missed-webhooks?page=1&perPage=1"
         ))
         .await;
     assert_eq!(page1.ok(), &json!([]));
+    // notification.yaml, MissedWebhook.createdAt: "When the missed event was recorded",
+    // i.e. after the 11th failed attempt, at least the sum of the retry delays
+    // (5 + 10 + 8 × 20 ms = 175 ms here) after the event was raised.
+    let raised = assert_timestamp(&delivered["createdAt"]);
+    let recorded = assert_timestamp(&m["createdAt"]);
+    assert!(
+        recorded - raised >= chrono::TimeDelta::milliseconds(150),
+        "MissedWebhook.createdAt {recorded} is not when it was recorded (the event was raised at {raised})"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_an_endpoint_stops_its_retries() {
+    let env = Env::with(svc_emulator::EmulatorConfig {
+        webhook_retry_base: Duration::from_millis(100),
+        webhook_retry_cap: Duration::from_millis(100),
+        ..crate::common::config()
+    })
+    .await;
+    let receiver = WebhookReceiver::start(u32::MAX).await.unwrap();
+    let e = env
+        .create_endpoint(&receiver.url, &[ENDED], json!({}))
+        .await;
+    env.run_nmea_processing().await;
+    let first = receiver
+        .wait_until(Duration::from_secs(10), |d| !d.is_empty())
+        .await;
+    assert!(!first.is_empty(), "no first delivery");
+    let r = env
+        .ndelete(&format!(
+            "/api/v2/webhook-endpoints/{}",
+            e["id"].as_str().unwrap()
+        ))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let at_delete = receiver.deliveries().len();
+    // With 100 ms between retries, 11 attempts would take a second; at most the one in
+    // flight at the deletion may still arrive.
+    let later = receiver
+        .wait_until(Duration::from_millis(800), |d| d.len() > at_delete + 1)
+        .await;
+    assert!(
+        later.len() <= at_delete + 1,
+        "{} deliveries after the deletion (had {at_delete})",
+        later.len()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reenabled_or_moved_endpoint_gets_later_events_at_its_new_url() {
+    let env = Env::start().await;
+    let old = WebhookReceiver::start(0).await.unwrap();
+    let new = WebhookReceiver::start(0).await.unwrap();
+    let witness = WebhookReceiver::start(0).await.unwrap();
+    env.create_endpoint(&witness.url, &[ENDED], json!({})).await;
+    let e = env.create_endpoint(&old.url, &[ENDED], json!({})).await;
+    let path = format!("/api/v2/webhook-endpoints/{}", e["id"].as_str().unwrap());
+    env.npatch(&path, &json!({"enabled": false})).await.ok();
+    let first = env.run_nmea_processing().await;
+    witness.wait_until(Duration::from_secs(10), has_ended).await;
+    // Enabled again, at a new address: later events only, to the new address.
+    let r = env
+        .npatch(&path, &json!({"enabled": true, "url": new.url}))
+        .await;
+    assert_eq!(r.ok()[0]["enabled"], true);
+    assert_eq!(r.json[0]["url"], new.url.as_str());
+    let second = env.run_nmea_processing().await;
+    let got = new.wait_until(Duration::from_secs(10), has_ended).await;
+    let ids: Vec<Value> = got
+        .iter()
+        .map(|d| serde_json::from_slice::<Value>(&d.body).unwrap()["payload"]["id"].clone())
+        .collect();
+    assert_eq!(
+        ids,
+        [second["id"].clone()],
+        "only the later processing (not {})",
+        first["id"]
+    );
+    assert!(old.deliveries().is_empty(), "nothing to the old address");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_go_only_to_the_organizations_endpoints() {
+    let env = Env::start().await;
+    let mine = WebhookReceiver::start(0).await.unwrap();
+    let theirs = WebhookReceiver::start(0).await.unwrap();
+    env.create_endpoint(&mine.url, &ALL, json!({})).await;
+    let (other_token, other_org) = env.other_org().await;
+    let created = env
+        .call_as(
+            Some(&other_token),
+            reqwest::Method::POST,
+            &env.notif(&format!(
+                "/api/v2/organizations/{other_org}/webhook-endpoints"
+            )),
+            Some(&json!({"url": theirs.url, "enabledEventTypes": ALL})),
+        )
+        .await;
+    created.ok();
+    // A processing of the other organization.
+    let track = crate::common::nmea_track(5);
+    let c = env
+        .call_as(
+            Some(&other_token),
+            reqwest::Method::POST,
+            &env.cloud(&format!("/api/v2/organizations/{other_org}/containers")),
+            Some(&json!({"region": "eu-west-3", "files": [{"path": "t.nmea", "type": "input", "size": track.len()}]})),
+        )
+        .await;
+    let c = c.ok().clone();
+    let (status, body) = crate::common::upload(&env.http, &c["files"][0], track.into_bytes()).await;
+    assert_eq!(status, 204, "{body}");
+    let p = env
+        .call_as(
+            Some(&other_token),
+            reqwest::Method::POST,
+            &env.cloud(&format!("/api/v2/organizations/{other_org}/processings")),
+            Some(&json!({"containerId": c["id"], "processingJson": {}})),
+        )
+        .await;
+    let their_id = p.ok()["id"].clone();
+    let got = theirs.wait_until(Duration::from_secs(10), has_ended).await;
+    assert!(
+        got.iter().all(
+            |d| serde_json::from_slice::<Value>(&d.body).unwrap()["payload"]["id"] == their_id
+        )
+    );
+    // A processing of this organization: its own receiver gets it, the other does not.
+    let own = env.run_nmea_processing().await;
+    let got = mine.wait_until(Duration::from_secs(10), has_ended).await;
+    assert!(
+        got.iter().all(
+            |d| serde_json::from_slice::<Value>(&d.body).unwrap()["payload"]["id"] == own["id"]
+        ),
+        "only this organization's processings reach its endpoints"
+    );
+    assert!(
+        theirs.deliveries().iter().all(
+            |d| serde_json::from_slice::<Value>(&d.body).unwrap()["payload"]["id"] == their_id
+        ),
+        "the other organization's endpoint got this organization's events"
+    );
 }

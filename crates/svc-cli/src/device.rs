@@ -1,0 +1,430 @@
+//! `svc device`: configure an inertial navigation unit.
+//!
+//! Passwords never come from a command-line argument (other users of the machine can
+//! read those): the login password is read from `SVC_DEVICE_PASSWORD`, from stdin with
+//! `--password-stdin`, or at a prompt on a terminal; without any of them the login uses
+//! an empty password (users have none by default). A new password (`password`) is read
+//! from `SVC_DEVICE_NEW_PASSWORD`, from stdin with `--new-password-stdin`, or at a prompt
+//! (asked twice).
+
+use std::io::{IsTerminal, Read};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+use ins_device_api::Password;
+use ins_device_api::enums::UserName;
+use serde_json::{Value, json};
+use svc_core::unit::serial_link::{SerialLink, SerialOptions};
+use svc_core::unit::{ApplyOptions, Unit};
+
+use crate::exit::Failure;
+
+/// Where the unit is, who acts, and what to do.
+#[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("link").required(false).args(["url", "serial", "serial_tcp"])))]
+pub struct DeviceArgs {
+    /// The unit's address over HTTP, e.g. http://192.168.1.1 (or SVC_DEVICE_URL).
+    #[arg(long, global = true, env = "SVC_DEVICE_URL")]
+    url: Option<String>,
+    /// A serial port carrying the sbgECom protocol, e.g. /dev/ttyUSB0.
+    #[arg(long, global = true)]
+    serial: Option<String>,
+    /// Baud rate of --serial.
+    #[arg(long, global = true, default_value_t = 115_200)]
+    baud: u32,
+    /// A serial-over-IP bridge, HOST:PORT.
+    #[arg(long, global = true)]
+    serial_tcp: Option<String>,
+    /// Log in as this user (viewer, operator, powerUser, setup, factory); without it,
+    /// requests act as the unit's default user.
+    #[arg(long, global = true)]
+    user: Option<String>,
+    /// Read the login password from the first line of stdin.
+    #[arg(long, global = true)]
+    password_stdin: bool,
+    #[command(subcommand)]
+    command: DeviceCommand,
+}
+
+#[derive(Subcommand, Debug)]
+enum DeviceCommand {
+    /// Product, serial number, firmware and API versions.
+    Info,
+    /// Read, write, compare and apply settings.
+    #[command(subcommand)]
+    Settings(SettingsCommand),
+    /// Reboot the unit (every session token and the settings lock end).
+    Reboot {
+        /// Wait until the unit answers again.
+        #[arg(long)]
+        wait: bool,
+    },
+    /// The on-board data logger.
+    #[command(subcommand)]
+    Logger(LoggerCommand),
+    /// Change a password: your own, or another user's when logged in as setup.
+    Password {
+        /// Whose password (default: the logged-in user's).
+        #[arg(long = "for")]
+        target: Option<String>,
+        /// Read the new password from stdin instead of a prompt.
+        #[arg(long)]
+        new_password_stdin: bool,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum SettingsCommand {
+    /// Print the settings tree, or one node of it (e.g. aiding/gnss1/leverArmPrimary).
+    Get {
+        path: Option<String>,
+        /// Only the settings changed from the defaults.
+        #[arg(long)]
+        delta: bool,
+        /// Indented JSON.
+        #[arg(long)]
+        pretty: bool,
+    },
+    /// Write one node: VALUE is JSON (`[0.1,0,-1.2]`, `true`, `"10ms"`) or else a string.
+    Set {
+        path: String,
+        value: String,
+        /// Only validate on the unit.
+        #[arg(long)]
+        check_only: bool,
+    },
+    /// Compare two settings files offline: the changed nodes and the partial tree to write.
+    Diff { a: PathBuf, b: PathBuf },
+    /// Bring the unit to the wanted (whole or partial) tree, writing only what differs.
+    Apply {
+        wanted: PathBuf,
+        /// Only validate on the unit.
+        #[arg(long)]
+        check_only: bool,
+        /// Hold the settings lock while applying (needs --user).
+        #[arg(long)]
+        lock: bool,
+    },
+    /// Save the whole tree to FILE (`-` for stdout).
+    Export { file: PathBuf },
+    /// Load a whole tree from FILE (`-` for stdin).
+    Import {
+        file: PathBuf,
+        #[arg(long)]
+        check_only: bool,
+    },
+    /// Restore the factory defaults.
+    Default {
+        #[arg(long)]
+        check_only: bool,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum LoggerCommand {
+    Status,
+    Start,
+    Stop,
+}
+
+pub async fn run(args: DeviceArgs) -> ExitCode {
+    match execute(args).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => failure.report("svc device"),
+    }
+}
+
+fn print_json(value: &Value, pretty: bool) -> Result<(), Failure> {
+    let text = if pretty {
+        serde_json::to_string_pretty(value)
+    } else {
+        serde_json::to_string(value)
+    }
+    .map_err(|e| Failure::other(e.to_string()))?;
+    println!("{text}");
+    Ok(())
+}
+
+fn read_json(path: &Path) -> Result<Value, Failure> {
+    let text = if path == Path::new("-") {
+        let mut s = String::new();
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .map_err(|e| Failure::other(format!("reading stdin: {e}")))?;
+        s
+    } else {
+        std::fs::read_to_string(path)
+            .map_err(|e| Failure::other(format!("reading {}: {e}", path.display())))?
+    };
+    serde_json::from_str(&text)
+        .map_err(|e| Failure::invalid(format!("{} is not valid JSON: {e}", path.display())))
+}
+
+/// Writes a file whole or not at all (a temporary file renamed into place).
+fn write_file(path: &Path, text: &str) -> Result<(), Failure> {
+    if path == Path::new("-") {
+        println!("{text}");
+        return Ok(());
+    }
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    std::fs::write(&tmp, text)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            Failure::other(format!("writing {}: {e}", path.display()))
+        })
+}
+
+fn user_name(name: &str) -> Result<UserName, Failure> {
+    let user = UserName::from(name);
+    if user.is_known() {
+        Ok(user)
+    } else {
+        Err(Failure::usage(format!(
+            "unknown user `{name}`; users are {}",
+            UserName::KNOWN.join(", ")
+        )))
+    }
+}
+
+fn read_secret(
+    env: &str,
+    from_stdin: bool,
+    prompt: &str,
+    confirm: bool,
+) -> Result<Option<Password>, Failure> {
+    if let Ok(value) = std::env::var(env) {
+        return Ok(Some(Password::new(value)));
+    }
+    if from_stdin {
+        let mut line = String::new();
+        std::io::stdin()
+            .read_line(&mut line)
+            .map_err(|e| Failure::other(format!("reading stdin: {e}")))?;
+        return Ok(Some(Password::new(line.trim_end_matches(['\r', '\n']))));
+    }
+    if std::io::stdin().is_terminal() {
+        let first = rpassword::prompt_password(prompt)
+            .map_err(|e| Failure::other(format!("prompt: {e}")))?;
+        if confirm {
+            let again = rpassword::prompt_password("Repeat it: ")
+                .map_err(|e| Failure::other(format!("prompt: {e}")))?;
+            if again != first {
+                return Err(Failure::usage("the two passwords differ"));
+            }
+        }
+        return Ok(Some(Password::new(first)));
+    }
+    Ok(None)
+}
+
+async fn connect(args: &DeviceArgs) -> Result<Unit, Failure> {
+    let unit = match (&args.url, &args.serial, &args.serial_tcp) {
+        (Some(url), None, None) => Unit::http(url)?,
+        (None, Some(path), None) => serial_port(path, args.baud)?,
+        (None, None, Some(address)) => {
+            let link = SerialLink::tcp(address, SerialOptions::default())
+                .await
+                .map_err(|reason| Failure {
+                    code: crate::exit::UNREACHABLE,
+                    message: reason,
+                })?;
+            Unit::over(Arc::new(link), format!("serial bridge {address}"))
+        }
+        _ => {
+            return Err(Failure::usage(
+                "say where the unit is: --url URL, --serial PATH or --serial-tcp HOST:PORT",
+            ));
+        }
+    };
+    if let Some(name) = &args.user {
+        let user = user_name(name)?;
+        let password = read_secret(
+            "SVC_DEVICE_PASSWORD",
+            args.password_stdin,
+            &format!("Password for {name}: "),
+            false,
+        )?
+        .unwrap_or_else(|| Password::new(""));
+        unit.login(user, password).await?;
+    }
+    Ok(unit)
+}
+
+#[cfg(unix)]
+fn serial_port(path: &str, baud: u32) -> Result<Unit, Failure> {
+    let link =
+        SerialLink::port(path, baud, SerialOptions::default()).map_err(|reason| Failure {
+            code: crate::exit::UNREACHABLE,
+            message: reason,
+        })?;
+    Ok(Unit::over(Arc::new(link), format!("serial port {path}")))
+}
+
+/// A command-line value: JSON when it parses, otherwise the text as a string
+/// (`10ms` needs no quotes).
+fn cli_value(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
+}
+
+async fn execute(args: DeviceArgs) -> Result<(), Failure> {
+    // Offline work first: `settings diff` needs no unit.
+    if let DeviceCommand::Settings(SettingsCommand::Diff { a, b }) = &args.command {
+        let (a, b) = (read_json(a)?, read_json(b)?);
+        let patch = svc_core::settings::diff(&a, &b);
+        let paths = |p: &[svc_core::settings::NodePath]| {
+            p.iter().map(|p| p.as_str().to_owned()).collect::<Vec<_>>()
+        };
+        return print_json(
+            &json!({"changed": paths(&patch.changed), "removed": paths(&patch.removed), "patch": patch.tree}),
+            true,
+        );
+    }
+    let unit = connect(&args).await?;
+    let result = match &args.command {
+        DeviceCommand::Info => {
+            let info = unit.info().await?;
+            print_json(
+                &serde_json::to_value(info).map_err(|e| Failure::other(e.to_string()))?,
+                true,
+            )
+        }
+        DeviceCommand::Settings(command) => settings(&unit, command).await,
+        DeviceCommand::Reboot { wait } => {
+            unit.reboot().await?;
+            if *wait {
+                unit.wait_until_back(Duration::from_secs(120)).await?;
+                eprintln!("the unit is back");
+            }
+            Ok(())
+        }
+        DeviceCommand::Logger(command) => {
+            match command {
+                LoggerCommand::Status => {}
+                LoggerCommand::Start => unit.logger_start().await?,
+                LoggerCommand::Stop => unit.logger_stop().await?,
+            }
+            let status = unit.logger_status().await?;
+            print_json(
+                &serde_json::to_value(status).map_err(|e| Failure::other(e.to_string()))?,
+                true,
+            )
+        }
+        DeviceCommand::Password {
+            target,
+            new_password_stdin,
+        } => {
+            let target = target.as_deref().map(user_name).transpose()?;
+            let password = read_secret("SVC_DEVICE_NEW_PASSWORD", *new_password_stdin, "New password: ", true)?
+                .ok_or_else(|| {
+                    Failure::usage("give the new password in SVC_DEVICE_NEW_PASSWORD, with --new-password-stdin, or at a prompt")
+                })?;
+            unit.change_password(target, password).await?;
+            eprintln!("password changed (the default user is chosen again at the next reboot)");
+            Ok(())
+        }
+    };
+    if args.user.is_some() {
+        // End the session so the unit does not keep the token (and any lock) alive.
+        let _ = unit.logout().await;
+    }
+    result
+}
+
+async fn settings(unit: &Unit, command: &SettingsCommand) -> Result<(), Failure> {
+    match command {
+        SettingsCommand::Get {
+            path,
+            delta,
+            pretty,
+        } => {
+            let value = match (path, delta) {
+                (None, false) => unit.settings().await?,
+                (None, true) => unit.settings_delta().await?,
+                (Some(path), false) => unit.node(path).await?,
+                (Some(path), true) => {
+                    let node = svc_core::settings::NodePath::parse(path.trim_matches('/'))
+                        .map_err(|e| Failure::usage(e.to_string()))?;
+                    let tree = unit.settings_delta().await?;
+                    svc_core::settings::get(&tree, &node)
+                        .cloned()
+                        .unwrap_or(Value::Null)
+                }
+            };
+            print_json(&value, *pretty)
+        }
+        SettingsCommand::Set {
+            path,
+            value,
+            check_only,
+        } => {
+            let outcome = unit
+                .write_node(path, &cli_value(value), *check_only)
+                .await?;
+            print_json(
+                &json!({"path": path, "checkOnly": check_only, "needReboot": outcome.need_reboot}),
+                false,
+            )
+        }
+        SettingsCommand::Diff { .. } => Ok(()),
+        SettingsCommand::Apply {
+            wanted,
+            check_only,
+            lock,
+        } => {
+            let wanted = read_json(wanted)?;
+            let report = unit
+                .apply_wanted(
+                    &wanted,
+                    ApplyOptions {
+                        check_only: *check_only,
+                        lock: *lock,
+                    },
+                )
+                .await?;
+            print_json(
+                &json!({"changed": report.changed, "needReboot": report.need_reboot, "written": report.written}),
+                true,
+            )
+        }
+        SettingsCommand::Export { file } => {
+            let tree = unit.export().await?;
+            let text =
+                serde_json::to_string_pretty(&tree).map_err(|e| Failure::other(e.to_string()))?;
+            write_file(file, &text)
+        }
+        SettingsCommand::Import { file, check_only } => {
+            let tree = read_json(file)?;
+            let outcome = unit.import(&tree, *check_only).await?;
+            print_json(
+                &json!({"checkOnly": check_only, "needReboot": outcome.need_reboot}),
+                false,
+            )
+        }
+        SettingsCommand::Default { check_only } => {
+            let outcome = unit.restore_defaults(*check_only).await?;
+            print_json(
+                &json!({"checkOnly": check_only, "needReboot": outcome.need_reboot}),
+                false,
+            )
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn serial_port(path: &str, _baud: u32) -> Result<Unit, Failure> {
+    Err(Failure::usage(format!(
+        "serial ports are not supported on this platform ({path}); use --serial-tcp"
+    )))
+}

@@ -1,0 +1,494 @@
+//! The streaming decoder: bytes in, whole messages out.
+
+use std::collections::VecDeque;
+use std::fmt;
+
+use super::frame::{Message, Parsed, parse, parse_page};
+use super::{
+    HEADER_LEN, LARGE_FRAME_BIT, MAX_FRAME_LEN, MAX_MESSAGE_LEN, MAX_PAGE_DATA, SYNC1, SYNC2,
+    SerialError,
+};
+
+/// Most bytes reserved ahead for a large message, whatever its page count says.
+const MAX_RESERVE: usize = 1 << 20;
+
+/// Counters of a [`Decoder`], from its creation.
+///
+/// Every byte pushed is, at any time, in exactly one of: a valid frame
+/// ([`frame_bytes`](Self::frame_bytes)), the skipped bytes
+/// ([`skipped_bytes`](Self::skipped_bytes)), or the decoder's buffer
+/// ([`Decoder::buffered_len`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct DecoderStats {
+    /// Valid frames (sync, length, CRC and ETX good), standard or large.
+    pub frames: u64,
+    /// Bytes of those frames.
+    pub frame_bytes: u64,
+    /// Whole messages produced.
+    pub messages: u64,
+    /// Bytes that belong to no valid frame: garbage between frames and the bytes of
+    /// invalid frames.
+    pub skipped_bytes: u64,
+    /// Frame candidates refused because of their CRC.
+    pub bad_crc: u64,
+    /// Frame candidates refused because the byte after the CRC was not `0x33`.
+    pub bad_etx: u64,
+    /// Frame candidates refused because their length field was over 4086.
+    pub bad_length: u64,
+    /// Incomplete frames given up by [`Decoder::resync`].
+    pub truncated: u64,
+    /// Valid large-frame pages thrown away: out of order, of another transfer, message
+    /// or page count than the message being reassembled, not starting a message (index
+    /// not 0, or no message being reassembled), shorter than a page header, or making
+    /// the message longer than the decoder's limit.
+    pub page_errors: u64,
+    /// Large messages dropped before their last page (by a page error, a new message
+    /// starting, or [`Decoder::resync`]).
+    pub dropped_messages: u64,
+}
+
+impl DecoderStats {
+    /// Invalid frame candidates: `bad_crc + bad_etx + bad_length + truncated`.
+    #[must_use]
+    pub fn bad_frames(&self) -> u64 {
+        self.bad_crc + self.bad_etx + self.bad_length + self.truncated
+    }
+}
+
+/// Streaming decoder of sbgECom frames: [`push`](Self::push) the bytes read from the
+/// link, in chunks of any size, then take the whole messages with
+/// [`next_message`](Self::next_message) or [`messages`](Self::messages).
+///
+/// - It looks for the sync bytes `0xFF 0x5A`, and skips (and counts, see
+///   [`stats`](Self::stats)) garbage between frames and invalid frames: a length over
+///   4086 (refused as soon as the 6-byte header is in, so a bogus length never makes
+///   it wait), a bad ETX, a bad CRC. After an invalid frame it looks for the next sync
+///   from the byte after the refused sync, so a good frame right behind (or inside)
+///   a bad one is still found.
+/// - It reassembles large frames: pages 0, 1, ... count-1 of one id, class, transfer
+///   id and count, in order. A page that does not continue the message being
+///   reassembled drops it (counted in `dropped_messages`); that page then starts a new
+///   message if its index is 0, else it is thrown away too (`page_errors`). Pages need
+///   not be full on reception. Standard frames in between are delivered and do not
+///   disturb the reassembly.
+/// - Its buffer of raw bytes holds at most one incomplete frame (under 4095 bytes);
+///   a message being reassembled is bounded by
+///   [`with_max_message_len`](Self::with_max_message_len).
+///
+/// Pure and synchronous: the transport reads, pushes, and pops.
+///
+/// ```
+/// use svc_core::serial::{Decoder, RestRequest};
+///
+/// let bytes = RestRequest::get("/api/v1/info", "").encode(0);
+/// let mut decoder = Decoder::new();
+/// decoder.push(b"noise");
+/// decoder.push(&bytes[..5]);
+/// assert!(decoder.next_message().is_none());
+/// decoder.push(&bytes[5..]);
+/// let message = decoder.next_message().expect("a whole message");
+/// assert_eq!(RestRequest::decode(&message)?, RestRequest::get("/api/v1/info", ""));
+/// assert_eq!(decoder.stats().skipped_bytes, 5);
+/// # Ok::<(), svc_core::serial::SerialError>(())
+/// ```
+#[derive(Clone)]
+pub struct Decoder {
+    /// Raw bytes of an incomplete frame (starting at a sync, or a lone trailing 0xFF).
+    pending: Vec<u8>,
+    /// Whole messages not yet taken.
+    ready: VecDeque<Message>,
+    /// The large message being reassembled.
+    partial: Option<Partial>,
+    stats: DecoderStats,
+    max_message_len: usize,
+}
+
+/// A large message being reassembled.
+#[derive(Clone)]
+struct Partial {
+    id: u8,
+    class: u8,
+    transfer_id: u8,
+    count: u16,
+    next: u16,
+    data: Vec<u8>,
+}
+
+/// Shows lengths and counters, never the bytes held (they may hold a token).
+impl fmt::Debug for Decoder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Decoder")
+            .field("buffered_len", &self.pending.len())
+            .field("ready_messages", &self.ready.len())
+            .field("partial_message_len", &self.partial_message_len())
+            .field("max_message_len", &self.max_message_len)
+            .field("stats", &self.stats)
+            .finish()
+    }
+}
+
+impl Default for Decoder {
+    fn default() -> Self {
+        Decoder::new()
+    }
+}
+
+impl Decoder {
+    /// A decoder with an empty buffer, accepting messages up to [`MAX_MESSAGE_LEN`]
+    /// bytes (the protocol's limit: 65535 full pages).
+    #[must_use]
+    pub fn new() -> Decoder {
+        Decoder::with_max_message_len(MAX_MESSAGE_LEN)
+    }
+
+    /// A decoder that drops a large message as soon as its data exceed `max` bytes
+    /// (counted in `page_errors` and `dropped_messages`). Standard frames (at most 4086
+    /// bytes) are always delivered.
+    #[must_use]
+    pub fn with_max_message_len(max: usize) -> Decoder {
+        Decoder {
+            pending: Vec::new(),
+            ready: VecDeque::new(),
+            partial: None,
+            stats: DecoderStats::default(),
+            max_message_len: max,
+        }
+    }
+
+    /// Feeds bytes read from the link (any chunk size, even empty). Frames completed
+    /// by them are decoded at once; their messages wait for
+    /// [`next_message`](Self::next_message). Never fails: invalid bytes are skipped
+    /// and counted.
+    pub fn push(&mut self, bytes: &[u8]) {
+        let mut input = bytes;
+        let mut held = std::mem::take(&mut self.pending);
+        // Complete the held frame from the input, a bounded piece at a time, until
+        // nothing from before this call is held.
+        while !held.is_empty() && !input.is_empty() {
+            let old = held.len();
+            let take = input.len().min(MAX_FRAME_LEN);
+            held.extend_from_slice(&input[..take]);
+            let consumed = self.scan(&held);
+            if consumed >= old {
+                // Everything held before was used: go on from the input itself.
+                held.clear();
+                input = &input[consumed - old..];
+            } else {
+                held.drain(..consumed);
+                input = &input[take..];
+            }
+        }
+        if held.is_empty() {
+            let consumed = self.scan(input);
+            held.extend_from_slice(&input[consumed..]);
+        }
+        self.pending = held;
+    }
+
+    /// The next whole message, oldest first; `None` until more bytes are pushed.
+    pub fn next_message(&mut self) -> Option<Message> {
+        self.ready.pop_front()
+    }
+
+    /// An iterator over the whole messages decoded so far (taking them).
+    pub fn messages(&mut self) -> Messages<'_> {
+        Messages { decoder: self }
+    }
+
+    /// How many whole messages wait for [`next_message`](Self::next_message).
+    #[must_use]
+    pub fn ready_messages(&self) -> usize {
+        self.ready.len()
+    }
+
+    /// How many raw bytes are held: the start of a frame whose end has not been pushed
+    /// yet (less than 4095 bytes).
+    #[must_use]
+    pub fn buffered_len(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// How many data bytes of a large message being reassembled are held, if one is.
+    #[must_use]
+    pub fn partial_message_len(&self) -> Option<usize> {
+        self.partial.as_ref().map(|p| p.data.len())
+    }
+
+    /// The counters: frames and messages decoded, bytes skipped, frames refused.
+    #[must_use]
+    pub fn stats(&self) -> DecoderStats {
+        self.stats
+    }
+
+    /// Gives up on what is in progress, for a transport whose read timed out: the held
+    /// incomplete frame (counted in `truncated`; frames already pushed behind its start
+    /// are then decoded) and the large message being reassembled (counted in
+    /// `dropped_messages`). Messages already decoded stay ready.
+    pub fn resync(&mut self) {
+        if self.partial.take().is_some() {
+            self.stats.dropped_messages += 1;
+        }
+        while !self.pending.is_empty() {
+            let held = std::mem::take(&mut self.pending);
+            if held.len() >= 2 {
+                self.stats.truncated += 1;
+            }
+            self.stats.skipped_bytes += 1;
+            let rest = &held[1..];
+            let consumed = self.scan(rest);
+            self.pending = rest[consumed..].to_vec();
+        }
+    }
+
+    /// Decodes every whole frame in `data`; returns how many bytes were used (the
+    /// rest, the start of a frame or a lone trailing 0xFF, must be kept). Only the
+    /// bytes used are counted.
+    fn scan(&mut self, data: &[u8]) -> usize {
+        let mut pos = 0;
+        loop {
+            let rest = &data[pos..];
+            let Some(offset) = find_sync(rest) else {
+                let keep = usize::from(rest.last() == Some(&SYNC1));
+                let skipped = rest.len() - keep;
+                self.stats.skipped_bytes += skipped as u64;
+                return pos + skipped;
+            };
+            self.stats.skipped_bytes += offset as u64;
+            pos += offset;
+            match parse(&data[pos..]) {
+                Parsed::Incomplete { .. } => return pos,
+                Parsed::Invalid(error) => {
+                    match error {
+                        SerialError::BadLength { .. } => self.stats.bad_length += 1,
+                        SerialError::BadEtx { .. } => self.stats.bad_etx += 1,
+                        _ => self.stats.bad_crc += 1,
+                    }
+                    self.stats.skipped_bytes += 1;
+                    pos += 1;
+                }
+                Parsed::Frame { id, class, len } => {
+                    self.stats.frames += 1;
+                    self.stats.frame_bytes += len as u64;
+                    self.on_frame(id, class, &data[pos + HEADER_LEN..pos + len - 3]);
+                    pos += len;
+                }
+            }
+        }
+    }
+
+    fn on_frame(&mut self, id: u8, class: u8, data: &[u8]) {
+        if class & LARGE_FRAME_BIT == 0 {
+            self.deliver(Message {
+                id,
+                class,
+                data: data.to_vec(),
+            });
+            return;
+        }
+        let class = class & !LARGE_FRAME_BIT;
+        let Some(page) = parse_page(data) else {
+            self.stats.page_errors += 1;
+            return;
+        };
+        let continues = self.partial.as_ref().is_some_and(|p| {
+            p.id == id
+                && p.class == class
+                && p.transfer_id == page.transfer_id
+                && p.count == page.count
+                && p.next == page.index
+        });
+        if !continues {
+            if self.partial.take().is_some() {
+                self.stats.dropped_messages += 1;
+            }
+            if page.index != 0 || page.count == 0 {
+                self.stats.page_errors += 1;
+                return;
+            }
+            let expected = usize::from(page.count) * MAX_PAGE_DATA;
+            self.partial = Some(Partial {
+                id,
+                class,
+                transfer_id: page.transfer_id,
+                count: page.count,
+                next: 0,
+                data: Vec::with_capacity(expected.min(self.max_message_len).min(MAX_RESERVE)),
+            });
+        }
+        let Some(partial) = self.partial.as_mut() else {
+            return;
+        };
+        if partial.data.len() + page.data.len() > self.max_message_len {
+            self.partial = None;
+            self.stats.page_errors += 1;
+            self.stats.dropped_messages += 1;
+            return;
+        }
+        partial.data.extend_from_slice(page.data);
+        partial.next += 1;
+        if partial.next == partial.count
+            && let Some(done) = self.partial.take()
+        {
+            self.deliver(Message {
+                id: done.id,
+                class: done.class,
+                data: done.data,
+            });
+        }
+    }
+
+    fn deliver(&mut self, message: Message) {
+        self.stats.messages += 1;
+        self.ready.push_back(message);
+    }
+}
+
+/// Position of the first `0xFF 0x5A` in `bytes`.
+fn find_sync(bytes: &[u8]) -> Option<usize> {
+    let mut from = 0;
+    while let Some(offset) = bytes[from..].iter().position(|&b| b == SYNC1) {
+        let at = from + offset;
+        match bytes.get(at + 1) {
+            Some(&SYNC2) => return Some(at),
+            Some(_) => from = at + 1,
+            None => return None,
+        }
+    }
+    None
+}
+
+/// Iterator over the messages a [`Decoder`] has decoded so far (see
+/// [`Decoder::messages`]); it ends when none is left, and the decoder goes on taking
+/// bytes afterwards.
+#[derive(Debug)]
+pub struct Messages<'a> {
+    decoder: &'a mut Decoder,
+}
+
+impl Iterator for Messages<'_> {
+    type Item = Message;
+
+    fn next(&mut self) -> Option<Message> {
+        self.decoder.next_message()
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.decoder.ready.len(), Some(self.decoder.ready.len()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Frame, MAX_PAYLOAD, encode_message};
+    use super::*;
+
+    fn check_invariant(decoder: &Decoder, pushed: usize) {
+        let s = decoder.stats();
+        assert_eq!(
+            s.frame_bytes + s.skipped_bytes + decoder.buffered_len() as u64,
+            pushed as u64,
+            "{s:?}"
+        );
+    }
+
+    #[test]
+    fn debug_shows_no_bytes() {
+        let mut decoder = Decoder::new();
+        decoder.push(&encode_message(1, 2, b"secret", 0)[..12]);
+        let shown = format!("{decoder:?}");
+        assert!(shown.contains("buffered_len: 12"), "{shown}");
+        assert!(!shown.contains("115"), "{shown}"); // b's'
+    }
+
+    #[test]
+    fn find_sync_cases() {
+        assert_eq!(find_sync(b""), None);
+        assert_eq!(find_sync(b"\xff"), None);
+        assert_eq!(find_sync(b"\xff\x5a"), Some(0));
+        assert_eq!(find_sync(b"\xff\xff\x5a"), Some(1));
+        assert_eq!(find_sync(b"ab\xff\x00\xff\x5a"), Some(4));
+        assert_eq!(find_sync(b"\x5a\xff"), None);
+    }
+
+    #[test]
+    fn a_trailing_ff_is_kept_until_the_next_byte() {
+        let frame = encode_message(1, 2, b"x", 0);
+        let mut decoder = Decoder::new();
+        decoder.push(b"junk\xff");
+        assert_eq!(decoder.buffered_len(), 1);
+        decoder.push(&frame[..1]);
+        // "\xff\xff": the first one cannot start a sync anymore.
+        assert_eq!(decoder.buffered_len(), 1);
+        decoder.push(&frame[1..]);
+        assert_eq!(decoder.next_message().unwrap().data, b"x");
+        assert_eq!(decoder.stats().skipped_bytes, 5);
+        check_invariant(&decoder, 5 + frame.len());
+    }
+
+    #[test]
+    fn the_buffer_stays_under_one_frame() {
+        let frame = encode_message(1, 2, &[7; MAX_PAYLOAD], 0);
+        let mut stream = Vec::new();
+        for _ in 0..5 {
+            stream.extend_from_slice(&frame);
+        }
+        let mut decoder = Decoder::new();
+        let mut max = 0;
+        for chunk in stream.chunks(1000) {
+            decoder.push(chunk);
+            max = max.max(decoder.buffered_len());
+        }
+        assert!(max < MAX_FRAME_LEN, "{max}");
+        assert_eq!(decoder.messages().count(), 5);
+        check_invariant(&decoder, stream.len());
+        // Only garbage: nothing is held but a possible trailing 0xFF.
+        let mut decoder = Decoder::new();
+        decoder.push(&[0x00; 100_000]);
+        assert_eq!(decoder.buffered_len(), 0);
+        assert_eq!(decoder.stats().skipped_bytes, 100_000);
+    }
+
+    #[test]
+    fn push_keeps_the_held_frame_across_calls_of_one_byte() {
+        let a = encode_message(3, 4, &[1; 300], 0);
+        let mut decoder = Decoder::new();
+        for &b in &a {
+            decoder.push(&[b]);
+        }
+        assert_eq!(decoder.next_message().unwrap().data, vec![1; 300]);
+        assert_eq!(decoder.buffered_len(), 0);
+    }
+
+    #[test]
+    fn a_large_page_too_short_for_its_header_is_a_page_error() {
+        let bytes = Frame::new(1, 0x82, vec![0, 0, 0]).encode().unwrap();
+        let mut decoder = Decoder::new();
+        decoder.push(&bytes);
+        assert!(decoder.next_message().is_none());
+        assert_eq!(decoder.stats().page_errors, 1);
+        assert_eq!(decoder.stats().frames, 1);
+    }
+
+    #[test]
+    fn a_page_count_of_zero_is_refused() {
+        let bytes = Frame::new(1, 0x82, vec![0, 0, 0, 0, 0, b'a'])
+            .encode()
+            .unwrap();
+        let mut decoder = Decoder::new();
+        decoder.push(&bytes);
+        assert!(decoder.next_message().is_none());
+        assert_eq!(decoder.stats().page_errors, 1);
+    }
+
+    #[test]
+    fn the_message_limit_drops_a_long_large_message() {
+        let bytes = encode_message(1, 2, &[0; 3 * MAX_PAGE_DATA], 0);
+        let mut decoder = Decoder::with_max_message_len(2 * MAX_PAGE_DATA);
+        decoder.push(&bytes);
+        assert!(decoder.next_message().is_none());
+        let s = decoder.stats();
+        assert_eq!((s.page_errors, s.dropped_messages), (1, 1));
+        assert_eq!(decoder.partial_message_len(), None);
+    }
+}

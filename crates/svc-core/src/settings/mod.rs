@@ -1,0 +1,205 @@
+//! Settings trees: configuration management of the inertial navigation unit.
+//!
+//! The unit's settings are one JSON object (`GET /settings`); each node is also a route
+//! under `/settings` ([`NodePath`]: `aiding/gnss1/leverArmPrimary`). A write
+//! (`POST /settings`) carries a *partial* tree and is merged into the unit's tree
+//! recursively: objects key by key, everything else (arrays, scalars, null) replaced
+//! whole. This module works on that untyped JSON tree ([`serde_json::Value`]), and
+//! converts it to and from the generated typed tree
+//! ([`ins_device_api::types::Settings`]: [`to_value`], [`from_value`]).
+//!
+//! - [`diff`]: the minimal [`Patch`] between two trees — the partial tree to write,
+//!   the changed node paths, and the removed nodes (which a write cannot express, so
+//!   they are reported, never dropped);
+//! - [`apply`] / [`apply_in_place`]: a partial tree written into a tree, as the unit
+//!   does it;
+//! - [`merge`]: three-way merge (ancestor, ours, theirs), reporting every node both
+//!   sides changed differently as a [`Conflict`];
+//! - [`get`], [`set`], [`leaf_paths`]: the nodes of a tree by path.
+//!
+//! ```
+//! use serde_json::json;
+//! use svc_core::settings::{apply, diff, merge, NodePath};
+//!
+//! let unit = json!({
+//!     "aiding": {"gnss1": {"model": "internal", "leverArmPrimary": [0.0, 0.0, 0.0]}},
+//!     "output": {"comA": {"messages": {"imuShort": "off", "ekfNav": "off"}}}
+//! });
+//! let mut wanted = unit.clone();
+//! wanted["output"]["comA"]["messages"]["imuShort"] = json!("10ms");
+//!
+//! let patch = diff(&unit, &wanted);
+//! assert_eq!(patch.changed, [NodePath::parse("output/comA/messages/imuShort")?]);
+//! let body = patch.into_write()?; // the body of POST /settings
+//! assert_eq!(body, json!({"output": {"comA": {"messages": {"imuShort": "10ms"}}}}));
+//! assert_eq!(apply(&unit, &body), wanted);
+//!
+//! // Someone else changed the lever arm meanwhile: both changes merge.
+//! let mut theirs = unit.clone();
+//! theirs["aiding"]["gnss1"]["leverArmPrimary"] = json!([0.5, 0.0, -1.2]);
+//! let merged = merge(&unit, &wanted, &theirs);
+//! assert!(merged.is_clean());
+//! assert_eq!(merged.tree["aiding"]["gnss1"]["leverArmPrimary"], json!([0.5, 0.0, -1.2]));
+//! # Ok::<(), svc_core::settings::SettingsError>(())
+//! ```
+//!
+//! Secrets: the tree holds the NTRIP caster's password (`network/ntrip/password`).
+//! The `Debug` output of [`Patch`], [`Merge`] and [`Conflict`] shows `[redacted]` in
+//! place of the value of any key whose name contains `password`; error messages carry
+//! paths, not values (except the deserializer's own message in
+//! [`SettingsError::Schema`], which may quote a value of the wrong type).
+
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+mod diff;
+mod merge;
+mod path;
+#[doc(hidden)]
+pub mod testing;
+mod typed;
+
+pub use diff::{Patch, apply, apply_in_place, diff};
+pub use merge::{Conflict, Merge, merge};
+pub use path::{NodePath, get, leaf_paths, set};
+pub use typed::{diff_typed, from_value, from_value_lossy, to_value};
+
+/// Why a settings operation failed.
+///
+/// Messages name nodes by their paths; they do not quote setting values (but see
+/// [`SettingsError::Schema`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SettingsError {
+    /// A node path has an empty segment (a leading, trailing or double `/`).
+    #[error("invalid node path {path:?}: a segment is empty")]
+    EmptySegment {
+        /// The path as written (for a segment added to a path: that path and a `/`).
+        path: String,
+    },
+    /// A path segment (an object key) contains `/`, which separates segments.
+    #[error("invalid node path segment {segment:?}: a key cannot contain '/'")]
+    SlashInSegment {
+        /// The segment.
+        segment: String,
+    },
+    /// [`set`] met a node on the way that is not an object, so it cannot hold the key
+    /// below it. The tree is unchanged.
+    #[error("cannot set {}: {} is not an object", Shown(.path), Shown(.node))]
+    NotAnObject {
+        /// The path being set.
+        path: NodePath,
+        /// The node that is not an object.
+        node: NodePath,
+    },
+    /// A [`Patch`] with removals was to be written: the unit merges a write into its
+    /// tree and has no delete, so the removed nodes would stay.
+    #[error(
+        "the write cannot remove nodes {} (a settings write only adds and changes)",
+        List(.removed)
+    )]
+    RemovalNotExpressible {
+        /// The nodes the new tree lacks ([`Patch::removed`]).
+        removed: Vec<NodePath>,
+    },
+    /// A number of a typed tree is NaN or infinite: JSON has no such number.
+    #[error("the number at {} is not finite", Shown(.path))]
+    NonFiniteNumber {
+        /// The node holding it (the array, for a vector).
+        path: NodePath,
+    },
+    /// Nodes of a JSON tree that the typed tree cannot hold: keys the schema does not
+    /// define, or null values. [`from_value_lossy`] leaves them out instead.
+    #[error(
+        "the typed settings tree cannot hold {} (unknown keys or null values)",
+        List(.paths)
+    )]
+    UnknownNodes {
+        /// The nodes.
+        paths: Vec<NodePath>,
+    },
+    /// A JSON tree does not fit the typed settings tree (a node of the wrong type, a
+    /// vector of the wrong length, a root that is not an object).
+    #[error("the tree does not fit the typed settings tree: {message}")]
+    Schema {
+        /// The deserializer's message (it may quote the offending value).
+        message: String,
+    },
+}
+
+/// A path in a message: the root is named, not shown as an empty string.
+struct Shown<'a>(&'a NodePath);
+
+impl fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_root() {
+            f.write_str("the root")
+        } else {
+            fmt::Display::fmt(self.0, f)
+        }
+    }
+}
+
+/// A list of paths in a message: the first ten, then how many more.
+struct List<'a>(&'a [NodePath]);
+
+impl fmt::Display for List<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const SHOWN: usize = 10;
+        for (index, path) in self.0.iter().take(SHOWN).enumerate() {
+            if index > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{}", Shown(path))?;
+        }
+        if self.0.len() > SHOWN {
+            write!(f, " and {} more", self.0.len() - SHOWN)?;
+        }
+        Ok(())
+    }
+}
+
+/// A copy of `tree` for `Debug` output, with the value of every key whose name
+/// contains `password` (any case) replaced by `"[redacted]"`.
+fn redacted(tree: &Value) -> Value {
+    match tree {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(key, value)| {
+                    let value = if key.to_ascii_lowercase().contains("password") {
+                        Value::String("[redacted]".to_owned())
+                    } else {
+                        redacted(value)
+                    };
+                    (key.clone(), value)
+                })
+                .collect::<Map<String, Value>>(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(redacted).collect()),
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages() {
+        let path = |text: &str| NodePath::parse(text).unwrap();
+        assert_eq!(
+            SettingsError::NotAnObject {
+                path: path("a/b"),
+                node: NodePath::root()
+            }
+            .to_string(),
+            "cannot set a/b: the root is not an object"
+        );
+        let many: Vec<NodePath> = (0..12).map(|i| path(&format!("k{i}"))).collect();
+        assert_eq!(
+            SettingsError::UnknownNodes { paths: many }.to_string(),
+            "the typed settings tree cannot hold k0, k1, k2, k3, k4, k5, k6, k7, k8, k9 and 2 more (unknown keys or null values)"
+        );
+    }
+}

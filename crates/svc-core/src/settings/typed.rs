@@ -1,0 +1,192 @@
+//! The generated typed tree ([`Settings`]) to and from the untyped JSON tree.
+
+use ins_device_api::types::Settings;
+use serde_json::Value;
+
+use super::diff::{Patch, diff};
+use super::path::NodePath;
+use super::SettingsError;
+
+/// The typed tree as a JSON tree (the form the unit reads and writes). Fields that are
+/// `None` are absent; keys come in the typed structures' order.
+///
+/// # Errors
+///
+/// [`SettingsError::NonFiniteNumber`] when a number is NaN or infinite (JSON has no
+/// such numbers; the unit could not take them). [`SettingsError::Schema`] if
+/// serialization fails otherwise (not expected for the generated types).
+pub fn to_value(settings: &Settings) -> Result<Value, SettingsError> {
+    let tree = serde_json::to_value(settings).map_err(schema_error)?;
+    // Every optional field of the typed tree is left out when `None`, so a null can only
+    // come from a non-finite number (which `serde_json` turns into null).
+    if let Some(path) = first_null(&tree) {
+        return Err(SettingsError::NonFiniteNumber { path });
+    }
+    Ok(tree)
+}
+
+/// The JSON tree as the typed tree, refusing any node the typed tree cannot hold.
+///
+/// Message maps (`output/*/messages`, `output/can/messages`) take any message name, and
+/// message triggers any string (unknown triggers are kept as
+/// [`MessageTrigger::Unknown`](ins_device_api::enums::MessageTrigger::Unknown)).
+///
+/// # Errors
+///
+/// [`SettingsError::Schema`] when a node has the wrong type (a string where a number
+/// is expected, a vector without 3 numbers, ...) or the root is not an object;
+/// [`SettingsError::UnknownNodes`] when nodes would be lost: keys the schema does not
+/// define (e.g. a newer firmware's settings) or null values. Use [`from_value_lossy`]
+/// to keep going without them.
+pub fn from_value(tree: Value) -> Result<Settings, SettingsError> {
+    let (settings, dropped) = from_value_lossy(tree)?;
+    if dropped.is_empty() {
+        Ok(settings)
+    } else {
+        Err(SettingsError::UnknownNodes { paths: dropped })
+    }
+}
+
+/// The JSON tree as the typed tree, leaving out the nodes the typed tree cannot hold
+/// (forward compatibility: a client ignores keys it does not know), and listing them.
+///
+/// # Errors
+///
+/// [`SettingsError::Schema`] when a node has the wrong type or the root is not an
+/// object.
+pub fn from_value_lossy(tree: Value) -> Result<(Settings, Vec<NodePath>), SettingsError> {
+    let settings: Settings = serde_json::from_value(tree.clone()).map_err(schema_error)?;
+    let back = serde_json::to_value(&settings).map_err(schema_error)?;
+    // What the typed tree did not keep: keys of `tree` missing from its round trip.
+    // (Numbers may come back in another form, `0` as `0.0`: that is no loss.)
+    let dropped = diff(&tree, &back).removed;
+    Ok((settings, dropped))
+}
+
+/// The minimal patch between two typed trees: [`diff`] of their JSON forms (see
+/// [`to_value`]).
+///
+/// # Errors
+///
+/// As [`to_value`]: [`SettingsError::NonFiniteNumber`] when a number of either tree is
+/// NaN or infinite.
+///
+/// ```
+/// use ins_device_api::types::{ClockSettings, Settings};
+/// use svc_core::settings::diff_typed;
+///
+/// let old = Settings { clock: Some(ClockSettings { leap_sec: Some(18), ..Default::default() }), ..Default::default() };
+/// let mut new = old.clone();
+/// new.clock.as_mut().map(|clock| clock.leap_sec = Some(19));
+/// let patch = diff_typed(&old, &new)?;
+/// assert_eq!(patch.tree, serde_json::json!({"clock": {"leapSec": 19}}));
+/// # Ok::<(), svc_core::settings::SettingsError>(())
+/// ```
+pub fn diff_typed(old: &Settings, new: &Settings) -> Result<Patch, SettingsError> {
+    Ok(diff(&to_value(old)?, &to_value(new)?))
+}
+
+fn schema_error(error: serde_json::Error) -> SettingsError {
+    SettingsError::Schema {
+        message: error.to_string(),
+    }
+}
+
+/// The path of the first null node (or of the array holding it), in document order.
+fn first_null(tree: &Value) -> Option<NodePath> {
+    fn walk<'a>(node: &'a Value, stack: &mut Vec<&'a str>) -> bool {
+        match node {
+            Value::Null => true,
+            Value::Array(items) => items.iter().any(|item| walk(item, stack)),
+            Value::Object(map) => map.iter().any(|(key, child)| {
+                stack.push(key);
+                let found = walk(child, stack);
+                if !found {
+                    stack.pop();
+                }
+                found
+            }),
+            _ => false,
+        }
+    }
+    let mut stack = Vec::new();
+    walk(tree, &mut stack).then(|| NodePath::from_tree_stack(&stack))
+}
+
+#[cfg(test)]
+mod tests {
+    use ins_device_api::types::{AidingSettings, GnssAidingSettings, Vector3};
+    use serde_json::json;
+
+    use super::*;
+    use crate::settings::testing::unit_default_tree;
+
+    #[test]
+    fn round_trip_of_the_default_tree() {
+        let tree = unit_default_tree();
+        let settings = from_value(tree.clone()).unwrap();
+        let back = to_value(&settings).unwrap();
+        // Same nodes; the typed tree orders keys its own way.
+        let patch = diff(&tree, &back);
+        assert!(patch.is_empty(), "{patch:?}");
+    }
+
+    #[test]
+    fn unknown_nodes_are_reported() {
+        let tree = json!({"clock": {"leapSec": 18, "future": 1}, "newModule": {"a": 1}, "oem": {"label": null}});
+        let error = from_value(tree.clone()).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "the typed settings tree cannot hold clock/future, oem/label, newModule (unknown keys or null values)"
+        );
+        let (settings, dropped) = from_value_lossy(tree).unwrap();
+        assert_eq!(dropped.len(), 3);
+        assert_eq!(settings.clock.unwrap().leap_sec, Some(18));
+    }
+
+    #[test]
+    fn wrong_types_are_refused() {
+        let error = from_value(json!({"aiding": {"gnss1": {"leverArmPrimary": [1.0, 2.0]}}})).unwrap_err();
+        assert!(matches!(error, SettingsError::Schema { .. }), "{error}");
+        assert!(from_value(json!([1])).is_err());
+    }
+
+    #[test]
+    fn non_finite_numbers_are_refused() {
+        let settings = Settings {
+            aiding: Some(AidingSettings {
+                gnss1: Some(GnssAidingSettings {
+                    lever_arm_primary: Some(Vector3([0.0, f64::NAN, 0.0])),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        assert_eq!(
+            to_value(&settings).unwrap_err(),
+            SettingsError::NonFiniteNumber {
+                path: NodePath::parse("aiding/gnss1/leverArmPrimary").unwrap()
+            }
+        );
+        assert!(diff_typed(&settings, &Settings::default()).is_err());
+    }
+
+    #[test]
+    fn typed_diff() {
+        let old = from_value(unit_default_tree()).unwrap();
+        let mut new = old.clone();
+        let gnss1 = new
+            .aiding
+            .as_mut()
+            .and_then(|aiding| aiding.gnss1.as_mut())
+            .unwrap();
+        gnss1.lever_arm_primary = Some(Vector3([0.5, 0.0, -1.2]));
+        let patch = diff_typed(&old, &new).unwrap();
+        assert_eq!(
+            patch.tree,
+            json!({"aiding": {"gnss1": {"leverArmPrimary": [0.5, 0.0, -1.2]}}})
+        );
+        assert_eq!(patch.changed, [NodePath::parse("aiding/gnss1/leverArmPrimary").unwrap()]);
+    }
+}

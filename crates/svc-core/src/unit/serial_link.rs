@@ -1,0 +1,197 @@
+//! The serial link: the unit's REST API carried in sbgECom frames ([`crate::serial`]) over
+//! a serial port or over a raw TCP serial bridge, as an [`Exchange`] for the generated
+//! client — every typed operation of [`Unit`](super::Unit) works over it unchanged.
+//!
+//! Rules of a serial link:
+//! - one request at a time: the next is sent only once the previous is answered or
+//!   given up;
+//! - each answer has a deadline; frames with a bad CRC or ETX, and garbage, are skipped
+//!   by the decoder, so a garbled answer looks like no answer;
+//! - a GET that gets no answer is sent again (up to [`SerialOptions::get_attempts`]
+//!   times in all): reading twice is harmless;
+//! - a POST that gets no answer is **not** repeated: the unit may have applied it, and
+//!   applying a settings write or a reboot twice is not harmless. The error says so, and
+//!   the caller decides (read the tree back, then write again if needed);
+//! - an ACK with an error code in place of an answer means the unit could not read the
+//!   request; it is reported with its code.
+
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::Mutex;
+
+use super::{Exchange, ExchangeFuture, ExchangeReply, ExchangeRequest};
+use crate::serial::{Decoder, Method, RestRequest, SerialError, decode_reply};
+
+/// Deadlines and retries of the serial link.
+#[derive(Clone, Copy, Debug)]
+pub struct SerialOptions {
+    /// How long to wait for the answer to one request. A full settings tree at 115200
+    /// baud takes a few seconds, hence the default of 10 s.
+    pub answer_timeout: Duration,
+    /// How many times a GET is sent before giving up (at least 1).
+    pub get_attempts: u32,
+}
+
+impl Default for SerialOptions {
+    fn default() -> Self {
+        Self { answer_timeout: Duration::from_secs(10), get_attempts: 3 }
+    }
+}
+
+/// Anything a byte stream can be read from and written to (a serial port, a TCP bridge).
+pub trait SerialIo: AsyncRead + AsyncWrite + Send + Unpin + 'static {}
+impl<T: AsyncRead + AsyncWrite + Send + Unpin + 'static> SerialIo for T {}
+
+struct Line {
+    io: Box<dyn SerialIo>,
+    decoder: Decoder,
+}
+
+/// The unit's REST API over a byte stream in sbgECom frames.
+pub struct SerialLink {
+    line: Mutex<Line>,
+    options: SerialOptions,
+    transfer: AtomicU8,
+    describe: String,
+}
+
+impl std::fmt::Debug for SerialLink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SerialLink").field("link", &self.describe).field("options", &self.options).finish()
+    }
+}
+
+impl SerialLink {
+    /// A link over any byte stream; `describe` names it in errors (e.g. `/dev/ttyUSB0`).
+    pub fn new(io: impl SerialIo, describe: impl Into<String>, options: SerialOptions) -> Self {
+        Self {
+            line: Mutex::new(Line { io: Box::new(io), decoder: Decoder::new() }),
+            options,
+            transfer: AtomicU8::new(0),
+            describe: describe.into(),
+        }
+    }
+
+    /// Connects to a serial-over-IP bridge at `host:port`.
+    ///
+    /// # Errors
+    /// The connection error, as text naming the address.
+    pub async fn tcp(address: &str, options: SerialOptions) -> Result<Self, String> {
+        let stream = tokio::time::timeout(Duration::from_secs(10), tokio::net::TcpStream::connect(address))
+            .await
+            .map_err(|_| format!("serial bridge {address}: no connection within 10 s"))?
+            .map_err(|e| format!("serial bridge {address}: {e}"))?;
+        let _ = stream.set_nodelay(true);
+        Ok(Self::new(stream, format!("serial bridge {address}"), options))
+    }
+
+    /// Opens a serial port (8 data bits, no parity, 1 stop bit, raw) at `baud`.
+    ///
+    /// # Errors
+    /// The open error, as text naming the port.
+    #[cfg(feature = "serial-port")]
+    pub fn port(path: &str, baud: u32, options: SerialOptions) -> Result<Self, String> {
+        use tokio_serial::SerialPortBuilderExt;
+        let port = tokio_serial::new(path, baud)
+            .data_bits(tokio_serial::DataBits::Eight)
+            .parity(tokio_serial::Parity::None)
+            .stop_bits(tokio_serial::StopBits::One)
+            .flow_control(tokio_serial::FlowControl::None)
+            .open_native_async()
+            .map_err(|e| format!("serial port {path}: {e}"))?;
+        Ok(Self::new(port, format!("serial port {path}"), options))
+    }
+
+    async fn send(&self, request: &RestRequest) -> Result<ExchangeReply, String> {
+        let id = request.id();
+        let attempts = match request.method {
+            Method::Get => self.options.get_attempts.max(1),
+            Method::Post => 1,
+        };
+        let mut line = self.line.lock().await;
+        let mut last = String::new();
+        for attempt in 1..=attempts {
+            let transfer = self.transfer.fetch_add(1, Ordering::Relaxed) & crate::serial::TRANSFER_ID_MASK;
+            let frames = request.try_encode(transfer).map_err(|e| format!("{}: {e}", self.describe))?;
+            // Bytes left from an answer that came too late belong to no one now.
+            line.decoder.resync();
+            while line.decoder.next_message().is_some() {}
+            line.io.write_all(&frames).await.map_err(|e| format!("{}: write failed: {e}", self.describe))?;
+            line.io.flush().await.map_err(|e| format!("{}: write failed: {e}", self.describe))?;
+            match tokio::time::timeout(self.options.answer_timeout, read_answer(&mut line, id)).await {
+                Ok(Ok(reply)) => return Ok(reply),
+                Ok(Err(e)) => return Err(format!("{}: {e}", self.describe)),
+                Err(_) => {
+                    last = format!(
+                        "{}: no answer within {:?} (attempt {attempt} of {attempts})",
+                        self.describe, self.options.answer_timeout
+                    );
+                }
+            }
+        }
+        if request.method == Method::Post {
+            last.push_str(
+                "; the unit may or may not have applied this POST, so it was not sent again — \
+                 read the state back before repeating it",
+            );
+        }
+        Err(last)
+    }
+}
+
+/// Reads until the answer to the request with message id `id` (or an ACK) arrives.
+async fn read_answer(line: &mut Line, id: u8) -> Result<ExchangeReply, String> {
+    let mut buffer = vec![0u8; 8192];
+    loop {
+        while let Some(message) = line.decoder.next_message() {
+            if message.class != crate::serial::CLASS_REST {
+                continue;
+            }
+            if message.id != id && message.id != crate::serial::ID_ACK {
+                continue;
+            }
+            return match decode_reply(&message, id) {
+                Ok(reply) => Ok(ExchangeReply { status: reply.status, body: reply.body }),
+                Err(SerialError::Ack { .. }) | Err(_) if message.id == crate::serial::ID_ACK => {
+                    Err(describe_ack(&message))
+                }
+                Err(e) => Err(format!("unreadable answer: {e}")),
+            };
+        }
+        let n = line.io.read(&mut buffer).await.map_err(|e| format!("read failed: {e}"))?;
+        if n == 0 {
+            return Err("the link was closed".to_owned());
+        }
+        line.decoder.push(&buffer[..n]);
+    }
+}
+
+fn describe_ack(message: &crate::serial::Message) -> String {
+    match crate::serial::Ack::decode(message) {
+        Ok(ack) => format!(
+            "the unit could not read the request (ACK for class {:#04x} id {} with error code {})",
+            ack.class, ack.id, ack.error
+        ),
+        Err(e) => format!("the unit answered with an unreadable ACK: {e}"),
+    }
+}
+
+impl Exchange for SerialLink {
+    fn exchange(&self, request: ExchangeRequest) -> ExchangeFuture<'_> {
+        Box::pin(async move {
+            let method = match request.method {
+                http::Method::GET => Method::Get,
+                http::Method::POST => Method::Post,
+                other => return Err(format!("the unit has no {other} method (GET and POST only)")),
+            };
+            let body = match method {
+                Method::Get => None,
+                Method::Post => Some(request.body.unwrap_or_default()),
+            };
+            let rest = RestRequest { method, path: request.path, query: request.query, body };
+            self.send(&rest).await
+        })
+    }
+}

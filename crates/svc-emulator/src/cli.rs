@@ -1,0 +1,115 @@
+//! The emulator's command line, shared by the `svc-emulator` binary and `svc emulator`.
+//!
+//! When every server accepts connections, [`run`] prints exactly one JSON object on one
+//! line on stdout (addresses and credentials), then serves until SIGINT or SIGTERM.
+//! Nothing else goes to stdout.
+
+use std::net::IpAddr;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use crate::{Emulator, EmulatorConfig, FaultConfig};
+
+/// Local emulator of the cloud post-processing service, its identity provider, object
+/// storage and notification service.
+#[derive(clap::Args, Debug, Clone)]
+pub struct EmulatorArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: IpAddr,
+    /// First port (cloud; then identity provider, notification, storage); 0 = any free ports.
+    #[arg(long, default_value_t = 0)]
+    pub port: u16,
+    /// How long a processing takes, in seconds.
+    #[arg(long, default_value_t = 3.0)]
+    pub processing_seconds: f64,
+    /// Lifetime of access tokens, in seconds.
+    #[arg(long, default_value_t = 300)]
+    pub token_lifetime_seconds: u64,
+    /// First webhook retry delay in milliseconds (doubles on each retry).
+    #[arg(long, default_value_t = 1000)]
+    pub webhook_retry_base_ms: u64,
+    /// Processing credits of each organization.
+    #[arg(long, default_value_t = 100)]
+    pub credits: u32,
+    /// Share of requests answered 500, delayed or cut (0 to 1).
+    #[arg(long, default_value_t = 0.0)]
+    pub fault_rate: f64,
+}
+
+impl EmulatorArgs {
+    /// The configuration these flags describe.
+    ///
+    /// # Errors
+    /// A message naming the flag whose value is out of range.
+    pub fn config(&self) -> Result<EmulatorConfig, String> {
+        if !(self.processing_seconds.is_finite() && self.processing_seconds >= 0.0) {
+            return Err("--processing-seconds must be a number of seconds ≥ 0".into());
+        }
+        if !(0.0..=1.0).contains(&self.fault_rate) {
+            return Err("--fault-rate must be between 0 and 1".into());
+        }
+        Ok(EmulatorConfig {
+            host: self.host,
+            port: self.port,
+            processing_time: Duration::from_secs_f64(self.processing_seconds),
+            token_lifetime: Duration::from_secs(self.token_lifetime_seconds),
+            webhook_retry_base: Duration::from_millis(self.webhook_retry_base_ms),
+            credits: self.credits,
+            faults: FaultConfig { rate: self.fault_rate, ..FaultConfig::default() },
+            ..EmulatorConfig::default()
+        })
+    }
+}
+
+/// Resolves on SIGINT (Ctrl-C) or SIGTERM.
+pub async fn wait_for_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = ctrl_c => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = ctrl_c.await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}
+
+/// Starts the emulator, prints its one JSON line, serves until a signal, stops.
+/// `program` names the command in error messages.
+pub async fn run(program: &str, args: &EmulatorArgs) -> ExitCode {
+    let config = match args.config() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("{program}: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let emulator = match Emulator::start(config).await {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("{program}: could not start: {e:#}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match serde_json::to_string(emulator.info()) {
+        Ok(line) => println!("{line}"),
+        Err(e) => {
+            eprintln!("{program}: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    wait_for_signal().await;
+    emulator.shutdown().await;
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,114 @@
+//! The HTTP transport: a hyper HTTP/1.1 server handing every request to
+//! [`Unit::handle`].
+//!
+//! Reboot: when the unit reboots, every open connection is shut down gracefully (the
+//! answer in flight, the reboot's own `200`, is sent first; idle keep-alive
+//! connections close at once). While the unit reboots, a new connection is accepted
+//! and closed at once without an answer, and a request that still reaches the unit
+//! gets no answer either (hyper closes the connection): clients see a failed request
+//! ("connection closed"), never an HTTP status. The listener itself stays bound, so
+//! the port cannot be taken by someone else meanwhile.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::header::{CONTENT_DISPOSITION, CONTENT_TYPE, HeaderValue};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use super::unit::{Outcome, Unit};
+
+/// Largest request body accepted (a whole settings tree is about 20 KB).
+const MAX_BODY: usize = 4 << 20;
+
+/// The unit does not answer (it is rebooting): hyper closes the connection.
+#[derive(Debug, thiserror::Error)]
+#[error("the unit is rebooting")]
+struct Rebooting;
+
+/// Serves HTTP on `listener` until `stop` turns true.
+pub async fn serve(listener: TcpListener, unit: Arc<Unit>, mut stop: watch::Receiver<bool>) {
+    let mut connections = JoinSet::new();
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            _ = stop.wait_for(|stopped| *stopped) => break,
+        };
+        while connections.try_join_next().is_some() {}
+        match accepted {
+            Ok((stream, _)) => {
+                if unit.is_booting() {
+                    drop(stream);
+                    continue;
+                }
+                connections.spawn(connection(stream, unit.clone(), stop.clone()));
+            }
+            // Out of file descriptors and the like: wait a little, go on.
+            Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+        }
+    }
+    connections.shutdown().await;
+}
+
+async fn connection(stream: TcpStream, unit: Arc<Unit>, mut stop: watch::Receiver<bool>) {
+    let mut boots = unit.boots();
+    boots.borrow_and_update();
+    let service_unit = unit.clone();
+    let service = service_fn(move |request| respond(service_unit.clone(), request));
+    let conn = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
+    let mut conn = std::pin::pin!(conn);
+    tokio::select! {
+        _ = conn.as_mut() => return,
+        _ = stop.wait_for(|stopped| *stopped) => return,
+        _ = boots.changed() => {}
+    }
+    conn.as_mut().graceful_shutdown();
+    let _ = tokio::time::timeout(Duration::from_secs(5), conn).await;
+}
+
+async fn respond(
+    unit: Arc<Unit>,
+    request: Request<Incoming>,
+) -> Result<Response<Full<Bytes>>, Rebooting> {
+    let (parts, body) = request.into_parts();
+    let body = match Limited::new(body, MAX_BODY).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) => {
+            let detail = serde_json::json!({
+                "status": 400,
+                "title": "Bad Request",
+                "detail": format!("the body could not be read: {e}"),
+            });
+            return Ok(json_response(400, detail.to_string().into_bytes(), None));
+        }
+    };
+    let path = parts.uri.path();
+    let query = parts.uri.query().unwrap_or("");
+    match unit.handle(parts.method.as_str(), path, query, &body) {
+        Outcome::Reply(reply) => Ok(json_response(reply.status, reply.body, reply.attachment)),
+        Outcome::Silent => Err(Rebooting),
+    }
+}
+
+fn json_response(status: u16, body: Vec<u8>, attachment: Option<&str>) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from(body)));
+    *response.status_mut() =
+        StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    if let Some(name) = attachment
+        && let Ok(value) = HeaderValue::from_str(&format!("attachment; filename=\"{name}\""))
+    {
+        response.headers_mut().insert(CONTENT_DISPOSITION, value);
+    }
+    response
+}

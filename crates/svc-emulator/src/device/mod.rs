@@ -1,0 +1,254 @@
+//! An emulated inertial navigation unit: the on-device REST configuration interface of
+//! `ins-device.md` with the choices of `resolved.md`, served over HTTP and over the
+//! sbgECom serial protocol (a pseudo-terminal and a TCP serial-over-IP bridge) at
+//! once, all three sharing one unit state.
+//!
+//! ```no_run
+//! # async fn demo() -> anyhow::Result<()> {
+//! use svc_emulator::device::{DeviceConfig, DeviceEmulator};
+//!
+//! let unit = DeviceEmulator::start(DeviceConfig::default()).await?;
+//! println!("HTTP {}/api/v1, serial {:?}, serial over TCP {}",
+//!     unit.url(), unit.serial_path(), unit.serial_tcp());
+//! unit.shutdown().await;
+//! # Ok(()) }
+//! ```
+//!
+//! # Design
+//!
+//! - **One core.** `Unit::handle` (module `unit`) takes a method, a path (with
+//!   `/api/v1`), a query string and a body and answers a status and a JSON body (or
+//!   nothing while rebooting); the HTTP server and the serial links only move bytes,
+//!   so both transports behave identically. [`DeviceEmulator::handle`] exposes it.
+//! - **The OpenAPI document is the data.** `openapi/ins-device.yaml` is embedded and
+//!   read at start ([`spec`]): routes and their `x-required-right` /
+//!   `x-requires-login`, the `x-role-order` and `x-access-rights` matrix, and the
+//!   `Settings` schemas that validate every node of a write (`x-closed`,
+//!   `x-message-names`, array lengths, patterns, enumerations, integer ranges) and
+//!   say which changes need a reboot (`x-need-reboot`). Bodies are the generated types
+//!   of `ins-device-api` (`Error`, `WriteResult`, `ActionResult`, `DeviceInfo`,
+//!   `DataLoggerStatus`, `LoginRequest`, ...). The settings tree itself is kept as
+//!   JSON in the schema's key order (the generated `Settings` type would reorder
+//!   keys); a test checks it decodes into `ins_device_api::types::Settings`.
+//! - **Defaults** (module `defaults`): a realistic value for every field; every
+//!   output port lists every message name of `x-message-names`, the CAN output every
+//!   CAN name with its identifier.
+//! - **Writes** are validated completely first (a 422 lists every invalid node, with
+//!   paths from the settings root), then merged (objects key by key, arrays and
+//!   scalars replaced whole) into a copy that replaces the tree only when
+//!   `checkOnly` is not set: all or nothing. `needReboot` is true when the write
+//!   changes a value under an `x-need-reboot` schema (writing a value equal to the
+//!   current one changes nothing). `delta=true` answers the partial tree of what
+//!   differs from the defaults (`{}` for an object node without change, `null` for an
+//!   unchanged leaf).
+//! - **Users and rights**: passwords empty except `factory`'s ([`DeviceConfig`]); the
+//!   default user (highest role without a password) is chosen at start and at each
+//!   reboot only. A request with `auth` acts as the token's user (an unknown or dead
+//!   token answers 401, even where the default user could act); without `auth` the
+//!   default user acts (401 when there is none, and on the `x-requires-login`
+//!   routes). A level satisfies a required level when the first role (in role order)
+//!   holding it comes at or after the first role holding the required one, so the
+//!   matrix needs no hand-kept level order. Only `setup` changes other users'
+//!   passwords, as the specification says (`factory` too changes only its own).
+//! - **Lock**: held by one token; writes by anyone else answer 409; it ends on unlock,
+//!   logout, reboot, or after [`DeviceConfig::lock_idle`] without a request carrying
+//!   its token (checked lazily at each request: no timer task).
+//! - **Reboot**: ends every token and the lock, stops the data logger, chooses the
+//!   default user again; for [`DeviceConfig::reboot_time`] the unit answers nothing:
+//!   HTTP connections are closed without an answer (open ones after the answer in
+//!   flight), serial frames get no reply. Then it answers again.
+//! - **Serial**: sbgECom frames through `svc_core::serial` (standard and large frames
+//!   both ways); invalid frames (bad CRC, ETX, length) are skipped silently; a valid
+//!   frame that is not a well-formed REST request is answered by an ACK with an
+//!   sbgECom error code ([`ACK_INVALID_FRAME`], [`ACK_INVALID_PARAMETER`]). The pty
+//!   (Unix only; needs `/dev/ptmx`) is opened with `nix`'s safe API, its slave in raw
+//!   mode; the TCP bridge treats each connection as one serial line.
+//! - **Other statuses**: an unknown path answers 404, a known path with another
+//!   method 405, an invalid `format`/`delta`/`checkOnly` value 422, a body that is not
+//!   JSON (or not the expected object, for login and password) 400.
+
+mod defaults;
+mod http;
+mod pty;
+mod serial;
+pub mod spec;
+mod unit;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+pub use pty::FdStream;
+pub use serial::{ACK_BUFFER_OVERFLOW, ACK_INVALID_FRAME, ACK_INVALID_PARAMETER};
+pub use unit::{LOCK_CONFLICT, UnitError};
+
+/// How the emulated unit runs.
+#[derive(Clone, Debug)]
+pub struct DeviceConfig {
+    /// Address of the HTTP server and of the serial-over-TCP bridge.
+    pub host: IpAddr,
+    /// HTTP port; 0 takes any free port.
+    pub http_port: u16,
+    /// Port of the serial-over-TCP bridge; 0 takes any free port.
+    pub serial_tcp_port: u16,
+    /// Also serve the serial protocol on a pseudo-terminal.
+    pub pty: bool,
+    /// Initial passwords, user → password (users not named have none; an entry for
+    /// `factory` wins over `factory_password`). An unknown user fails the start.
+    pub passwords: BTreeMap<String, String>,
+    /// The `factory` user's password (held by the manufacturer).
+    pub factory_password: String,
+    /// How long a reboot keeps the unit silent (the specification: about 2 s).
+    pub reboot_time: Duration,
+    /// How long the settings lock lasts without a request from its holder (60 s).
+    pub lock_idle: Duration,
+}
+
+impl Default for DeviceConfig {
+    fn default() -> Self {
+        Self {
+            host: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            http_port: 0,
+            serial_tcp_port: 0,
+            pty: true,
+            passwords: BTreeMap::new(),
+            factory_password: "factory".to_owned(),
+            reboot_time: Duration::from_secs(2),
+            lock_idle: Duration::from_secs(60),
+        }
+    }
+}
+
+/// A running emulated unit. Dropping it stops every task and closes the pty;
+/// [`DeviceEmulator::shutdown`] also waits for them.
+pub struct DeviceEmulator {
+    url: String,
+    serial_tcp: String,
+    serial_path: Option<PathBuf>,
+    unit: Arc<unit::Unit>,
+    stop: watch::Sender<bool>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl DeviceEmulator {
+    /// Starts the HTTP server, the serial-over-TCP bridge and (with `config.pty`) the
+    /// pseudo-terminal; returns once all accept requests.
+    pub async fn start(config: DeviceConfig) -> anyhow::Result<Self> {
+        let spec = Arc::new(spec::Spec::load()?);
+        let mut passwords =
+            BTreeMap::from([("factory".to_owned(), config.factory_password.clone())]);
+        passwords.extend(config.passwords.clone());
+        let unit = Arc::new(unit::Unit::new(
+            spec,
+            &passwords,
+            config.reboot_time,
+            config.lock_idle,
+        )?);
+        let http_listener =
+            TcpListener::bind(SocketAddr::new(config.host, config.http_port)).await?;
+        let serial_listener =
+            TcpListener::bind(SocketAddr::new(config.host, config.serial_tcp_port)).await?;
+        let url = format!("http://{}", http_listener.local_addr()?);
+        let serial_tcp = serial_listener.local_addr()?.to_string();
+        let pty = if config.pty {
+            Some(pty::Pty::open()?)
+        } else {
+            None
+        };
+        let serial_path = pty.as_ref().map(|pty| pty.path.clone());
+
+        let (stop, stopped) = watch::channel(false);
+        let mut tasks = vec![
+            tokio::spawn(http::serve(http_listener, unit.clone(), stopped.clone())),
+            tokio::spawn(serial::serve_tcp(
+                serial_listener,
+                unit.clone(),
+                stopped.clone(),
+            )),
+        ];
+        if let Some(pty) = pty {
+            let unit = unit.clone();
+            tasks.push(tokio::spawn(async move {
+                let pty::Pty { master, slave, .. } = pty;
+                serial::serve_link(master, unit, stopped).await;
+                drop(slave);
+            }));
+        }
+        Ok(Self {
+            url,
+            serial_tcp,
+            serial_path,
+            unit,
+            stop,
+            tasks,
+        })
+    }
+
+    /// The HTTP address, `http://host:port` (the API is under `/api/v1`).
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The pseudo-terminal to open as the unit's serial port (with `config.pty`).
+    pub fn serial_path(&self) -> Option<&Path> {
+        self.serial_path.as_deref()
+    }
+
+    /// The serial-over-TCP bridge, `host:port`.
+    pub fn serial_tcp(&self) -> &str {
+        &self.serial_tcp
+    }
+
+    /// The default user now (chosen at start and at each reboot); `None` when every
+    /// user has a password.
+    pub fn default_user(&self) -> Option<String> {
+        self.unit.default_user()
+    }
+
+    /// Whether the unit is rebooting (answering nothing).
+    pub fn is_rebooting(&self) -> bool {
+        self.unit.is_booting()
+    }
+
+    /// The core both transports call: `method` `GET` or `POST`, `path` with `/api/v1`,
+    /// `query` without `?`. Answers the status and the JSON body, `None` while the
+    /// unit reboots.
+    pub fn handle(
+        &self,
+        method: &str,
+        path: &str,
+        query: &str,
+        body: &[u8],
+    ) -> Option<(u16, Vec<u8>)> {
+        match self.unit.handle(method, path, query, body) {
+            unit::Outcome::Reply(reply) => Some((reply.status, reply.body)),
+            unit::Outcome::Silent => None,
+        }
+    }
+
+    /// Stops every task and waits for them (at most 5 s each); closes the pty.
+    pub async fn shutdown(mut self) {
+        let _ = self.stop.send(true);
+        for task in std::mem::take(&mut self.tasks) {
+            let _ = tokio::time::timeout(Duration::from_secs(5), task).await;
+        }
+    }
+}
+
+impl Drop for DeviceEmulator {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+        for task in &self.tasks {
+            task.abort();
+        }
+    }
+}

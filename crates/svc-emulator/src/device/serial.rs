@@ -1,0 +1,126 @@
+//! The serial transport: sbgECom frames (the `svc_core::serial` codec) carrying the
+//! REST API, served on any byte stream: the pseudo-terminal and each connection of
+//! the TCP serial-over-IP bridge.
+//!
+//! - A REST request (class 0x10, id 48/46 GET or 47 POST, standard or large frames)
+//!   goes to [`Unit::handle`]; the reply has the request's id, in a standard frame or
+//!   in large frames when its data exceed 4086 bytes (a new transfer id each time).
+//! - Bytes that are not a valid frame (bad CRC, bad ETX, bad length, noise) are
+//!   skipped by the decoder, without an answer.
+//! - A valid frame the unit cannot serve is answered by an ACK carrying an sbgECom
+//!   error code: [`ACK_INVALID_FRAME`] (4) for a REST request whose data are not
+//!   `path NUL query NUL [body NUL]` in UTF-8, [`ACK_INVALID_PARAMETER`] (9) for a
+//!   message id or class that is not a REST request. ACKs sent to the unit (id 0,
+//!   class 0x10) are ignored.
+//! - While the unit reboots it answers nothing: frames are read and dropped (the link
+//!   itself, pty or TCP connection, stays open as a real serial line would).
+
+use std::sync::Arc;
+
+use svc_core::serial::{
+    Ack, CLASS_REST, Decoder, ID_ACK, Message, RestReply, RestRequest, SerialError,
+};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use super::unit::{Outcome, Unit};
+
+/// sbgECom `SBG_INVALID_FRAME`: a REST request whose data are malformed.
+pub const ACK_INVALID_FRAME: u16 = 4;
+/// sbgECom `SBG_BUFFER_OVERFLOW`: a reply too long for the protocol.
+pub const ACK_BUFFER_OVERFLOW: u16 = 8;
+/// sbgECom `SBG_INVALID_PARAMETER`: a message that is not a REST request.
+pub const ACK_INVALID_PARAMETER: u16 = 9;
+
+/// Largest request accepted (a large-frame message); larger ones are dropped by the
+/// decoder.
+const MAX_REQUEST: usize = 4 << 20;
+
+/// The bytes to send back for one received message, if any.
+pub fn answer(unit: &Unit, message: &Message, transfer_id: &mut u8) -> Option<Vec<u8>> {
+    if message.class == CLASS_REST && message.id == ID_ACK {
+        return None;
+    }
+    let ack = |error| {
+        Ack {
+            id: message.id,
+            class: message.class,
+            error,
+        }
+        .encode()
+    };
+    match RestRequest::decode(message) {
+        Ok(request) => {
+            let body = request.body.as_deref().unwrap_or_default();
+            match unit.handle(request.method.as_str(), &request.path, &request.query, body) {
+                Outcome::Reply(reply) => {
+                    *transfer_id = transfer_id.wrapping_add(1) & 0x0F;
+                    match RestReply::new(reply.status, reply.body)
+                        .try_encode(message.id, *transfer_id)
+                    {
+                        Ok(bytes) => Some(bytes),
+                        Err(_) => Some(ack(ACK_BUFFER_OVERFLOW)),
+                    }
+                }
+                Outcome::Silent => None,
+            }
+        }
+        Err(_) if unit.is_booting() => None,
+        Err(SerialError::UnexpectedMessage { .. }) => Some(ack(ACK_INVALID_PARAMETER)),
+        Err(_) => Some(ack(ACK_INVALID_FRAME)),
+    }
+}
+
+/// Serves one link (a pty master, a TCP connection) until it ends or `stop` turns true.
+pub async fn serve_link<S>(mut link: S, unit: Arc<Unit>, mut stop: watch::Receiver<bool>)
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let mut decoder = Decoder::with_max_message_len(MAX_REQUEST);
+    let mut buf = vec![0_u8; 8192];
+    let mut transfer_id = 0_u8;
+    loop {
+        let read = tokio::select! {
+            read = link.read(&mut buf) => read,
+            _ = stop.wait_for(|stopped| *stopped) => return,
+        };
+        let n = match read {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        decoder.push(&buf[..n]);
+        while let Some(message) = decoder.next_message() {
+            if let Some(bytes) = answer(&unit, &message, &mut transfer_id) {
+                let written = tokio::select! {
+                    written = link.write_all(&bytes) => written,
+                    _ = stop.wait_for(|stopped| *stopped) => return,
+                };
+                if written.is_err() || link.flush().await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// The serial-over-IP bridge: every TCP connection is one serial link.
+pub async fn serve_tcp(listener: TcpListener, unit: Arc<Unit>, mut stop: watch::Receiver<bool>) {
+    let mut links = JoinSet::new();
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            _ = stop.wait_for(|stopped| *stopped) => break,
+        };
+        while links.try_join_next().is_some() {}
+        match accepted {
+            Ok((stream, _)) => {
+                let _ = stream.set_nodelay(true);
+                links.spawn(serve_link(stream, unit.clone(), stop.clone()));
+            }
+            Err(_) => tokio::time::sleep(std::time::Duration::from_millis(20)).await,
+        }
+    }
+    links.shutdown().await;
+}
