@@ -34,12 +34,20 @@ fn bench_diff(c: &mut Criterion) {
     for (name, old, new) in inputs() {
         let patch = settings::diff(&old, &new);
         assert!(!patch.changed.is_empty() && patch.removed.is_empty());
-        group.bench_with_input(BenchmarkId::new("svc_core", name), &(&old, &new), |b, (old, new)| {
-            b.iter(|| settings::diff(black_box(old), black_box(new)));
-        });
-        group.bench_with_input(BenchmarkId::new("json_patch", name), &(&old, &new), |b, (old, new)| {
-            b.iter(|| json_patch::diff(black_box(old), black_box(new)));
-        });
+        group.bench_with_input(
+            BenchmarkId::new("svc_core", name),
+            &(&old, &new),
+            |b, (old, new)| {
+                b.iter(|| settings::diff(black_box(old), black_box(new)));
+            },
+        );
+        group.bench_with_input(
+            BenchmarkId::new("json_patch", name),
+            &(&old, &new),
+            |b, (old, new)| {
+                b.iter(|| json_patch::diff(black_box(old), black_box(new)));
+            },
+        );
     }
     group.finish();
 }
@@ -52,16 +60,24 @@ fn bench_apply(c: &mut Criterion) {
         let mut merged = old.clone();
         json_patch::merge(&mut merged, &write);
         assert!(settings::apply(&old, &write) == new && merged == new);
-        group.bench_with_input(BenchmarkId::new("svc_core", name), &(&old, &write), |b, (old, write)| {
-            b.iter(|| settings::apply(black_box(old), black_box(write)));
-        });
-        group.bench_with_input(BenchmarkId::new("json_patch", name), &(&old, &write), |b, (old, write)| {
-            b.iter(|| {
-                let mut doc = black_box(*old).clone();
-                json_patch::merge(&mut doc, black_box(write));
-                doc
-            });
-        });
+        group.bench_with_input(
+            BenchmarkId::new("svc_core", name),
+            &(&old, &write),
+            |b, (old, write)| {
+                b.iter(|| settings::apply(black_box(old), black_box(write)));
+            },
+        );
+        group.bench_with_input(
+            BenchmarkId::new("json_patch", name),
+            &(&old, &write),
+            |b, (old, write)| {
+                b.iter(|| {
+                    let mut doc = black_box(*old).clone();
+                    json_patch::merge(&mut doc, black_box(write));
+                    doc
+                });
+            },
+        );
     }
     group.finish();
 }

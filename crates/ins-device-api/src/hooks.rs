@@ -46,7 +46,8 @@ pub struct ExchangeReply {
 }
 
 /// The future an [`Exchange`] returns; the error text must not contain the token.
-pub type ExchangeFuture<'a> = Pin<Box<dyn Future<Output = Result<ExchangeReply, String>> + Send + 'a>>;
+pub type ExchangeFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<ExchangeReply, String>> + Send + 'a>>;
 
 /// A link that carries REST requests to the unit in place of HTTP.
 pub trait Exchange: Send + Sync + 'static {
@@ -75,7 +76,10 @@ impl DeviceState {
 
     /// A state whose requests travel over `exchange` instead of HTTP.
     pub fn with_exchange(exchange: Arc<dyn Exchange>) -> Self {
-        Self { exchange: Some(exchange), ..Self::default() }
+        Self {
+            exchange: Some(exchange),
+            ..Self::default()
+        }
     }
 
     /// Sets (after a login) or clears (after a logout or a reboot) the session token.
@@ -158,7 +162,9 @@ async fn exchange_request<E>(
         None => None,
         Some(body) => Some(
             body.as_bytes()
-                .ok_or_else(|| Error::Custom("a streamed request body cannot travel over this link".into()))?
+                .ok_or_else(|| {
+                    Error::Custom("a streamed request body cannot travel over this link".into())
+                })?
                 .to_vec(),
         ),
     };
@@ -178,12 +184,19 @@ async fn exchange_request<E>(
 }
 
 impl ClientHooks<DeviceState> for crate::Client {
-    async fn pre<E>(&self, request: &mut reqwest::Request, info: &OperationInfo) -> Result<(), Error<E>> {
+    async fn pre<E>(
+        &self,
+        request: &mut reqwest::Request,
+        info: &OperationInfo,
+    ) -> Result<(), Error<E>> {
         restore_settings_slashes(request.url_mut());
         if info.operation_id != "login"
             && let Some(token) = self.inner().token()
         {
-            request.url_mut().query_pairs_mut().append_pair(AUTH_PARAMETER, token.expose_secret());
+            request
+                .url_mut()
+                .query_pairs_mut()
+                .append_pair(AUTH_PARAMETER, token.expose_secret());
         }
         if let Some(exchange) = &self.inner().exchange {
             exchange_request(self.inner(), exchange, request).await?;
@@ -191,7 +204,11 @@ impl ClientHooks<DeviceState> for crate::Client {
         Ok(())
     }
 
-    async fn exec(&self, request: reqwest::Request, _info: &OperationInfo) -> reqwest::Result<reqwest::Response> {
+    async fn exec(
+        &self,
+        request: reqwest::Request,
+        _info: &OperationInfo,
+    ) -> reqwest::Result<reqwest::Response> {
         let stashed = request
             .headers()
             .get(EXCHANGE_HEADER)
@@ -202,9 +219,10 @@ impl ClientHooks<DeviceState> for crate::Client {
             let mut response = http::Response::new(reqwest::Body::from(reply.body));
             *response.status_mut() =
                 http::StatusCode::from_u16(reply.status).unwrap_or(http::StatusCode::BAD_GATEWAY);
-            response
-                .headers_mut()
-                .insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+            response.headers_mut().insert(
+                http::header::CONTENT_TYPE,
+                http::HeaderValue::from_static("application/json"),
+            );
             return Ok(reqwest::Response::from(response));
         }
         match self.client().execute(request).await {

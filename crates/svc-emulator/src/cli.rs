@@ -35,6 +35,19 @@ pub struct EmulatorArgs {
     /// Share of requests answered 500, delayed or cut (0 to 1).
     #[arg(long, default_value_t = 0.0)]
     pub fault_rate: f64,
+    /// An initial password of the emulated unit, USER=PASSWORD (repeatable), e.g.
+    /// `--device-password setup=secret`. Users not named have none (factory: `factory`).
+    #[arg(long = "device-password", value_name = "USER=PASSWORD")]
+    pub device_passwords: Vec<String>,
+    /// How long a reboot keeps the emulated unit silent, in seconds.
+    #[arg(long, default_value_t = 2.0)]
+    pub device_reboot_seconds: f64,
+    /// Do not serve the unit's serial protocol on a pseudo-terminal (TCP bridge only).
+    #[arg(long)]
+    pub no_device_pty: bool,
+    /// Run the cloud side only, without the emulated unit.
+    #[arg(long)]
+    pub no_device: bool,
 }
 
 impl EmulatorArgs {
@@ -49,14 +62,37 @@ impl EmulatorArgs {
         if !(0.0..=1.0).contains(&self.fault_rate) {
             return Err("--fault-rate must be between 0 and 1".into());
         }
+        if !(self.device_reboot_seconds.is_finite() && self.device_reboot_seconds >= 0.0) {
+            return Err("--device-reboot-seconds must be a number of seconds ≥ 0".into());
+        }
+        let mut passwords = std::collections::BTreeMap::new();
+        for entry in &self.device_passwords {
+            let (user, password) = entry.split_once('=').ok_or_else(|| {
+                format!(
+                    "--device-password takes USER=PASSWORD, got `{}`",
+                    entry.split('=').next().unwrap_or("")
+                )
+            })?;
+            passwords.insert(user.to_owned(), password.to_owned());
+        }
+        let device = (!self.no_device).then(|| crate::device::DeviceConfig {
+            passwords,
+            pty: !self.no_device_pty,
+            reboot_time: Duration::from_secs_f64(self.device_reboot_seconds),
+            ..crate::device::DeviceConfig::default()
+        });
         Ok(EmulatorConfig {
+            device,
             host: self.host,
             port: self.port,
             processing_time: Duration::from_secs_f64(self.processing_seconds),
             token_lifetime: Duration::from_secs(self.token_lifetime_seconds),
             webhook_retry_base: Duration::from_millis(self.webhook_retry_base_ms),
             credits: self.credits,
-            faults: FaultConfig { rate: self.fault_rate, ..FaultConfig::default() },
+            faults: FaultConfig {
+                rate: self.fault_rate,
+                ..FaultConfig::default()
+            },
             ..EmulatorConfig::default()
         })
     }

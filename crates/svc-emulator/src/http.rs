@@ -175,7 +175,9 @@ pub fn same_organization(app: &App, caller: &Caller, organization_id: Uuid) -> A
     if !app.db().organizations.contains_key(&organization_id) {
         return Err(ApiError::not_found("organization", organization_id));
     }
-    Err(ApiError::forbidden(format!("You are not an administrator of organization {organization_id}")))
+    Err(ApiError::forbidden(format!(
+        "You are not an administrator of organization {organization_id}"
+    )))
 }
 
 /// A path segment that must be a UUID (404 otherwise: no such resource can exist).

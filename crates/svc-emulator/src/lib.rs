@@ -17,8 +17,12 @@
 //! # Ok(()) }
 //! ```
 //!
+//! It also emulates an inertial navigation unit ([`device`]): its REST interface over
+//! HTTP, and the same API in sbgECom frames over a pseudo-terminal and a TCP serial bridge.
+//!
 //! Every server listens on `config.host`; with `port` 0 each takes any free port, with
-//! `port` P they take P (cloud), P+1 (identity provider), P+2 (notification), P+3 (storage).
+//! `port` P they take P (cloud), P+1 (identity provider), P+2 (notification), P+3
+//! (storage), P+4 (unit HTTP) and P+5 (unit serial-over-TCP bridge).
 
 #![forbid(unsafe_code)]
 
@@ -32,8 +36,8 @@ mod state;
 mod storage;
 
 pub mod cli;
-pub mod receiver;
 pub mod device;
+pub mod receiver;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
@@ -71,6 +75,9 @@ pub struct EmulatorConfig {
     pub upload_ttl: Duration,
     pub download_ttl: Duration,
     pub faults: FaultConfig,
+    /// The emulated unit; `None` runs the cloud side only. Its host and ports follow
+    /// `host` and `port` (P+4, P+5).
+    pub device: Option<device::DeviceConfig>,
 }
 
 impl Default for EmulatorConfig {
@@ -88,6 +95,7 @@ impl Default for EmulatorConfig {
             upload_ttl: Duration::from_secs(3600),
             download_ttl: Duration::from_secs(3600),
             faults: FaultConfig::default(),
+            device: Some(device::DeviceConfig::default()),
         }
     }
 }
@@ -117,6 +125,12 @@ pub struct EmulatorInfo {
     pub member_api_key: String,
     pub member_api_secret: String,
     pub organizations: Vec<OrganizationCredentials>,
+    /// The emulated unit's HTTP address (`{device_url}`, without `/api/v1`).
+    pub device_url: Option<String>,
+    /// The pseudo-terminal carrying the unit's serial protocol (sbgECom frames).
+    pub device_serial_path: Option<String>,
+    /// The unit's serial-over-TCP bridge, `host:port`.
+    pub device_serial_tcp: Option<String>,
 }
 
 /// A running emulator. Dropping it stops the servers; [`Emulator::shutdown`] waits for them.
@@ -125,6 +139,7 @@ pub struct Emulator {
     app: Arc<state::App>,
     stop: watch::Sender<bool>,
     servers: Vec<JoinHandle<()>>,
+    device: Option<device::DeviceEmulator>,
 }
 
 impl Emulator {
@@ -174,6 +189,18 @@ impl Emulator {
                     .await;
             }));
         }
+        let device = match &config.device {
+            None => None,
+            Some(device_config) => {
+                let mut device_config = device_config.clone();
+                device_config.host = config.host;
+                if config.port != 0 {
+                    device_config.http_port = config.port.saturating_add(4);
+                    device_config.serial_tcp_port = config.port.saturating_add(5);
+                }
+                Some(device::DeviceEmulator::start(device_config).await?)
+            }
+        };
         let orgs = app.organizations();
         let first = orgs
             .first()
@@ -190,12 +217,19 @@ impl Emulator {
             member_api_key: first.member_api_key,
             member_api_secret: first.member_api_secret,
             organizations: orgs,
+            device_url: device.as_ref().map(|d| d.url().to_owned()),
+            device_serial_path: device
+                .as_ref()
+                .and_then(|d| d.serial_path())
+                .map(|p| p.display().to_string()),
+            device_serial_tcp: device.as_ref().map(|d| d.serial_tcp().to_owned()),
         };
         Ok(Self {
             info,
             app,
             stop,
             servers,
+            device,
         })
     }
 
@@ -214,10 +248,18 @@ impl Emulator {
         self.app.stored_outputs(processing_id)
     }
 
+    /// The emulated unit, when it runs.
+    pub fn device(&self) -> Option<&device::DeviceEmulator> {
+        self.device.as_ref()
+    }
+
     /// Stops the servers, the processings and the deliveries, and removes the files.
     pub async fn shutdown(mut self) {
         let _ = self.stop.send(true);
         self.app.stop_background();
+        if let Some(device) = self.device.take() {
+            device.shutdown().await;
+        }
         for server in self.servers.drain(..) {
             let _ = tokio::time::timeout(Duration::from_secs(5), server).await;
         }

@@ -7,7 +7,11 @@ use clap::Parser;
 use svc_emulator::cli::{EmulatorArgs, run};
 
 #[derive(Parser, Debug)]
-#[command(name = "svc-emulator", version, about = "Local emulator of the cloud post-processing service")]
+#[command(
+    name = "svc-emulator",
+    version,
+    about = "Local emulator of the cloud post-processing service"
+)]
 struct Args {
     #[command(flatten)]
     emulator: EmulatorArgs,

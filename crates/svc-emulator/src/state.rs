@@ -7,7 +7,6 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use chrono::{DateTime, Utc};
 use indexmap::IndexMap;
-use svc_cloud_api::{Metadata, Timestamp};
 use svc_cloud_api::cloud::types::{
     Container, ContainerFile, Processing, ProcessingError, UploadInfo,
 };
@@ -15,6 +14,7 @@ use svc_cloud_api::enums::{
     ContainerFileStatus, ContainerFileType, ContainerRegion, ContainerStatus, EventType,
 };
 use svc_cloud_api::notification::types::MissedWebhook;
+use svc_cloud_api::{Metadata, Timestamp};
 use tokio::sync::watch;
 use uuid::Uuid;
 

@@ -393,7 +393,10 @@ struct Recorder {
 }
 
 impl ins_device_api::hooks::Exchange for Recorder {
-    fn exchange(&self, request: ins_device_api::hooks::ExchangeRequest) -> ins_device_api::hooks::ExchangeFuture<'_> {
+    fn exchange(
+        &self,
+        request: ins_device_api::hooks::ExchangeRequest,
+    ) -> ins_device_api::hooks::ExchangeFuture<'_> {
         self.seen.lock().unwrap().push(request.clone());
         let fail = self.fail;
         Box::pin(async move {
@@ -401,10 +404,16 @@ impl ins_device_api::hooks::Exchange for Recorder {
                 return Err("serial link: no answer within 1 s".to_owned());
             }
             let body = match request.path.as_str() {
-                "/api/v1/settings/output/comA/messages/imuShort" => br#"{"title":"request successful","needReboot":false}"#.to_vec(),
+                "/api/v1/settings/output/comA/messages/imuShort" => {
+                    br#"{"title":"request successful","needReboot":false}"#.to_vec()
+                }
                 _ => br#"{"status":401,"title":"Unauthorized","detail":"log in first"}"#.to_vec(),
             };
-            let status = if body.starts_with(br#"{"status""#) { 401 } else { 200 };
+            let status = if body.starts_with(br#"{"status""#) {
+                401
+            } else {
+                200
+            };
             Ok(ins_device_api::hooks::ExchangeReply { status, body })
         })
     }
@@ -412,7 +421,10 @@ impl ins_device_api::hooks::Exchange for Recorder {
 
 #[tokio::test]
 async fn requests_travel_over_an_exchange_link() {
-    let link = Arc::new(Recorder { seen: Mutex::new(Vec::new()), fail: false });
+    let link = Arc::new(Recorder {
+        seen: Mutex::new(Vec::new()),
+        fail: false,
+    });
     let state = DeviceState::with_exchange(link.clone());
     state.set_token(Some(AuthToken::new(TOKEN)));
     let unit = Client::new("serial://unit", state);
@@ -435,16 +447,28 @@ async fn requests_travel_over_an_exchange_link() {
 
     // A documented error answered over the link decodes like one over HTTP.
     let err = unit.get_device_info().send().await.unwrap_err();
-    let ins_device_api::Error::ErrorResponse(body) = err else { panic!("{err:?}") };
+    let ins_device_api::Error::ErrorResponse(body) = err else {
+        panic!("{err:?}")
+    };
     assert_eq!((body.status, body.detail.as_str()), (401, "log in first"));
 }
 
 #[tokio::test]
 async fn a_failing_link_is_an_error_without_the_token() {
-    let link = Arc::new(Recorder { seen: Mutex::new(Vec::new()), fail: true });
+    let link = Arc::new(Recorder {
+        seen: Mutex::new(Vec::new()),
+        fail: true,
+    });
     let state = DeviceState::with_exchange(link);
     state.set_token(Some(AuthToken::new(TOKEN)));
-    let err = Client::new("serial://unit", state).get_device_info().send().await.unwrap_err();
-    assert!(matches!(&err, ins_device_api::Error::Custom(text) if text.contains("no answer")), "{err:?}");
+    let err = Client::new("serial://unit", state)
+        .get_device_info()
+        .send()
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, ins_device_api::Error::Custom(text) if text.contains("no answer")),
+        "{err:?}"
+    );
     assert!(!format!("{err:?}").contains(TOKEN));
 }

@@ -1,1 +1,8 @@
-//! CLI tests (being written).
+//! CLI tests: the real `svc` binary, run as a child process, against an emulated unit
+//! started in the test process (`svc device`), and the `svc emulator` command.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: fixed inputs, a panic is a failure
+
+mod device;
+mod emulator;
+mod support;

@@ -130,7 +130,11 @@ struct Differ<'a> {
 
 impl<'a> Differ<'a> {
     /// The partial object turning `old` into `new`, `None` when no node changed.
-    fn objects(&mut self, old: &'a Map<String, Value>, new: &'a Map<String, Value>) -> Option<Map<String, Value>> {
+    fn objects(
+        &mut self,
+        old: &'a Map<String, Value>,
+        new: &'a Map<String, Value>,
+    ) -> Option<Map<String, Value>> {
         if std::ptr::eq(old, new) {
             return None; // The same object (e.g. `diff(tree, tree)`).
         }
@@ -163,7 +167,8 @@ impl<'a> Differ<'a> {
         if found < old.len() {
             for key in old.keys() {
                 if !new.contains_key(key) {
-                    self.removed.push(NodePath::from_tree_keys(&self.stack, key));
+                    self.removed
+                        .push(NodePath::from_tree_keys(&self.stack, key));
                 }
             }
         }
@@ -171,7 +176,13 @@ impl<'a> Differ<'a> {
     }
 
     #[inline]
-    fn value(&mut self, key: &'a str, old: &'a Value, new: &'a Value, out: &mut Option<Map<String, Value>>) {
+    fn value(
+        &mut self,
+        key: &'a str,
+        old: &'a Value,
+        new: &'a Value,
+        out: &mut Option<Map<String, Value>>,
+    ) {
         // The common leaves are compared here, without a call: most nodes are equal.
         let equal = match (old, new) {
             (Value::Object(old), Value::Object(new)) => {
@@ -184,10 +195,7 @@ impl<'a> Differ<'a> {
                 }
                 return;
             }
-            (Value::String(old), Value::String(new)) => str_eq(old, new),
-            (Value::Number(old), Value::Number(new)) => old == new,
-            (Value::Bool(old), Value::Bool(new)) => old == new,
-            _ => values_equal(old, new),
+            _ => quick_equal(old, new),
         };
         if !equal {
             self.change(key, new, out);
@@ -198,7 +206,8 @@ impl<'a> Differ<'a> {
     #[cold]
     #[inline(never)]
     fn change(&mut self, key: &str, new: &Value, out: &mut Option<Map<String, Value>>) {
-        self.changed.push(NodePath::from_tree_keys(&self.stack, key));
+        self.changed
+            .push(NodePath::from_tree_keys(&self.stack, key));
         out.get_or_insert_with(new_map)
             .insert(key.to_owned(), new.clone());
     }
@@ -220,13 +229,25 @@ pub(crate) fn values_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Object(a), Value::Object(b)) => objects_equal(a, b),
         (Value::Array(a), Value::Array(b)) => {
-            a.len() == b.len() && a.iter().zip(b).all(|(a, b)| values_equal(a, b))
+            a.len() == b.len() && a.iter().zip(b).all(|(a, b)| quick_equal(a, b))
         }
         (Value::String(a), Value::String(b)) => str_eq(a, b),
         (Value::Number(a), Value::Number(b)) => a == b,
         (Value::Bool(a), Value::Bool(b)) => a == b,
         (Value::Null, Value::Null) => true,
         _ => false,
+    }
+}
+
+/// [`values_equal`] with the common leaves (strings, numbers, booleans) compared
+/// inline, without a call.
+#[inline]
+fn quick_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::String(a), Value::String(b)) => str_eq(a, b),
+        (Value::Number(a), Value::Number(b)) => a == b,
+        (Value::Bool(a), Value::Bool(b)) => a == b,
+        _ => values_equal(a, b),
     }
 }
 
@@ -267,9 +288,12 @@ fn objects_equal(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
     for ((a_key, a_value), (b_key, b_value)) in entries.by_ref() {
         if !str_eq(a_key, b_key) {
             // Orders differ: look the rest up (same lengths, unique keys).
-            return a.get(b_key).is_some_and(|a_value| values_equal(a_value, b_value))
+            return a
+                .get(b_key)
+                .is_some_and(|a_value| values_equal(a_value, b_value))
                 && entries.all(|(_, (b_key, b_value))| {
-                    a.get(b_key).is_some_and(|a_value| values_equal(a_value, b_value))
+                    a.get(b_key)
+                        .is_some_and(|a_value| values_equal(a_value, b_value))
                 });
         }
         if !values_equal(a_value, b_value) {
@@ -381,7 +405,10 @@ mod tests {
         let patch = diff(&old, &new);
         assert_eq!(paths(&patch.changed), ["a", "b", "c", "d/z"]);
         assert!(patch.removed.is_empty(), "a replaced object is no removal");
-        assert_eq!(patch.tree, json!({"a": 5, "b": {"p": true}, "c": {"q": 1}, "d": {"z": 1.0}}));
+        assert_eq!(
+            patch.tree,
+            json!({"a": 5, "b": {"p": true}, "c": {"q": 1}, "d": {"z": 1.0}})
+        );
         assert_eq!(apply(&old, &patch.tree), new);
         // Root type change.
         let patch = diff(&json!({"a": 1}), &json!([1]));
@@ -399,7 +426,9 @@ mod tests {
         assert!(patch.has_removals());
         assert!(!patch.is_empty());
         let error = patch.clone().into_write().unwrap_err();
-        assert!(matches!(error, SettingsError::RemovalNotExpressible { ref removed } if removed.len() == 2));
+        assert!(
+            matches!(error, SettingsError::RemovalNotExpressible { ref removed } if removed.len() == 2)
+        );
         assert_eq!(
             error.to_string(),
             "the write cannot remove nodes a/y, a/z (a settings write only adds and changes)"
@@ -425,7 +454,10 @@ mod tests {
         let before = tree.clone();
         let out = apply(&tree, &json!({"a": {"n": [1, 2]}, "c": {"o": 1}, "d": 4}));
         assert_eq!(tree, before);
-        assert_eq!(out, json!({"a": {"b": 1, "n": [1, 2]}, "c": {"o": 1}, "d": 4}));
+        assert_eq!(
+            out,
+            json!({"a": {"b": 1, "n": [1, 2]}, "c": {"o": 1}, "d": 4})
+        );
         let mut in_place = tree.clone();
         apply_in_place(&mut in_place, &json!({"a": {"b": 2}}));
         assert_eq!(in_place, json!({"a": {"b": 2}, "c": "x"}));
@@ -434,7 +466,10 @@ mod tests {
     #[test]
     fn equality_matches_serde_json() {
         let cases = [
-            (json!({"a": 1, "b": [1, {"c": 2}]}), json!({"b": [1, {"c": 2}], "a": 1})),
+            (
+                json!({"a": 1, "b": [1, {"c": 2}]}),
+                json!({"b": [1, {"c": 2}], "a": 1}),
+            ),
             (json!({"a": 1, "b": 2}), json!({"b": 2, "c": 1})),
             (json!({"a": 1}), json!({"a": 1.0})),
             (json!([1, 2]), json!([1, 2, 3])),
@@ -458,8 +493,16 @@ mod tests {
                     last[len - 1] = b'X';
                 }
                 let mut middle = base.clone().into_bytes();
-                middle[len / 2..].iter_mut().take(1).for_each(|byte| *byte = b'X');
-                [base, String::from_utf8(first).unwrap(), String::from_utf8(last).unwrap(), String::from_utf8(middle).unwrap()]
+                middle[len / 2..]
+                    .iter_mut()
+                    .take(1)
+                    .for_each(|byte| *byte = b'X');
+                [
+                    base,
+                    String::from_utf8(first).unwrap(),
+                    String::from_utf8(last).unwrap(),
+                    String::from_utf8(middle).unwrap(),
+                ]
             })
             .collect();
         for a in &texts {

@@ -175,7 +175,8 @@ impl<'a> Merger<'a> {
         theirs: &'a Map<String, Value>,
     ) -> Map<String, Value> {
         let mut out = Map::new();
-        let lookup = |map: Option<&'a Map<String, Value>>, key: &str| map.and_then(|map| map.get(key));
+        let lookup =
+            |map: Option<&'a Map<String, Value>>, key: &str| map.and_then(|map| map.get(key));
         // Ours' keys in ours' order, looked up in step when the orders agree.
         let mut theirs_entries = theirs.iter();
         let mut base_entries = base.map(|base| base.iter());
@@ -209,7 +210,8 @@ impl<'a> Merger<'a> {
         if theirs_found < theirs.len() {
             for (key, their_value) in theirs {
                 if !ours.contains_key(key)
-                    && let Some(value) = self.node(Some(key), lookup(base, key), None, Some(their_value))
+                    && let Some(value) =
+                        self.node(Some(key), lookup(base, key), None, Some(their_value))
                 {
                     out.insert(key.clone(), value);
                 }

@@ -289,7 +289,11 @@ pub fn get<'a>(tree: &'a Value, path: &NodePath) -> Option<&'a Value> {
 /// assert_eq!(write, json!({"output": {"comA": {"messages": {"imuShort": "10ms"}}}}));
 /// # Ok::<(), svc_core::settings::SettingsError>(())
 /// ```
-pub fn set(tree: &mut Value, path: &NodePath, value: Value) -> Result<Option<Value>, SettingsError> {
+pub fn set(
+    tree: &mut Value,
+    path: &NodePath,
+    value: Value,
+) -> Result<Option<Value>, SettingsError> {
     let text = path.as_str();
     if text.is_empty() {
         return Ok(Some(std::mem::replace(tree, value)));
@@ -421,7 +425,11 @@ mod tests {
         ));
         let mut p = path("aiding");
         assert!(p.push("a/b").is_err());
-        assert_eq!(p, path("aiding"), "a refused push leaves the path unchanged");
+        assert_eq!(
+            p,
+            path("aiding"),
+            "a refused push leaves the path unchanged"
+        );
     }
 
     #[test]
@@ -437,7 +445,10 @@ mod tests {
     #[test]
     fn get_and_set() {
         let mut tree = json!({"aiding": {"gnss1": {"model": "internal"}}, "oem": "x"});
-        assert_eq!(get(&tree, &path("aiding/gnss1/model")), Some(&json!("internal")));
+        assert_eq!(
+            get(&tree, &path("aiding/gnss1/model")),
+            Some(&json!("internal"))
+        );
         assert_eq!(get(&tree, &path("aiding/gnss1/model/deeper")), None);
         assert_eq!(get(&tree, &NodePath::root()), Some(&tree));
 
@@ -468,7 +479,10 @@ mod tests {
 
         let mut scalar = json!(5);
         assert!(set(&mut scalar, &path("a"), json!(1)).is_err());
-        assert_eq!(set(&mut scalar, &NodePath::root(), json!({})).unwrap(), Some(json!(5)));
+        assert_eq!(
+            set(&mut scalar, &NodePath::root(), json!({})).unwrap(),
+            Some(json!(5))
+        );
         assert_eq!(scalar, json!({}));
     }
 

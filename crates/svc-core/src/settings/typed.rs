@@ -3,9 +3,9 @@
 use ins_device_api::types::Settings;
 use serde_json::Value;
 
+use super::SettingsError;
 use super::diff::{Patch, diff};
 use super::path::NodePath;
-use super::SettingsError;
 
 /// The typed tree as a JSON tree (the form the unit reads and writes). Fields that are
 /// `None` are absent; keys come in the typed structures' order.
@@ -146,7 +146,8 @@ mod tests {
 
     #[test]
     fn wrong_types_are_refused() {
-        let error = from_value(json!({"aiding": {"gnss1": {"leverArmPrimary": [1.0, 2.0]}}})).unwrap_err();
+        let error =
+            from_value(json!({"aiding": {"gnss1": {"leverArmPrimary": [1.0, 2.0]}}})).unwrap_err();
         assert!(matches!(error, SettingsError::Schema { .. }), "{error}");
         assert!(from_value(json!([1])).is_err());
     }
@@ -187,6 +188,9 @@ mod tests {
             patch.tree,
             json!({"aiding": {"gnss1": {"leverArmPrimary": [0.5, 0.0, -1.2]}}})
         );
-        assert_eq!(patch.changed, [NodePath::parse("aiding/gnss1/leverArmPrimary").unwrap()]);
+        assert_eq!(
+            patch.changed,
+            [NodePath::parse("aiding/gnss1/leverArmPrimary").unwrap()]
+        );
     }
 }

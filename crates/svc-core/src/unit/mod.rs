@@ -90,7 +90,10 @@ fn node_list(errors: &[NodeError]) -> String {
     if errors.is_empty() {
         return String::new();
     }
-    let list: Vec<String> = errors.iter().map(|e| format!("{}: {}", e.path, e.message)).collect();
+    let list: Vec<String> = errors
+        .iter()
+        .map(|e| format!("{}: {}", e.path, e.message))
+        .collect();
     format!(" [{}]", list.join("; "))
 }
 
@@ -136,18 +139,30 @@ impl UnitError {
                     errors: body
                         .errors
                         .into_iter()
-                        .map(|e| NodeError { path: e.path, message: e.message })
+                        .map(|e| NodeError {
+                            path: e.path,
+                            message: e.message,
+                        })
                         .collect(),
                 }
             }
             E::CommunicationError(e) | E::ResponseBodyError(e) | E::InvalidUpgrade(e) => {
-                UnitError::Unreachable { operation, reason: transport_reason(&e) }
+                UnitError::Unreachable {
+                    operation,
+                    reason: transport_reason(&e),
+                }
             }
             E::Custom(reason) => UnitError::Unreachable { operation, reason },
-            E::InvalidResponsePayload(_, e) => UnitError::InvalidResponse { operation, reason: e.to_string() },
+            E::InvalidResponsePayload(_, e) => UnitError::InvalidResponse {
+                operation,
+                reason: e.to_string(),
+            },
             E::UnexpectedResponse(r) => UnitError::InvalidResponse {
                 operation,
-                reason: format!("status {} is not documented for this operation", r.status().as_u16()),
+                reason: format!(
+                    "status {} is not documented for this operation",
+                    r.status().as_u16()
+                ),
             },
             E::InvalidRequest(reason) => UnitError::InvalidRequest { operation, reason },
         }
@@ -206,7 +221,10 @@ pub struct Unit {
 
 impl std::fmt::Debug for Unit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Unit").field("link", &self.link).field("user", &self.user()).finish()
+        f.debug_struct("Unit")
+            .field("link", &self.link)
+            .field("user", &self.user())
+            .finish()
     }
 }
 
@@ -219,22 +237,33 @@ impl Unit {
     /// # Errors
     /// [`UnitError::InvalidRequest`] when the URL is not an `http://` address.
     pub fn http(url: &str) -> Result<Self, UnitError> {
-        let parsed = reqwest::Url::parse(url)
-            .map_err(|e| UnitError::InvalidRequest { operation: "connect", reason: format!("`{url}`: {e}") })?;
+        let parsed = reqwest::Url::parse(url).map_err(|e| UnitError::InvalidRequest {
+            operation: "connect",
+            reason: format!("`{url}`: {e}"),
+        })?;
         if parsed.scheme() != "http" {
             return Err(UnitError::InvalidRequest {
                 operation: "connect",
-                reason: format!("`{url}`: the unit speaks plain HTTP only (port 80); use an http:// address"),
+                reason: format!(
+                    "`{url}`: the unit speaks plain HTTP only (port 80); use an http:// address"
+                ),
             });
         }
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(5))
             .timeout(HTTP_TIMEOUT)
             .build()
-            .map_err(|e| UnitError::InvalidRequest { operation: "connect", reason: e.to_string() })?;
+            .map_err(|e| UnitError::InvalidRequest {
+                operation: "connect",
+                reason: e.to_string(),
+            })?;
         let state = DeviceState::new();
         let base = url.trim_end_matches('/');
-        Ok(Self::from_parts(Client::new_with_client(base, http, state.clone()), state, base.to_owned()))
+        Ok(Self::from_parts(
+            Client::new_with_client(base, http, state.clone()),
+            state,
+            base.to_owned(),
+        ))
     }
 
     /// A session over another link (the serial one: see [`serial_link`]).
@@ -244,7 +273,12 @@ impl Unit {
     }
 
     fn from_parts(client: Client, state: DeviceState, link: String) -> Self {
-        Self { client, state, credentials: Arc::new(Mutex::new(None)), link: link.into() }
+        Self {
+            client,
+            state,
+            credentials: Arc::new(Mutex::new(None)),
+            link: link.into(),
+        }
     }
 
     /// Where the unit is (its URL or serial link); never holds the token.
@@ -274,7 +308,12 @@ impl Unit {
     async fn call<T, F, Fut>(&self, operation: &'static str, f: F) -> Result<T, UnitError>
     where
         F: Fn(Client) -> Fut,
-        Fut: std::future::Future<Output = Result<ins_device_api::ResponseValue<T>, ins_device_api::Error<types::Error>>>,
+        Fut: std::future::Future<
+                Output = Result<
+                    ins_device_api::ResponseValue<T>,
+                    ins_device_api::Error<types::Error>,
+                >,
+            >,
     {
         match f(self.client.clone()).await {
             Ok(v) => Ok(v.into_inner()),
@@ -286,7 +325,10 @@ impl Unit {
                     (Some(401), true, Some((user, password))) => {
                         self.state.set_token(None);
                         self.login_once(user, password).await?;
-                        f(self.client.clone()).await.map(|v| v.into_inner()).map_err(|e| UnitError::from_client(operation, e))
+                        f(self.client.clone())
+                            .await
+                            .map(|v| v.into_inner())
+                            .map_err(|e| UnitError::from_client(operation, e))
                     }
                     _ => Err(error),
                 }
@@ -323,7 +365,13 @@ impl Unit {
     /// act as the default user.
     pub async fn logout(&self) -> Result<(), UnitError> {
         let result = match self.state.token() {
-            Some(_) => self.client.logout().send().await.map(|_| ()).map_err(|e| UnitError::from_client("logout", e)),
+            Some(_) => self
+                .client
+                .logout()
+                .send()
+                .await
+                .map(|_| ())
+                .map_err(|e| UnitError::from_client("logout", e)),
             None => Ok(()),
         };
         self.state.set_token(None);
@@ -337,8 +385,15 @@ impl Unit {
     ///
     /// # Errors
     /// 401 without a login; 403 for another user's password by anyone but `setup`.
-    pub async fn change_password(&self, user: Option<UserName>, password: Password) -> Result<(), UnitError> {
-        let body = types::ChangePasswordRequest { user: user.clone(), password: password.clone() };
+    pub async fn change_password(
+        &self,
+        user: Option<UserName>,
+        password: Password,
+    ) -> Result<(), UnitError> {
+        let body = types::ChangePasswordRequest {
+            user: user.clone(),
+            password: password.clone(),
+        };
         self.call("changePassword", |c| {
             let body = body.clone();
             async move { c.change_password().body(body).send().await }
@@ -355,26 +410,46 @@ impl Unit {
 
     /// The unit's identity and versions (`GET /info`).
     pub async fn info(&self) -> Result<DeviceInfo, UnitError> {
-        self.call("getDeviceInfo", |c| async move { c.get_device_info().send().await }).await
+        self.call("getDeviceInfo", |c| async move {
+            c.get_device_info().send().await
+        })
+        .await
     }
 
     /// The whole settings tree, untyped (node paths: see [`crate::settings`]).
     pub async fn settings(&self) -> Result<Value, UnitError> {
-        let typed = self.call("getSettings", |c| async move { c.get_settings().send().await }).await?;
-        serde_json::to_value(typed)
-            .map_err(|e| UnitError::InvalidResponse { operation: "getSettings", reason: e.to_string() })
+        let typed = self
+            .call(
+                "getSettings",
+                |c| async move { c.get_settings().send().await },
+            )
+            .await?;
+        serde_json::to_value(typed).map_err(|e| UnitError::InvalidResponse {
+            operation: "getSettings",
+            reason: e.to_string(),
+        })
     }
 
     /// The whole settings tree as the generated typed structure.
     pub async fn settings_typed(&self) -> Result<types::Settings, UnitError> {
-        self.call("getSettings", |c| async move { c.get_settings().send().await }).await
+        self.call(
+            "getSettings",
+            |c| async move { c.get_settings().send().await },
+        )
+        .await
     }
 
     /// Only the settings that differ from the defaults, as a partial tree.
     pub async fn settings_delta(&self) -> Result<Value, UnitError> {
-        let typed = self.call("getSettings", |c| async move { c.get_settings().delta(true).send().await }).await?;
-        serde_json::to_value(typed)
-            .map_err(|e| UnitError::InvalidResponse { operation: "getSettings", reason: e.to_string() })
+        let typed = self
+            .call("getSettings", |c| async move {
+                c.get_settings().delta(true).send().await
+            })
+            .await?;
+        serde_json::to_value(typed).map_err(|e| UnitError::InvalidResponse {
+            operation: "getSettings",
+            reason: e.to_string(),
+        })
     }
 
     /// One node of the tree, e.g. `aiding/gnss1/leverArmPrimary` (slashes sent literally).
@@ -401,40 +476,73 @@ impl Unit {
         let result = self
             .call("updateSettings", |c| {
                 let body = body.clone();
-                async move { c.update_settings().check_only(check_only).body(body).send().await }
+                async move {
+                    c.update_settings()
+                        .check_only(check_only)
+                        .body(body)
+                        .send()
+                        .await
+                }
             })
             .await?;
-        Ok(WriteOutcome { need_reboot: result.need_reboot })
+        Ok(WriteOutcome {
+            need_reboot: result.need_reboot,
+        })
     }
 
     /// Writes one node (`POST /settings/<path>`).
-    pub async fn write_node(&self, path: &str, value: &Value, check_only: bool) -> Result<WriteOutcome, UnitError> {
+    pub async fn write_node(
+        &self,
+        path: &str,
+        value: &Value,
+        check_only: bool,
+    ) -> Result<WriteOutcome, UnitError> {
         let path = path.trim_matches('/').to_owned();
         let value = value.clone();
         let result = self
             .call("updateSettingsNode", |c| {
                 let (path, value) = (path.clone(), value.clone());
-                async move { c.update_settings_node().path(path).check_only(check_only).body(value).send().await }
+                async move {
+                    c.update_settings_node()
+                        .path(path)
+                        .check_only(check_only)
+                        .body(value)
+                        .send()
+                        .await
+                }
             })
             .await?;
-        Ok(WriteOutcome { need_reboot: result.need_reboot })
+        Ok(WriteOutcome {
+            need_reboot: result.need_reboot,
+        })
     }
 
     /// Restores the factory default settings.
     pub async fn restore_defaults(&self, check_only: bool) -> Result<WriteOutcome, UnitError> {
         let result = self
             .call("restoreDefaultSettings", |c| async move {
-                c.restore_default_settings().check_only(check_only).send().await
+                c.restore_default_settings()
+                    .check_only(check_only)
+                    .send()
+                    .await
             })
             .await?;
-        Ok(WriteOutcome { need_reboot: result.need_reboot })
+        Ok(WriteOutcome {
+            need_reboot: result.need_reboot,
+        })
     }
 
     /// The whole tree as the unit exports it (`GET /settings/export`).
     pub async fn export(&self) -> Result<Value, UnitError> {
-        let typed = self.call("exportSettings", |c| async move { c.export_settings().send().await }).await?;
-        serde_json::to_value(typed)
-            .map_err(|e| UnitError::InvalidResponse { operation: "exportSettings", reason: e.to_string() })
+        let typed = self
+            .call("exportSettings", |c| async move {
+                c.export_settings().send().await
+            })
+            .await?;
+        serde_json::to_value(typed).map_err(|e| UnitError::InvalidResponse {
+            operation: "exportSettings",
+            reason: e.to_string(),
+        })
     }
 
     /// Imports a whole tree (`POST /settings/import`).
@@ -443,10 +551,18 @@ impl Unit {
         let result = self
             .call("importSettings", |c| {
                 let body = body.clone();
-                async move { c.import_settings().check_only(check_only).body(body).send().await }
+                async move {
+                    c.import_settings()
+                        .check_only(check_only)
+                        .body(body)
+                        .send()
+                        .await
+                }
             })
             .await?;
-        Ok(WriteOutcome { need_reboot: result.need_reboot })
+        Ok(WriteOutcome {
+            need_reboot: result.need_reboot,
+        })
     }
 
     /// Brings the unit's settings to `wanted` (a whole or partial tree) and writes only
@@ -458,7 +574,11 @@ impl Unit {
     /// [`UnitError::InvalidRequest`] for a wanted tree with unknown nodes or values of the
     /// wrong shape (nothing sent); [`UnitError::Api`] (409 locked by another session, 422
     /// invalid nodes, 403 no right); [`UnitError::NotApplied`] when the read-back differs.
-    pub async fn apply_wanted(&self, wanted: &Value, options: ApplyOptions) -> Result<ApplyReport, UnitError> {
+    pub async fn apply_wanted(
+        &self,
+        wanted: &Value,
+        options: ApplyOptions,
+    ) -> Result<ApplyReport, UnitError> {
         // Refuse a wanted tree the settings schema does not describe before anything else.
         typed_tree("updateSettings", wanted)?;
         if options.lock {
@@ -474,20 +594,36 @@ impl Unit {
         result
     }
 
-    async fn apply_unlocked(&self, wanted: &Value, check_only: bool) -> Result<ApplyReport, UnitError> {
+    async fn apply_unlocked(
+        &self,
+        wanted: &Value,
+        check_only: bool,
+    ) -> Result<ApplyReport, UnitError> {
         let current = self.settings().await?;
         // Both trees pass through the typed tree, so `1` and `1.0` of a number node
         // compare equal and only real differences are written.
         let target = normalized("updateSettings", &crate::settings::apply(&current, wanted))?;
         let patch = crate::settings::diff(&current, &target);
-        let changed: Vec<String> = patch.changed.iter().map(|p| p.as_str().to_owned()).collect();
+        let changed: Vec<String> = patch
+            .changed
+            .iter()
+            .map(|p| p.as_str().to_owned())
+            .collect();
         if changed.is_empty() {
-            return Ok(ApplyReport { changed, need_reboot: false, written: false });
+            return Ok(ApplyReport {
+                changed,
+                need_reboot: false,
+                written: false,
+            });
         }
         let body = patch.tree;
         let checked = self.write(&body, true).await?;
         if check_only {
-            return Ok(ApplyReport { changed, need_reboot: checked.need_reboot, written: false });
+            return Ok(ApplyReport {
+                changed,
+                need_reboot: checked.need_reboot,
+                written: false,
+            });
         }
         let written = self.write(&body, false).await?;
         let after = self.settings().await?;
@@ -500,23 +636,37 @@ impl Unit {
         if !differing.is_empty() {
             return Err(UnitError::NotApplied { paths: differing });
         }
-        Ok(ApplyReport { changed, need_reboot: written.need_reboot || checked.need_reboot, written: true })
+        Ok(ApplyReport {
+            changed,
+            need_reboot: written.need_reboot || checked.need_reboot,
+            written: true,
+        })
     }
 
     /// Takes the settings lock for this session's token (needs a login).
     pub async fn lock(&self) -> Result<(), UnitError> {
-        self.call("lockSettings", |c| async move { c.lock_settings().send().await }).await.map(|_| ())
+        self.call(
+            "lockSettings",
+            |c| async move { c.lock_settings().send().await },
+        )
+        .await
+        .map(|_| ())
     }
 
     /// Releases the settings lock.
     pub async fn unlock(&self) -> Result<(), UnitError> {
-        self.call("unlockSettings", |c| async move { c.unlock_settings().send().await }).await.map(|_| ())
+        self.call("unlockSettings", |c| async move {
+            c.unlock_settings().send().await
+        })
+        .await
+        .map(|_| ())
     }
 
     /// Reboots the unit. Every token and lock ends; the session logs in again on its next
     /// request if it was logged in.
     pub async fn reboot(&self) -> Result<(), UnitError> {
-        self.call("reboot", |c| async move { c.reboot().send().await }).await?;
+        self.call("reboot", |c| async move { c.reboot().send().await })
+            .await?;
         self.state.set_token(None);
         Ok(())
     }
@@ -556,17 +706,28 @@ impl Unit {
 
     /// The data logger's state.
     pub async fn logger_status(&self) -> Result<types::DataLoggerStatus, UnitError> {
-        self.call("getDataLoggerStatus", |c| async move { c.get_data_logger_status().send().await }).await
+        self.call("getDataLoggerStatus", |c| async move {
+            c.get_data_logger_status().send().await
+        })
+        .await
     }
 
     /// Starts the data logger (409 when it is already logging).
     pub async fn logger_start(&self) -> Result<(), UnitError> {
-        self.call("startDataLogger", |c| async move { c.start_data_logger().send().await }).await.map(|_| ())
+        self.call("startDataLogger", |c| async move {
+            c.start_data_logger().send().await
+        })
+        .await
+        .map(|_| ())
     }
 
     /// Stops the data logger (409 when it is idle).
     pub async fn logger_stop(&self) -> Result<(), UnitError> {
-        self.call("stopDataLogger", |c| async move { c.stop_data_logger().send().await }).await.map(|_| ())
+        self.call("stopDataLogger", |c| async move {
+            c.stop_data_logger().send().await
+        })
+        .await
+        .map(|_| ())
     }
 
     /// Sets the session token directly (a token obtained elsewhere). Prefer [`Unit::login`],
@@ -581,12 +742,15 @@ impl Unit {
 /// schema does not define (the typed tree would drop it silently, and a client never
 /// sends a field the unit did not define).
 fn typed_tree(operation: &'static str, tree: &Value) -> Result<types::Settings, UnitError> {
-    let typed: types::Settings = serde_json::from_value(tree.clone()).map_err(|e| UnitError::InvalidRequest {
+    let typed: types::Settings =
+        serde_json::from_value(tree.clone()).map_err(|e| UnitError::InvalidRequest {
+            operation,
+            reason: format!("not a valid settings tree: {e}"),
+        })?;
+    let back = serde_json::to_value(&typed).map_err(|e| UnitError::InvalidRequest {
         operation,
-        reason: format!("not a valid settings tree: {e}"),
+        reason: e.to_string(),
     })?;
-    let back = serde_json::to_value(&typed)
-        .map_err(|e| UnitError::InvalidRequest { operation, reason: e.to_string() })?;
     let mut unknown = Vec::new();
     missing_paths(tree, &back, &mut String::new(), &mut unknown);
     if !unknown.is_empty() {
@@ -602,12 +766,17 @@ fn typed_tree(operation: &'static str, tree: &Value) -> Result<types::Settings, 
 /// floats, and so on), after the checks of [`typed_tree`].
 fn normalized(operation: &'static str, tree: &Value) -> Result<Value, UnitError> {
     let typed = typed_tree(operation, tree)?;
-    serde_json::to_value(typed).map_err(|e| UnitError::InvalidRequest { operation, reason: e.to_string() })
+    serde_json::to_value(typed).map_err(|e| UnitError::InvalidRequest {
+        operation,
+        reason: e.to_string(),
+    })
 }
 
 /// Paths of `a` that `b` lacks (objects compared key by key).
 fn missing_paths(a: &Value, b: &Value, prefix: &mut String, out: &mut Vec<String>) {
-    let (Value::Object(a), Value::Object(b)) = (a, b) else { return };
+    let (Value::Object(a), Value::Object(b)) = (a, b) else {
+        return;
+    };
     for (key, value) in a {
         let len = prefix.len();
         if !prefix.is_empty() {

@@ -20,7 +20,9 @@ fn rank(level: &str) -> u8 {
 
 /// What an operation needs, by its `operationId` (e.g. `updateSettings`).
 pub fn required(operation_id: &str) -> Option<&'static OperationRight> {
-    OPERATION_RIGHTS.iter().find(|o| o.operation_id == operation_id)
+    OPERATION_RIGHTS
+        .iter()
+        .find(|o| o.operation_id == operation_id)
 }
 
 /// A user's level in a category of the matrix (`None` for an unknown user or category).
@@ -59,7 +61,11 @@ pub fn allowed_operations(user: &UserName, logged_in: bool) -> Vec<&'static str>
 /// without a password, as the unit chooses it at power-on and each reboot; `None` when
 /// every user has a password (requests without a token then answer 401).
 pub fn default_user(has_password: impl Fn(&UserName) -> bool) -> Option<UserName> {
-    ROLE_ORDER.iter().rev().map(|u| UserName::from(*u)).find(|u| !has_password(u))
+    ROLE_ORDER
+        .iter()
+        .rev()
+        .map(|u| UserName::from(*u))
+        .find(|u| !has_password(u))
 }
 
 #[cfg(test)]
@@ -76,7 +82,11 @@ mod tests {
         assert_eq!(may(&v("operator"), "startDataLogger", false), Some(true));
         assert_eq!(may(&v("viewer"), "startDataLogger", false), Some(false));
         assert_eq!(may(&v("powerUser"), "updateSettings", false), Some(true));
-        assert_eq!(may(&v("powerUser"), "lockSettings", false), Some(false), "a lock needs a token");
+        assert_eq!(
+            may(&v("powerUser"), "lockSettings", false),
+            Some(false),
+            "a lock needs a token"
+        );
         assert_eq!(may(&v("powerUser"), "lockSettings", true), Some(true));
         assert_eq!(may(&v("viewer"), "login", false), Some(true));
         assert_eq!(may(&v("viewer"), "noSuchOperation", false), None);
@@ -87,9 +97,15 @@ mod tests {
     #[test]
     fn the_default_user_rule_with_the_specification_examples() {
         // No passwords (but factory's): setup.
-        assert_eq!(default_user(|u| u.as_str() == "factory"), Some(UserName::Setup));
+        assert_eq!(
+            default_user(|u| u.as_str() == "factory"),
+            Some(UserName::Setup)
+        );
         // Operator has a password, setup none: setup.
-        assert_eq!(default_user(|u| matches!(u.as_str(), "operator" | "factory")), Some(UserName::Setup));
+        assert_eq!(
+            default_user(|u| matches!(u.as_str(), "operator" | "factory")),
+            Some(UserName::Setup)
+        );
         // Setup, powerUser and operator have passwords: viewer.
         assert_eq!(
             default_user(|u| matches!(u.as_str(), "operator" | "powerUser" | "setup" | "factory")),

@@ -5,8 +5,9 @@
 //! Rules of a serial link:
 //! - one request at a time: the next is sent only once the previous is answered or
 //!   given up;
-//! - each answer has a deadline; frames with a bad CRC or ETX, and garbage, are skipped
-//!   by the decoder, so a garbled answer looks like no answer;
+//! - each answer has an idle deadline (silence, not total time); frames with a bad CRC
+//!   or ETX, and garbage, are skipped by the decoder, so a garbled answer looks like no
+//!   answer; ACKs and answers of other messages are skipped too;
 //! - a GET that gets no answer is sent again (up to [`SerialOptions::get_attempts`]
 //!   times in all): reading twice is harmless;
 //! - a POST that gets no answer is **not** repeated: the unit may have applied it, and
@@ -22,13 +23,13 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Mutex;
 
 use super::{Exchange, ExchangeFuture, ExchangeReply, ExchangeRequest};
-use crate::serial::{Decoder, Method, RestRequest, SerialError, decode_reply};
+use crate::serial::{Decoder, Method, RestRequest, decode_reply};
 
 /// Deadlines and retries of the serial link.
 #[derive(Clone, Copy, Debug)]
 pub struct SerialOptions {
-    /// How long to wait for the answer to one request. A full settings tree at 115200
-    /// baud takes a few seconds, hence the default of 10 s.
+    /// How long the link may stay silent while an answer is awaited (restarted by every
+    /// byte received, so a long answer is never cut short). Default 3 s.
     pub answer_timeout: Duration,
     /// How many times a GET is sent before giving up (at least 1).
     pub get_attempts: u32,
@@ -36,7 +37,10 @@ pub struct SerialOptions {
 
 impl Default for SerialOptions {
     fn default() -> Self {
-        Self { answer_timeout: Duration::from_secs(10), get_attempts: 3 }
+        Self {
+            answer_timeout: Duration::from_secs(3),
+            get_attempts: 3,
+        }
     }
 }
 
@@ -59,7 +63,10 @@ pub struct SerialLink {
 
 impl std::fmt::Debug for SerialLink {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SerialLink").field("link", &self.describe).field("options", &self.options).finish()
+        f.debug_struct("SerialLink")
+            .field("link", &self.describe)
+            .field("options", &self.options)
+            .finish()
     }
 }
 
@@ -67,7 +74,10 @@ impl SerialLink {
     /// A link over any byte stream; `describe` names it in errors (e.g. `/dev/ttyUSB0`).
     pub fn new(io: impl SerialIo, describe: impl Into<String>, options: SerialOptions) -> Self {
         Self {
-            line: Mutex::new(Line { io: Box::new(io), decoder: Decoder::new() }),
+            line: Mutex::new(Line {
+                io: Box::new(io),
+                decoder: Decoder::new(),
+            }),
             options,
             transfer: AtomicU8::new(0),
             describe: describe.into(),
@@ -79,12 +89,19 @@ impl SerialLink {
     /// # Errors
     /// The connection error, as text naming the address.
     pub async fn tcp(address: &str, options: SerialOptions) -> Result<Self, String> {
-        let stream = tokio::time::timeout(Duration::from_secs(10), tokio::net::TcpStream::connect(address))
-            .await
-            .map_err(|_| format!("serial bridge {address}: no connection within 10 s"))?
-            .map_err(|e| format!("serial bridge {address}: {e}"))?;
+        let stream = tokio::time::timeout(
+            Duration::from_secs(10),
+            tokio::net::TcpStream::connect(address),
+        )
+        .await
+        .map_err(|_| format!("serial bridge {address}: no connection within 10 s"))?
+        .map_err(|e| format!("serial bridge {address}: {e}"))?;
         let _ = stream.set_nodelay(true);
-        Ok(Self::new(stream, format!("serial bridge {address}"), options))
+        Ok(Self::new(
+            stream,
+            format!("serial bridge {address}"),
+            options,
+        ))
     }
 
     /// Opens a serial port (8 data bits, no parity, 1 stop bit, raw) at `baud`.
@@ -113,19 +130,28 @@ impl SerialLink {
         let mut line = self.line.lock().await;
         let mut last = String::new();
         for attempt in 1..=attempts {
-            let transfer = self.transfer.fetch_add(1, Ordering::Relaxed) & crate::serial::TRANSFER_ID_MASK;
-            let frames = request.try_encode(transfer).map_err(|e| format!("{}: {e}", self.describe))?;
+            let transfer =
+                self.transfer.fetch_add(1, Ordering::Relaxed) & crate::serial::TRANSFER_ID_MASK;
+            let frames = request
+                .try_encode(transfer)
+                .map_err(|e| format!("{}: {e}", self.describe))?;
             // Bytes left from an answer that came too late belong to no one now.
             line.decoder.resync();
             while line.decoder.next_message().is_some() {}
-            line.io.write_all(&frames).await.map_err(|e| format!("{}: write failed: {e}", self.describe))?;
-            line.io.flush().await.map_err(|e| format!("{}: write failed: {e}", self.describe))?;
-            match tokio::time::timeout(self.options.answer_timeout, read_answer(&mut line, id)).await {
-                Ok(Ok(reply)) => return Ok(reply),
-                Ok(Err(e)) => return Err(format!("{}: {e}", self.describe)),
-                Err(_) => {
+            line.io
+                .write_all(&frames)
+                .await
+                .map_err(|e| format!("{}: write failed: {e}", self.describe))?;
+            line.io
+                .flush()
+                .await
+                .map_err(|e| format!("{}: write failed: {e}", self.describe))?;
+            match read_answer(&mut line, id, self.options.answer_timeout).await {
+                Ok(reply) => return Ok(reply),
+                Err(Silence::Failed(e)) => return Err(format!("{}: {e}", self.describe)),
+                Err(Silence::TimedOut) => {
                     last = format!(
-                        "{}: no answer within {:?} (attempt {attempt} of {attempts})",
+                        "{}: no answer (silent for {:?}; attempt {attempt} of {attempts})",
                         self.describe, self.options.answer_timeout
                     );
                 }
@@ -141,31 +167,53 @@ impl SerialLink {
     }
 }
 
-/// Reads until the answer to the request with message id `id` (or an ACK) arrives.
-async fn read_answer(line: &mut Line, id: u8) -> Result<ExchangeReply, String> {
+/// Reads until the answer to the request with message id `id` arrives, or an ACK for
+/// that request (an error). Other messages — an ACK or a late answer of an earlier
+/// request — are skipped. The deadline is an idle one: it restarts with every byte
+/// received, so a long answer (a whole settings tree) is not cut short while a silent
+/// unit (rebooting, unplugged) is given up on quickly.
+async fn read_answer(line: &mut Line, id: u8, idle: Duration) -> Result<ExchangeReply, Silence> {
     let mut buffer = vec![0u8; 8192];
     loop {
         while let Some(message) = line.decoder.next_message() {
             if message.class != crate::serial::CLASS_REST {
                 continue;
             }
-            if message.id != id && message.id != crate::serial::ID_ACK {
+            if message.id == crate::serial::ID_ACK {
+                match crate::serial::Ack::decode(&message) {
+                    Ok(ack) if ack.id == id && ack.class == crate::serial::CLASS_REST => {
+                        return Err(Silence::Failed(describe_ack(&message)));
+                    }
+                    // An ACK of another message: not the answer to this one.
+                    _ => continue,
+                }
+            }
+            if message.id != id {
                 continue;
             }
-            return match decode_reply(&message, id) {
-                Ok(reply) => Ok(ExchangeReply { status: reply.status, body: reply.body }),
-                Err(SerialError::Ack { .. }) | Err(_) if message.id == crate::serial::ID_ACK => {
-                    Err(describe_ack(&message))
-                }
-                Err(e) => Err(format!("unreadable answer: {e}")),
-            };
+            return decode_reply(&message, id)
+                .map(|reply| ExchangeReply {
+                    status: reply.status,
+                    body: reply.body,
+                })
+                .map_err(|e| Silence::Failed(format!("unreadable answer: {e}")));
         }
-        let n = line.io.read(&mut buffer).await.map_err(|e| format!("read failed: {e}"))?;
-        if n == 0 {
-            return Err("the link was closed".to_owned());
-        }
+        let n = match tokio::time::timeout(idle, line.io.read(&mut buffer)).await {
+            Err(_) => return Err(Silence::TimedOut),
+            Ok(Err(e)) => return Err(Silence::Failed(format!("read failed: {e}"))),
+            Ok(Ok(0)) => return Err(Silence::Failed("the link was closed".to_owned())),
+            Ok(Ok(n)) => n,
+        };
         line.decoder.push(&buffer[..n]);
     }
+}
+
+/// Why no answer was read.
+enum Silence {
+    /// Nothing arrived within the idle deadline.
+    TimedOut,
+    /// The link failed or the unit refused the request.
+    Failed(String),
 }
 
 fn describe_ack(message: &crate::serial::Message) -> String {
@@ -184,13 +232,22 @@ impl Exchange for SerialLink {
             let method = match request.method {
                 http::Method::GET => Method::Get,
                 http::Method::POST => Method::Post,
-                other => return Err(format!("the unit has no {other} method (GET and POST only)")),
+                other => {
+                    return Err(format!(
+                        "the unit has no {other} method (GET and POST only)"
+                    ));
+                }
             };
             let body = match method {
                 Method::Get => None,
                 Method::Post => Some(request.body.unwrap_or_default()),
             };
-            let rest = RestRequest { method, path: request.path, query: request.query, body };
+            let rest = RestRequest {
+                method,
+                path: request.path,
+                query: request.query,
+                body,
+            };
             self.send(&rest).await
         })
     }

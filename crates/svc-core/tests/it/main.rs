@@ -7,6 +7,7 @@ mod limits;
 mod receiver;
 mod serial;
 mod settings;
+mod unit;
 mod vectors;
 mod webhook;
 

@@ -5,8 +5,8 @@ use proptest::prelude::*;
 use proptest::sample::Index;
 use serde_json::{Value, json};
 use svc_core::settings::{
-    NodePath, SettingsError, apply, apply_in_place, diff, diff_typed, from_value, get,
-    leaf_paths, merge, set, testing, to_value,
+    NodePath, SettingsError, apply, apply_in_place, diff, diff_typed, from_value, get, leaf_paths,
+    merge, set, testing, to_value,
 };
 
 fn path(text: &str) -> NodePath {
@@ -27,7 +27,12 @@ fn unit() -> Value {
 fn lever_arm_change() {
     let old = unit();
     let mut new = old.clone();
-    set(&mut new, &path("aiding/gnss1/leverArmPrimary"), json!([0.5, 0.0, -1.2])).unwrap();
+    set(
+        &mut new,
+        &path("aiding/gnss1/leverArmPrimary"),
+        json!([0.5, 0.0, -1.2]),
+    )
+    .unwrap();
 
     let patch = diff(&old, &new);
     assert_eq!(texts(&patch.changed), ["aiding/gnss1/leverArmPrimary"]);
@@ -37,7 +42,10 @@ fn lever_arm_change() {
         json!({"aiding": {"gnss1": {"leverArmPrimary": [0.5, 0.0, -1.2]}}})
     );
     assert_eq!(apply(&old, &patch.tree), new);
-    assert_eq!(patch.into_write().unwrap()["aiding"]["gnss1"]["leverArmPrimary"][2], -1.2);
+    assert_eq!(
+        patch.into_write().unwrap()["aiding"]["gnss1"]["leverArmPrimary"][2],
+        -1.2
+    );
 }
 
 #[test]
@@ -103,7 +111,10 @@ fn type_change_is_a_whole_replacement() {
     new["clock"]["leapSec"] = json!({"value": 18}); // a scalar replaced by an object
     let patch = diff(&old, &new);
     assert_eq!(texts(&patch.changed), ["network/ntp", "clock/leapSec"]);
-    assert!(patch.removed.is_empty(), "no removal: network/ntp/enabled went with its node");
+    assert!(
+        patch.removed.is_empty(),
+        "no removal: network/ntp/enabled went with its node"
+    );
     assert_eq!(
         patch.tree,
         json!({"network": {"ntp": false}, "clock": {"leapSec": {"value": 18}}})
@@ -124,7 +135,10 @@ fn removed_key_is_reported() {
 
     let patch = diff(&old, &new);
     assert_eq!(texts(&patch.changed), ["insFilter/useRtkHeave"]);
-    assert_eq!(texts(&patch.removed), ["oem/label", "output/comB/messages/PPS"]);
+    assert_eq!(
+        texts(&patch.removed),
+        ["oem/label", "output/comB/messages/PPS"]
+    );
     assert_eq!(patch.tree, json!({"insFilter": {"useRtkHeave": true}}));
     // The write would keep them: the patch refuses to become a write body.
     let written = apply(&old, &patch.tree);
@@ -198,7 +212,10 @@ fn typed_round_trip_and_diff() {
     let mut changed = settings.clone();
     changed.data_logger.as_mut().unwrap().session_name = Some("survey01".to_owned());
     let patch = diff_typed(&settings, &changed).unwrap();
-    assert_eq!(patch.tree, json!({"dataLogger": {"sessionName": "survey01"}}));
+    assert_eq!(
+        patch.tree,
+        json!({"dataLogger": {"sessionName": "survey01"}})
+    );
 
     let mut unknown = tree.clone();
     unknown["aiding"]["gnss1"]["futureField"] = json!(1);
@@ -218,7 +235,10 @@ fn the_default_tree_is_of_the_unit_size() {
     assert_eq!(leaf_paths(&large).len(), 10 * leaves);
     let changed = testing::change_leaves(&large, 0.01, 1);
     let patch = diff(&large, &changed);
-    assert_eq!(patch.changed.len(), ((10 * leaves) as f64 * 0.01).round() as usize);
+    assert_eq!(
+        patch.changed.len(),
+        ((10 * leaves) as f64 * 0.01).round() as usize
+    );
     assert_eq!(apply(&large, &patch.tree), changed);
 }
 
@@ -232,8 +252,10 @@ const KEYS: &[&str] = &[
 
 fn leaf() -> impl Strategy<Value = Value> {
     prop_oneof![
-        prop::sample::select(vec!["off", "onChange", "10ms", "20ms", "internal", "", "none"])
-            .prop_map(|text| json!(text)),
+        prop::sample::select(vec![
+            "off", "onChange", "10ms", "20ms", "internal", "", "none"
+        ])
+        .prop_map(|text| json!(text)),
         "[a-z]{0,5}".prop_map(Value::String),
         (-1000i64..1000).prop_map(|number| json!(number)),
         (-1.0e3f64..1.0e3).prop_map(|number| json!(number)),
@@ -259,8 +281,14 @@ fn tree() -> impl Strategy<Value = Value> {
     };
     leaf()
         .boxed()
-        .prop_recursive(4, 64, 6, move |inner| object(inner))
-        .prop_map(|tree| if tree.is_object() { tree } else { json!({ "module": tree }) })
+        .prop_recursive(5, 96, 6, object)
+        .prop_map(|tree| {
+            if tree.is_object() {
+                tree
+            } else {
+                json!({ "module": tree })
+            }
+        })
 }
 
 #[derive(Debug, Clone)]
@@ -331,7 +359,9 @@ fn apply_edit(
     prefix: &str,
 ) -> Option<NodePath> {
     let fits = |path: &NodePath| {
-        let Some(node) = get(tree, path) else { return false };
+        let Some(node) = get(tree, path) else {
+            return false;
+        };
         match edit {
             Edit::ChangeLeaf(_) => !node.is_object(),
             Edit::ReplaceArray(_) => node.is_array(),
@@ -350,7 +380,10 @@ fn apply_edit(
             .iter()
             .any(|other| target.starts_with(other) || other.starts_with(&target))
     };
-    let choices: Vec<&NodePath> = candidates.iter().filter(|path| fits(path) && !related(path)).collect();
+    let choices: Vec<&NodePath> = candidates
+        .iter()
+        .filter(|path| fits(path) && !related(path))
+        .collect();
     if choices.is_empty() {
         return None;
     }
@@ -371,7 +404,12 @@ fn apply_edit(
 
 /// `base` edited by `edits` (nodes chosen among base's, away from `avoid`), and the
 /// affected paths.
-fn edited(base: &Value, edits: &[(Index, Edit)], avoid: &[NodePath], prefix: &str) -> (Value, Vec<NodePath>) {
+fn edited(
+    base: &Value,
+    edits: &[(Index, Edit)],
+    avoid: &[NodePath],
+    prefix: &str,
+) -> (Value, Vec<NodePath>) {
     let candidates: Vec<NodePath> = nodes(base).into_iter().map(|(path, _)| path).collect();
     let mut tree = base.clone();
     let mut touched = Vec::new();
@@ -387,7 +425,10 @@ fn edited(base: &Value, edits: &[(Index, Edit)], avoid: &[NodePath], prefix: &st
 fn apply_with_removals(old: &Value, patch: &svc_core::settings::Patch) -> Value {
     let mut out = apply(old, &patch.tree);
     for removed in &patch.removed {
-        assert!(remove(&mut out, removed).is_some(), "removed node {removed} is not in the tree");
+        assert!(
+            remove(&mut out, removed).is_some(),
+            "removed node {removed} is not in the tree"
+        );
     }
     out
 }
@@ -523,22 +564,50 @@ proptest! {
     fn paths_round_trip(segments in prop::collection::vec("[a-zA-Z0-9_.-]{1,8}", 0..6)) {
         let built = NodePath::from_segments(&segments).unwrap();
         prop_assert_eq!(built.segments().collect::<Vec<_>>(), segments.iter().map(String::as_str).collect::<Vec<_>>());
-        prop_assert_eq!(NodePath::parse(&built.to_string()).unwrap(), built.clone());
+        let shown = built.to_string();
+        prop_assert_eq!(NodePath::parse(&shown).unwrap(), built.clone());
         prop_assert_eq!(built.len(), segments.len());
     }
 }
 
 #[test]
-fn random_trees_have_settings_shape() {
-    // A sanity check of the generator: nested objects with leaves of every kind.
+fn the_property_tests_are_not_vacuous() {
+    // The generators produce what the properties are about: changed, removed, added
+    // and replaced nodes, conflicts, and disjoint changes on both sides.
     use proptest::strategy::ValueTree;
     use proptest::test_runner::TestRunner;
-    let mut runner = TestRunner::deterministic();
-    let mut depths = 0;
-    for _ in 0..50 {
-        let tree = tree().new_tree(&mut runner).unwrap().current();
-        assert!(tree.is_object());
-        depths = depths.max(leaf_paths(&tree).iter().map(NodePath::len).max().unwrap_or(0));
+    fn generate<S: Strategy>(runner: &mut TestRunner, strategy: S) -> S::Value {
+        strategy.new_tree(runner).unwrap().current()
     }
-    assert!(depths >= 3, "deepest leaf at depth {depths}");
+    let mut runner = TestRunner::deterministic();
+    let (mut deepest, mut changed, mut removed, mut conflicts, mut both_sides) = (0, 0, 0, 0, 0);
+    for _ in 0..200 {
+        let base = generate(&mut runner, tree());
+        assert!(base.is_object());
+        deepest = deepest.max(
+            leaf_paths(&base)
+                .iter()
+                .map(NodePath::len)
+                .max()
+                .unwrap_or(0),
+        );
+        let our_edits = generate(&mut runner, prop::collection::vec(edit(true), 0..5));
+        let their_edits = generate(&mut runner, prop::collection::vec(edit(true), 0..5));
+        let (ours, touched) = edited(&base, &our_edits, &[], "o");
+        let patch = diff(&base, &ours);
+        changed += usize::from(!patch.changed.is_empty());
+        removed += usize::from(patch.has_removals());
+        let (theirs, _) = edited(&base, &their_edits, &[], "t");
+        conflicts += usize::from(!merge(&base, &ours, &theirs).is_clean());
+        let (disjoint, _) = edited(&base, &their_edits, &touched, "t");
+        both_sides += usize::from(base != ours && base != disjoint);
+    }
+    assert!(deepest >= 4, "deepest leaf at depth {deepest}");
+    assert!(changed > 100, "{changed} of 200 with changes");
+    assert!(removed > 20, "{removed} of 200 with removals");
+    assert!(conflicts > 10, "{conflicts} of 200 with conflicts");
+    assert!(
+        both_sides > 60,
+        "{both_sides} of 200 with disjoint changes on both sides"
+    );
 }

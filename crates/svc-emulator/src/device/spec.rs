@@ -253,6 +253,39 @@ impl Schema {
         }
     }
 
+    /// Writes `value` (already valid) as the unit stores it: a whole number written to
+    /// a `number` node becomes a float (`1` → `1.0`), as the unit holds numbers, so a
+    /// later read, `delta` and `needReboot` compare values, not spellings.
+    pub fn normalize(&self, value: &mut Value) {
+        match (&self.kind, value) {
+            (Kind::Number { .. }, Value::Number(n)) => {
+                if !n.is_f64()
+                    && let Some(f) = n.as_f64().and_then(serde_json::Number::from_f64)
+                {
+                    *n = f;
+                }
+            }
+            (Kind::Object { properties, .. }, Value::Object(map)) => {
+                for (key, child) in map.iter_mut() {
+                    if let Some(schema) = properties.get(key) {
+                        schema.normalize(child);
+                    }
+                }
+            }
+            (Kind::Map { values, .. }, Value::Object(map)) => {
+                for child in map.values_mut() {
+                    values.normalize(child);
+                }
+            }
+            (Kind::Array { items, .. }, Value::Array(list)) => {
+                for child in list {
+                    items.normalize(child);
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// Validates `value` against this schema, adding every invalid node to `errors`.
     /// `complete`: every property of every object and every name of every map must
     /// be present (a whole tree); otherwise absent keys are fine (a partial write).

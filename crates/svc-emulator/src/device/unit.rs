@@ -634,7 +634,7 @@ impl Unit {
         match write.body {
             WriteBody::Defaults => tree = self.defaults.clone(),
             WriteBody::Json(bytes) => {
-                let value: Value = serde_json::from_slice(bytes)
+                let mut value: Value = serde_json::from_slice(bytes)
                     .map_err(|e| ApiError::new(400, format!("the body is not valid JSON: {e}")))?;
                 let mut errors = Vec::new();
                 schema.validate(&value, write.node, false, &mut errors);
@@ -652,6 +652,7 @@ impl Unit {
                             .collect(),
                     });
                 }
+                schema.normalize(&mut value);
                 let target = lookup_mut(&mut tree, &segments).ok_or_else(|| {
                     ApiError::new(404, format!("no settings node `{}`", write.node))
                 })?;

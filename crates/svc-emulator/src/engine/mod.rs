@@ -243,7 +243,9 @@ async fn finish(app: &Arc<App>, id: Uuid, computed: Option<Computed>, elapsed: D
             .iter()
             .filter(|e| e.level == ProcessingErrorLevel::Warning)
             .count() as u64;
-        p.archive_scheduled_at = Some(svc_cloud_api::Timestamp(at.0 + app.config.container_lifetime));
+        p.archive_scheduled_at = Some(svc_cloud_api::Timestamp(
+            at.0 + app.config.container_lifetime,
+        ));
         p.updated_at = at;
         record.errors = errors;
         record.outputs = stored;

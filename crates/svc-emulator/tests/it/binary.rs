@@ -40,8 +40,11 @@ async fn wait_exit(child: &mut Child, limit: Duration) -> ExitStatus {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn binary_prints_one_json_line_serves_and_stops_on_sigterm() {
+    // Its own temporary folder, to see that the emulator leaves nothing behind.
+    let tmp = tempfile::tempdir().expect("a temporary folder");
     let child = Command::new(BIN)
         .args(["--port", "0", "--processing-seconds", "0.5"])
+        .env("TMPDIR", tmp.path())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -136,6 +139,12 @@ async fn binary_prints_one_json_line_serves_and_stops_on_sigterm() {
         .await
         .unwrap();
     assert_eq!(rest.unwrap_or_default(), "", "nothing else on stdout");
+    let left: Vec<_> = std::fs::read_dir(tmp.path())
+        .expect("readable")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "the emulator left files behind: {left:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -147,10 +147,10 @@ impl<'a> Walk<'a> {
     fn node(&mut self, schema: &'a Value, path: &mut Vec<String>) -> Result<Value, String> {
         let schema = self.resolve(schema)?;
         let name = path.last().map_or("", String::as_str);
-        if let Some(value) = schema.get("default").or_else(|| schema.get("example")) {
-            if !schema.get("type").is_some_and(|kind| kind == "object") {
-                return Ok(value.clone());
-            }
+        if let Some(value) = schema.get("default").or_else(|| schema.get("example"))
+            && !schema.get("type").is_some_and(|kind| kind == "object")
+        {
+            return Ok(value.clone());
         }
         if let Some(first) = schema
             .get("enum")
@@ -188,7 +188,9 @@ impl<'a> Walk<'a> {
                 let count = schema.get("minItems").and_then(Value::as_u64).unwrap_or(0);
                 let item = self.resolve(schema.get("items").ok_or("array without items")?)?;
                 match item.get("type").and_then(Value::as_str) {
-                    Some("number") if count == 9 => json!([1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]),
+                    Some("number") if count == 9 => {
+                        json!([1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0])
+                    }
                     Some("number") => Value::Array(vec![json!(0.0); count as usize]),
                     Some("string") if name == "rough" && count == 2 => json!(["forward", "right"]),
                     Some("string") => Value::Array(vec![json!("x"); count as usize]),
@@ -213,7 +215,10 @@ impl<'a> Walk<'a> {
 
 fn string_value(path: &[String]) -> &'static str {
     let name = path.last().map_or("", String::as_str);
-    let parent = path.len().checked_sub(2).map_or("", |index| path[index].as_str());
+    let parent = path
+        .len()
+        .checked_sub(2)
+        .map_or("", |index| path[index].as_str());
     let module = path.first().map_or("", String::as_str);
     match (module, parent, name) {
         ("imu", _, "model") | ("aiding", "gnss1", "model") => "internal",
@@ -226,7 +231,12 @@ fn string_value(path: &[String]) -> &'static str {
         (_, _, "refPoint") => "imu",
         (_, _, "source" | "sync" | "parity") => "none",
         (_, _, "headingMode") => "auto",
-        (_, _, name) if name.starts_with("use") && name.as_bytes().get(3).is_some_and(u8::is_ascii_uppercase) => "auto",
+        (_, _, name)
+            if name.starts_with("use")
+                && name.as_bytes().get(3).is_some_and(u8::is_ascii_uppercase) =>
+        {
+            "auto"
+        }
         (_, _, "motionProfile") => "generalPurpose",
         (_, _, "ggaInterval") => "off",
         (_, _, "calibrationMode") => "2d",
@@ -285,7 +295,10 @@ mod tests {
     use crate::settings::{diff, get};
 
     const DOCUMENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../openapi/ins-device.yaml");
-    const SNAPSHOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/src/settings/testing/unit_default.json");
+    const SNAPSHOT: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/src/settings/testing/unit_default.json"
+    );
 
     fn from_document() -> Value {
         let text = std::fs::read_to_string(DOCUMENT).unwrap();
@@ -310,7 +323,10 @@ mod tests {
             patch.removed
         );
         // Same key order too (document order).
-        assert_eq!(serde_json::to_string(&kept).unwrap(), serde_json::to_string(&built).unwrap());
+        assert_eq!(
+            serde_json::to_string(&kept).unwrap(),
+            serde_json::to_string(&built).unwrap()
+        );
     }
 
     #[test]
@@ -319,10 +335,16 @@ mod tests {
         let leaves = leaf_paths(&tree);
         assert!(leaves.len() > 900, "{} leaves", leaves.len());
         let at = |path: &str| get(&tree, &NodePath::parse(path).unwrap());
-        assert_eq!(at("aiding/gnss1/leverArmPrimary"), Some(&json!([0.0, 0.0, 0.0])));
+        assert_eq!(
+            at("aiding/gnss1/leverArmPrimary"),
+            Some(&json!([0.0, 0.0, 0.0]))
+        );
         assert_eq!(at("output/comA/messages/imuShort"), Some(&json!("off")));
         assert_eq!(at("output/eth4/messages/PPS"), Some(&json!("off")));
-        assert_eq!(at("output/can/messages/depthAltitude/trigger"), Some(&json!("off")));
+        assert_eq!(
+            at("output/can/messages/depthAltitude/trigger"),
+            Some(&json!("off"))
+        );
         assert_eq!(at("localParam/date"), Some(&json!("2024-05-01")));
         assert_eq!(
             at("aiding/magnetometer/softIronCorrection"),
@@ -331,7 +353,20 @@ mod tests {
         let modules: Vec<&String> = tree.as_object().unwrap().keys().collect();
         assert_eq!(
             modules,
-            ["oem", "imu", "mechanicalSetup", "insFilter", "aiding", "localParam", "network", "ports", "events", "output", "clock", "dataLogger"]
+            [
+                "oem",
+                "imu",
+                "mechanicalSetup",
+                "insFilter",
+                "aiding",
+                "localParam",
+                "network",
+                "ports",
+                "events",
+                "output",
+                "clock",
+                "dataLogger"
+            ]
         );
         // The typed tree holds all of it.
         crate::settings::from_value(tree).unwrap();
