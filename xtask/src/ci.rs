@@ -53,6 +53,7 @@ pub fn run(root: &Path) -> Result<()> {
         &["test", "--workspace", "--doc", "--locked"],
     )?;
     conformance(root)?;
+    sample_is_reproducible(root)?;
     println!("==> all checks passed");
     Ok(())
 }
@@ -100,6 +101,34 @@ fn conformance(root: &Path) -> Result<()> {
         &python.to_string_lossy(),
         &[&script, &binary, "--max-examples", "25"],
     )
+}
+
+/// The committed sample dataset is exactly what its script writes.
+fn sample_is_reproducible(root: &Path) -> Result<()> {
+    let out = root.join("target/sample-check");
+    std::fs::create_dir_all(&out).context("creating target/sample-check")?;
+    let script = root
+        .join("samples/make_sample.py")
+        .to_string_lossy()
+        .into_owned();
+    step(
+        root,
+        "sample dataset",
+        "python3",
+        &[&script, "--out", &out.to_string_lossy()],
+    )?;
+    for name in ["rover.nmea", "imu.csv"] {
+        let committed = std::fs::read(root.join("samples").join(name))
+            .with_context(|| format!("samples/{name}"))?;
+        let fresh = std::fs::read(out.join(name)).with_context(|| format!("regenerated {name}"))?;
+        if committed != fresh {
+            bail!(
+                "samples/{name} differs from what samples/make_sample.py writes; run it and commit the result"
+            );
+        }
+    }
+    println!("samples/ matches samples/make_sample.py");
+    Ok(())
 }
 
 /// A Python virtual environment under target/ with the validator installed.

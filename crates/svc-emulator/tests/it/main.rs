@@ -9,5 +9,6 @@ mod containers;
 mod faults;
 mod files;
 mod processings;
+mod samples;
 mod uploads;
 mod webhooks;
