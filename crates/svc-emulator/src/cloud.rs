@@ -26,7 +26,7 @@ use uuid::Uuid;
 
 use crate::http::{
     ApiError, ApiResult, authenticate, check_enum, check_metadata_value, check_path_value, ok,
-    page_of, paging, parse_body, same_organization, uuid_segment,
+    organization_of, page_of, paging, parse_body, uuid_segment,
 };
 use crate::idp::SCOPE_CLOUD;
 use crate::state::{
@@ -98,8 +98,7 @@ async fn list_containers(
     RawQuery(query): RawQuery,
 ) -> ApiResult<Response> {
     let caller = caller(&app, &headers)?;
-    let org = uuid_segment(&org, "organization")?;
-    same_organization(&app, &caller, org)?;
+    let org = organization_of(&app, &caller, &org)?;
     let (page, per_page) = paging(query.as_deref())?;
     let db = app.db();
     let all: Vec<&ContainerRecord> = db
@@ -204,8 +203,7 @@ async fn create_container(
     body: Bytes,
 ) -> ApiResult<Response> {
     let caller = caller(&app, &headers)?;
-    let org = uuid_segment(&org, "organization")?;
-    same_organization(&app, &caller, org)?;
+    let org = organization_of(&app, &caller, &org)?;
     let request: CreateContainerRequest = parse_body(&body, false, |v| {
         check_enum(v.get("region"), "region", ContainerRegion::KNOWN)?;
         check_metadata_value(v.get("metadata"), "metadata")?;
@@ -409,8 +407,7 @@ async fn list_processings(
     RawQuery(query): RawQuery,
 ) -> ApiResult<Response> {
     let caller = caller(&app, &headers)?;
-    let org = uuid_segment(&org, "organization")?;
-    same_organization(&app, &caller, org)?;
+    let org = organization_of(&app, &caller, &org)?;
     let (page, per_page) = paging(query.as_deref())?;
     let db = app.db();
     let all: Vec<&Processing> = db
@@ -433,8 +430,7 @@ async fn start_processing(
     body: Bytes,
 ) -> ApiResult<Response> {
     let caller = caller(&app, &headers)?;
-    let org = uuid_segment(&org, "organization")?;
-    same_organization(&app, &caller, org)?;
+    let org = organization_of(&app, &caller, &org)?;
     let request: StartProcessingRequest = parse_body(&body, false, |v| {
         if let Some(json) = v.get("processingJson").filter(|j| !j.is_object()) {
             return Err(ApiError::invalid(format!(

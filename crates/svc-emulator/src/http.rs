@@ -180,6 +180,14 @@ pub fn same_organization(app: &App, caller: &Caller, organization_id: Uuid) -> A
     )))
 }
 
+/// The organization of an organization-scoped route (`/organizations/{org}/...`): it must
+/// exist (404) and be the caller's (403).
+pub fn organization_of(app: &App, caller: &Caller, raw: &str) -> ApiResult<Uuid> {
+    let org = uuid_segment(raw, "organization")?;
+    same_organization(app, caller, org)?;
+    Ok(org)
+}
+
 /// A path segment that must be a UUID (404 otherwise: no such resource can exist).
 pub fn uuid_segment(raw: &str, what: &str) -> ApiResult<Uuid> {
     raw.parse()

@@ -28,8 +28,8 @@ use svc_cloud_api::{Metadata, WebhookSecret};
 use uuid::Uuid;
 
 use crate::http::{
-    ApiError, ApiResult, authenticate, check_enum, check_metadata_value, ok, page_of, paging,
-    parse_body, same_organization, uuid_segment,
+    ApiError, ApiResult, authenticate, check_enum, check_metadata_value, ok, organization_of,
+    page_of, paging, parse_body, uuid_segment,
 };
 use crate::idp::SCOPE_NOTIFICATION;
 use crate::state::{App, Caller, Db, EndpointRecord, event_types_for, now, random_hex};
@@ -103,8 +103,7 @@ async fn list_endpoints(
     RawQuery(query): RawQuery,
 ) -> ApiResult<Response> {
     let caller = caller(&app, &headers)?;
-    let org = uuid_segment(&org, "organization")?;
-    same_organization(&app, &caller, org)?;
+    let org = organization_of(&app, &caller, &org)?;
     let (page, per_page) = paging(query.as_deref())?;
     let db = app.db();
     let all: Vec<WebhookEndpoint> = db
@@ -123,8 +122,7 @@ async fn create_endpoint(
     body: Bytes,
 ) -> ApiResult<Response> {
     let caller = caller(&app, &headers)?;
-    let org = uuid_segment(&org, "organization")?;
-    same_organization(&app, &caller, org)?;
+    let org = organization_of(&app, &caller, &org)?;
     let request: CreateWebhookEndpointRequest = parse_body(&body, false, |v| {
         check_url(v.get("url"))?;
         check_event_types(v.get("enabledEventTypes"))?;
