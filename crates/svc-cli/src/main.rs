@@ -2,6 +2,7 @@
 //!
 //! - `svc emulator`: the local emulator (one JSON line on stdout, then serves).
 //! - `svc device`: configure an inertial navigation unit over HTTP or a serial link.
+//! - `svc webhooks verify|listen`: check webhook deliveries.
 //!
 //! Exit codes tell failure kinds apart (see [`exit`]): 0 success, 1 other failure,
 //! 2 usage, 3 authentication or permission (401/403), 4 conflict (409), 5 invalid input
@@ -11,6 +12,7 @@
 
 mod device;
 mod exit;
+mod webhooks;
 
 use std::process::ExitCode;
 
@@ -31,6 +33,8 @@ enum Command {
     Emulator(svc_emulator::cli::EmulatorArgs),
     /// Configure an inertial navigation unit (HTTP, serial port or serial-over-TCP).
     Device(device::DeviceArgs),
+    /// Verify webhook deliveries, or receive them.
+    Webhooks(webhooks::WebhooksArgs),
 }
 
 #[tokio::main]
@@ -39,5 +43,6 @@ async fn main() -> ExitCode {
     match cli.command {
         Command::Emulator(args) => svc_emulator::cli::run("svc emulator", &args).await,
         Command::Device(args) => device::run(args).await,
+        Command::Webhooks(args) => webhooks::run(args).await,
     }
 }

@@ -6,3 +6,4 @@
 mod device;
 mod emulator;
 mod support;
+mod webhooks;

@@ -1,0 +1,348 @@
+//! Access tokens: OpenID Connect discovery, the password grant, a cache refreshed ahead
+//! of expiry by one request at a time, and invalidation after a 401.
+//!
+//! The cache is the [`TokenSource`] of the generated clients' [`CloudState`], so every
+//! generated call carries `Authorization: Bearer <token>`.
+//!
+//! [`CloudState`]: svc_cloud_api::CloudState
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use svc_cloud_api::hooks::TokenFuture;
+use svc_cloud_api::{AccessToken, TokenError, TokenSource};
+
+use super::error::{classify, shorten, transport_reason};
+use super::{ApiSecret, CloudError, TransportKind};
+use crate::retry::RetryPolicy;
+
+/// The pseudo-operation of the discovery request, in errors.
+pub(crate) const DISCOVERY: &str = "openidConfiguration";
+/// The pseudo-operation of the token request, in errors.
+pub(crate) const TOKEN: &str = "requestToken";
+
+/// The longest time before expiry at which a token is renewed.
+const MAX_REFRESH_MARGIN: Duration = Duration::from_secs(30);
+
+/// How long before its expiry a token of `lifetime` is renewed: a tenth of its lifetime,
+/// at most 30 s (30 s for the service's 300 s tokens, 200 ms for 2 s tokens).
+pub(crate) fn refresh_margin(lifetime: Duration) -> Duration {
+    (lifetime / 10).min(MAX_REFRESH_MARGIN)
+}
+
+#[derive(Clone)]
+struct Cached {
+    token: AccessToken,
+    /// When to ask for a new one (ahead of the expiry).
+    refresh_at: Instant,
+    /// Tells tokens apart, so a 401 only discards the token it was answered to.
+    generation: u64,
+}
+
+/// The token cache of one client.
+pub(crate) struct TokenCache {
+    http: reqwest::Client,
+    discovery_url: String,
+    api_key: String,
+    api_secret: ApiSecret,
+    retry: RetryPolicy,
+    current: Mutex<Option<Cached>>,
+    /// Held while a token is being obtained (single flight); holds the discovered
+    /// token endpoint.
+    refresh: tokio::sync::Mutex<Option<String>>,
+}
+
+#[derive(Deserialize)]
+struct Discovery {
+    token_endpoint: String,
+}
+
+#[derive(Deserialize)]
+struct TokenAnswer {
+    access_token: String,
+    #[serde(default)]
+    token_type: Option<String>,
+    #[serde(default)]
+    expires_in: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct OAuthError {
+    error: String,
+    #[serde(default)]
+    error_description: Option<String>,
+}
+
+/// `expires_in` when the identity provider does not say (the service's lifetime).
+const DEFAULT_LIFETIME: Duration = Duration::from_secs(300);
+
+impl TokenCache {
+    pub(crate) fn new(
+        http: reqwest::Client,
+        auth_url: &str,
+        api_key: String,
+        api_secret: ApiSecret,
+        retry: RetryPolicy,
+    ) -> Self {
+        Self {
+            http,
+            discovery_url: format!("{auth_url}/.well-known/openid-configuration"),
+            api_key,
+            api_secret,
+            retry,
+            current: Mutex::new(None),
+            refresh: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    fn current(&self) -> std::sync::MutexGuard<'_, Option<Cached>> {
+        match self.current.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    /// The cached token and its generation, unless it is due for renewal.
+    fn fresh(&self) -> Option<(AccessToken, u64)> {
+        self.current()
+            .as_ref()
+            .filter(|c| Instant::now() < c.refresh_at)
+            .map(|c| (c.token.clone(), c.generation))
+    }
+
+    /// A valid token and its generation: the cached one, or a new one. However many
+    /// tasks ask at once, one request is made: the first takes the refresh lock, the
+    /// others wait for it and then find the new token in the cache.
+    pub(crate) async fn token(&self) -> Result<(AccessToken, u64), CloudError> {
+        if let Some(t) = self.fresh() {
+            return Ok(t);
+        }
+        let mut endpoint = self.refresh.lock().await;
+        if let Some(t) = self.fresh() {
+            return Ok(t);
+        }
+        let token_endpoint = match endpoint.as_ref() {
+            Some(e) => e.clone(),
+            None => {
+                let e = self.discover().await?;
+                *endpoint = Some(e.clone());
+                e
+            }
+        };
+        let requested_at = Instant::now();
+        let (token, lifetime) = self.request_token(&token_endpoint).await?;
+        let mut current = self.current();
+        let generation = current.as_ref().map_or(1, |c| c.generation + 1);
+        *current = Some(Cached {
+            token: token.clone(),
+            refresh_at: requested_at + lifetime.saturating_sub(refresh_margin(lifetime)),
+            generation,
+        });
+        Ok((token, generation))
+    }
+
+    /// Forgets the token of `generation` (the service answered 401 to it), so the next
+    /// [`TokenCache::token`] obtains a new one. A newer token is kept.
+    pub(crate) fn invalidate(&self, generation: u64) {
+        let mut current = self.current();
+        if current.as_ref().is_some_and(|c| c.generation == generation) {
+            *current = None;
+        }
+    }
+
+    async fn discover(&self) -> Result<String, CloudError> {
+        let answer = self
+            .retry
+            .run(
+                |_| async {
+                    let response = self
+                        .http
+                        .get(&self.discovery_url)
+                        .send()
+                        .await
+                        .map_err(|e| unreachable(DISCOVERY, &e))?;
+                    let status = response.status();
+                    let bytes = response
+                        .bytes()
+                        .await
+                        .map_err(|e| unreachable(DISCOVERY, &e))?;
+                    if !status.is_success() {
+                        return Err(CloudError::Authentication {
+                            status: Some(status.as_u16()),
+                            error: "discovery_failed".to_owned(),
+                            description: format!(
+                                "{}: {}",
+                                self.discovery_url,
+                                shorten(&String::from_utf8_lossy(&bytes), 300)
+                            ),
+                        });
+                    }
+                    Ok(bytes)
+                },
+                transient,
+            )
+            .await?;
+        let discovery: Discovery =
+            serde_json::from_slice(&answer).map_err(|e| CloudError::InvalidResponse {
+                operation: DISCOVERY,
+                reason: format!(
+                    "{} is not an OpenID configuration with a token_endpoint: {e}",
+                    self.discovery_url
+                ),
+            })?;
+        Ok(discovery.token_endpoint)
+    }
+
+    /// The password grant (resolved.md): `grant_type=password`, `client_id=api-key`,
+    /// `username=<API_KEY>`, `password=<API_SECRET>`, `scope=openid`. Repeating it after
+    /// a failure is harmless (at worst a token is issued and not used).
+    async fn request_token(&self, endpoint: &str) -> Result<(AccessToken, Duration), CloudError> {
+        let form = [
+            ("grant_type", "password"),
+            ("client_id", "api-key"),
+            ("username", self.api_key.as_str()),
+            ("password", self.api_secret.expose_secret()),
+            ("scope", "openid"),
+        ];
+        let (status, bytes) = self
+            .retry
+            .run(
+                |_| async {
+                    let response = self
+                        .http
+                        .post(endpoint)
+                        .form(&form)
+                        .send()
+                        .await
+                        .map_err(|e| unreachable(TOKEN, &e))?;
+                    let status = response.status();
+                    let bytes = response.bytes().await.map_err(|e| unreachable(TOKEN, &e))?;
+                    if status.is_success() {
+                        return Ok((status, bytes));
+                    }
+                    Err(self.refused(status, &bytes))
+                },
+                transient,
+            )
+            .await?;
+        let answer: TokenAnswer =
+            serde_json::from_slice(&bytes).map_err(|e| CloudError::InvalidResponse {
+                operation: TOKEN,
+                reason: format!(
+                    "the identity provider answered {} without a readable access token: {}",
+                    status.as_u16(),
+                    e.classify_name()
+                ),
+            })?;
+        if let Some(kind) = answer
+            .token_type
+            .as_deref()
+            .filter(|t| !t.eq_ignore_ascii_case("bearer"))
+        {
+            return Err(CloudError::InvalidResponse {
+                operation: TOKEN,
+                reason: format!(
+                    "the identity provider issued a `{kind}` token, not a bearer token"
+                ),
+            });
+        }
+        let lifetime = answer
+            .expires_in
+            .map_or(DEFAULT_LIFETIME, Duration::from_secs);
+        Ok((AccessToken::new(answer.access_token), lifetime))
+    }
+
+    /// The identity provider refused: its RFC 6749 error, the secret scrubbed from it.
+    fn refused(&self, status: reqwest::StatusCode, body: &[u8]) -> CloudError {
+        let (error, description) = match serde_json::from_slice::<OAuthError>(body) {
+            Ok(e) => (e.error, e.error_description.unwrap_or_default()),
+            Err(_) => (
+                status.canonical_reason().unwrap_or("error").to_owned(),
+                shorten(&String::from_utf8_lossy(body), 300),
+            ),
+        };
+        CloudError::Authentication {
+            status: Some(status.as_u16()),
+            error: self.scrub(&error),
+            description: self.scrub(&description),
+        }
+    }
+
+    fn scrub(&self, text: &str) -> String {
+        let secret = self.api_secret.expose_secret();
+        if secret.is_empty() {
+            text.to_owned()
+        } else {
+            text.replace(secret, "[redacted]")
+        }
+    }
+}
+
+/// Retry only what may pass on its own (an unreachable or failing identity provider).
+fn transient(e: &CloudError) -> bool {
+    e.retry_hint() == super::RetryHint::Transient
+}
+
+fn unreachable(operation: &'static str, e: &reqwest::Error) -> CloudError {
+    let kind = classify(e);
+    let what = match kind {
+        TransportKind::Connect => "could not connect to the identity provider",
+        TransportKind::Timeout => "the identity provider did not answer in time",
+        _ => "the connection to the identity provider failed",
+    };
+    CloudError::Authentication {
+        status: None,
+        error: format!("{operation}: {what}"),
+        description: transport_reason(e),
+    }
+}
+
+trait ClassifyName {
+    fn classify_name(&self) -> &'static str;
+}
+
+impl ClassifyName for serde_json::Error {
+    /// The kind of a decoding error, without its text (which could quote the token).
+    fn classify_name(&self) -> &'static str {
+        match self.classify() {
+            serde_json::error::Category::Io => "read error",
+            serde_json::error::Category::Syntax => "not JSON",
+            serde_json::error::Category::Data => "missing or mistyped fields",
+            serde_json::error::Category::Eof => "truncated JSON",
+        }
+    }
+}
+
+impl TokenSource for TokenCache {
+    fn access_token(&self) -> TokenFuture<'_> {
+        Box::pin(async move {
+            self.token()
+                .await
+                .map(|(token, _)| token)
+                .map_err(|e| TokenError(e.to_string()))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_renewed_ahead_of_expiry() {
+        assert_eq!(
+            refresh_margin(Duration::from_secs(300)),
+            Duration::from_secs(30)
+        );
+        assert_eq!(
+            refresh_margin(Duration::from_secs(3600)),
+            Duration::from_secs(30)
+        );
+        assert_eq!(
+            refresh_margin(Duration::from_secs(2)),
+            Duration::from_millis(200)
+        );
+        assert_eq!(refresh_margin(Duration::ZERO), Duration::ZERO);
+    }
+}

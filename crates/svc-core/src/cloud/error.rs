@@ -1,0 +1,380 @@
+//! [`CloudError`]: everything that can go wrong talking to the cloud service, its
+//! notification service or its identity provider, and whether repeating can help.
+
+use std::fmt;
+
+use svc_cloud_api::cloud::types;
+
+use crate::limits::LimitError;
+
+/// The error type of the generated clients.
+pub(crate) type ClientError = svc_cloud_api::cloud::Error<types::Error>;
+
+/// What went wrong talking to the cloud service. No secret (API secret, access token,
+/// webhook secret) ever appears in it.
+///
+/// Whether repeating the request can help follows the specification's error table:
+/// see [`CloudError::retry_hint`] and [`CloudError::is_retryable`].
+#[non_exhaustive]
+#[derive(Debug, thiserror::Error)]
+pub enum CloudError {
+    /// The service answered with an error status and its `{title, details}` body.
+    #[error("{operation}: the service answered {status} {title}: {details}")]
+    Api {
+        /// The operation (`operationId` of the OpenAPI document), e.g. `startProcessing`.
+        operation: &'static str,
+        /// The HTTP status (400, 401, 403, 404, 409, 422, 500, or another one a proxy sent).
+        status: u16,
+        /// The error body's `title` (the status's reason phrase when the body had none).
+        title: String,
+        /// The error body's `details` (empty when the body had none).
+        details: String,
+    },
+    /// The request or its answer did not make it: no connection, a timeout, the
+    /// connection broke, or the answer was cut off. See [`TransportKind`] for whether
+    /// the request may have reached the service.
+    #[error("{operation}: {kind}: {reason}")]
+    Transport {
+        /// The operation that was attempted.
+        operation: &'static str,
+        /// Where it failed.
+        kind: TransportKind,
+        /// What failed (the underlying errors, outermost first).
+        reason: String,
+    },
+    /// No access token could be had: the identity provider refused the API key and
+    /// secret (`status` 400/401, `error` e.g. `invalid_grant`), failed, or could not be
+    /// reached (`status` `None`). The secret is never part of it.
+    #[error("authentication failed{}: {error}: {description}", status_text(*.status))]
+    Authentication {
+        /// The identity provider's HTTP status, `None` when it could not be reached.
+        status: Option<u16>,
+        /// The OAuth 2 error code (`invalid_grant`, `invalid_client`, …) or what failed.
+        error: String,
+        /// The identity provider's `error_description`, or what failed.
+        description: String,
+    },
+    /// The service answered something this SDK cannot read.
+    #[error("{operation}: unexpected answer from the service: {reason}")]
+    InvalidResponse {
+        /// The operation that was attempted.
+        operation: &'static str,
+        /// What could not be read.
+        reason: String,
+    },
+    /// The request was refused before anything was sent: an argument over the service's
+    /// limits (metadata, container file path, paging) or otherwise invalid. The service
+    /// would have answered 422; nothing was sent.
+    #[error("{operation}: invalid input: {reason}")]
+    InvalidInput {
+        /// The operation that was refused.
+        operation: &'static str,
+        /// Which argument is wrong, and why, naming the offending key or path.
+        reason: String,
+        /// The limit that was exceeded, when it is one of [`crate::limits`].
+        limit: Option<LimitError>,
+    },
+    /// A setting of the client is missing or invalid (see
+    /// [`CloudConfig`](super::CloudConfig)).
+    #[error("invalid configuration: {setting} {reason}")]
+    Config {
+        /// The setting: the environment variable (`SVC_BASE_URL`) or the field (`base_url`).
+        setting: String,
+        /// What is wrong with it (never its value when it is the secret).
+        reason: String,
+    },
+}
+
+fn status_text(status: Option<u16>) -> String {
+    match status {
+        Some(s) => format!(" (identity provider answered {s})"),
+        None => String::new(),
+    }
+}
+
+/// Where a request failed on its way (see [`CloudError::Transport`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TransportKind {
+    /// No connection could be made: the request provably did not reach the service.
+    Connect,
+    /// The request or its answer took longer than the request timeout; the service may
+    /// have received and applied it.
+    Timeout,
+    /// The service answered but the answer broke off: the service received the request
+    /// (and, for a creation, most likely applied it).
+    Interrupted,
+    /// The connection failed after the request was (at least partly) sent; the service
+    /// may have received it.
+    Other,
+}
+
+impl TransportKind {
+    /// Whether the request may have reached the service (everything but [`Self::Connect`]).
+    pub fn may_have_reached_service(self) -> bool {
+        self != Self::Connect
+    }
+}
+
+impl fmt::Display for TransportKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Connect => "could not connect to the service",
+            Self::Timeout => "the request timed out",
+            Self::Interrupted => "the answer was cut off",
+            Self::Other => "the connection failed",
+        })
+    }
+}
+
+/// Whether repeating a failed request can help, per the specification's error table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum RetryHint {
+    /// A transient failure — 500 (and other 5xx), 429, a transport error, a timeout:
+    /// repeating the same request is reasonable. The client already retried it where
+    /// that was safe (see [`CloudClient`](super::CloudClient)).
+    Transient,
+    /// 404: the resource cannot be found; it may exist later, so repeating is allowed,
+    /// but the client never does so by itself.
+    Allowed,
+    /// 400, 409, 422, or a request refused before sending: repeat only after changing
+    /// the request or resolving the conflict.
+    AfterChange,
+    /// 401 (the client already obtained a new token and repeated once), 403, refused
+    /// credentials, an unreadable answer: repeating cannot help.
+    Never,
+}
+
+impl CloudError {
+    /// The HTTP status the service answered, when it answered with an error status.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            Self::Api { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
+    /// The error body's `title`, when the service answered with an error status.
+    pub fn title(&self) -> Option<&str> {
+        match self {
+            Self::Api { title, .. } => Some(title),
+            _ => None,
+        }
+    }
+
+    /// The error body's `details`, when the service answered with an error status.
+    pub fn details(&self) -> Option<&str> {
+        match self {
+            Self::Api { details, .. } => Some(details),
+            _ => None,
+        }
+    }
+
+    /// The operation (`operationId`) that failed, when there was one.
+    pub fn operation(&self) -> Option<&'static str> {
+        match self {
+            Self::Api { operation, .. }
+            | Self::Transport { operation, .. }
+            | Self::InvalidResponse { operation, .. }
+            | Self::InvalidInput { operation, .. } => Some(operation),
+            Self::Authentication { .. } | Self::Config { .. } => None,
+        }
+    }
+
+    /// Whether repeating can help, and how (see [`RetryHint`]).
+    pub fn retry_hint(&self) -> RetryHint {
+        match self {
+            Self::Api { status, .. } => hint_for_status(*status),
+            Self::Transport { .. } => RetryHint::Transient,
+            Self::Authentication { status, .. } => match status {
+                None => RetryHint::Transient,
+                Some(s) if *s >= 500 || *s == 429 || *s == 408 => RetryHint::Transient,
+                Some(_) => RetryHint::Never,
+            },
+            Self::InvalidResponse { .. } => RetryHint::Never,
+            Self::InvalidInput { .. } | Self::Config { .. } => RetryHint::AfterChange,
+        }
+    }
+
+    /// Whether repeating the same request can help: a transient failure (500, a
+    /// transport error, a timeout) or a 404 (the resource may exist later). 400, 401,
+    /// 403, 409 and 422 need a change first.
+    pub fn is_retryable(&self) -> bool {
+        matches!(self.retry_hint(), RetryHint::Transient | RetryHint::Allowed)
+    }
+
+    /// A refused argument (nothing sent).
+    pub(crate) fn invalid_input(
+        operation: &'static str,
+        at: Option<&str>,
+        limit: LimitError,
+    ) -> Self {
+        let reason = match at {
+            Some(at) => format!("{at}: {limit}"),
+            None => limit.to_string(),
+        };
+        Self::InvalidInput {
+            operation,
+            reason,
+            limit: Some(limit),
+        }
+    }
+
+    /// Maps an error of the generated clients; every variant is handled.
+    pub(crate) async fn from_client(operation: &'static str, e: ClientError) -> Self {
+        use svc_cloud_api::cloud::Error as E;
+        match e {
+            E::ErrorResponse(body) => {
+                let status = body.status().as_u16();
+                let body = body.into_inner();
+                Self::Api {
+                    operation,
+                    status,
+                    title: body.title,
+                    details: body.details,
+                }
+            }
+            E::CommunicationError(e) | E::InvalidUpgrade(e) => Self::Transport {
+                operation,
+                kind: classify(&e),
+                reason: transport_reason(&e),
+            },
+            E::ResponseBodyError(e) => Self::Transport {
+                operation,
+                kind: if e.is_timeout() {
+                    TransportKind::Timeout
+                } else {
+                    TransportKind::Interrupted
+                },
+                reason: transport_reason(&e),
+            },
+            // The body is not quoted: it may hold a secret (a webhook endpoint's).
+            E::InvalidResponsePayload(_, e) => Self::InvalidResponse {
+                operation,
+                reason: e.to_string(),
+            },
+            E::UnexpectedResponse(response) => unexpected(operation, response).await,
+            E::InvalidRequest(reason) => Self::InvalidInput {
+                operation,
+                reason,
+                limit: None,
+            },
+            // Only the request hook fails this way: no access token could be had.
+            E::Custom(reason) => Self::Authentication {
+                status: None,
+                error: "no_access_token".to_owned(),
+                description: reason,
+            },
+        }
+    }
+}
+
+fn hint_for_status(status: u16) -> RetryHint {
+    match status {
+        408 | 429 | 500..=599 => RetryHint::Transient,
+        404 => RetryHint::Allowed,
+        400 | 409 | 422 => RetryHint::AfterChange,
+        _ => RetryHint::Never,
+    }
+}
+
+/// A status the document does not list for the operation (e.g. 503 from a gateway):
+/// read as `{title, details}` when it is one, otherwise the reason phrase and the text.
+async fn unexpected(operation: &'static str, response: reqwest::Response) -> CloudError {
+    let status = response.status();
+    if status.is_success() {
+        return CloudError::InvalidResponse {
+            operation,
+            reason: format!("undocumented success status {}", status.as_u16()),
+        };
+    }
+    let reason_phrase = status.canonical_reason().unwrap_or("Error").to_owned();
+    let bytes = response.bytes().await.unwrap_or_default();
+    let (title, details) = match serde_json::from_slice::<types::Error>(&bytes) {
+        Ok(body) => (body.title, body.details),
+        Err(_) => (
+            reason_phrase,
+            shorten(&String::from_utf8_lossy(&bytes), 500),
+        ),
+    };
+    CloudError::Api {
+        operation,
+        status: status.as_u16(),
+        title,
+        details,
+    }
+}
+
+pub(crate) fn shorten(text: &str, chars: usize) -> String {
+    let text = text.trim();
+    match text.char_indices().nth(chars) {
+        None => text.to_owned(),
+        Some((end, _)) => format!("{}…", &text[..end]),
+    }
+}
+
+pub(crate) fn classify(e: &reqwest::Error) -> TransportKind {
+    if e.is_connect() {
+        TransportKind::Connect
+    } else if e.is_timeout() {
+        TransportKind::Timeout
+    } else if e.is_body() || e.is_decode() {
+        TransportKind::Interrupted
+    } else {
+        TransportKind::Other
+    }
+}
+
+/// A transport error's text with its causes. It names the URL, which holds no secret
+/// (tokens travel in a header).
+pub(crate) fn transport_reason(e: &reqwest::Error) -> String {
+    let mut reason = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !reason.contains(&text) {
+            reason.push_str(": ");
+            reason.push_str(&text);
+        }
+        source = s.source();
+    }
+    reason
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn api(status: u16) -> CloudError {
+        CloudError::Api {
+            operation: "getContainer",
+            status,
+            title: "t".into(),
+            details: "d".into(),
+        }
+    }
+
+    #[test]
+    fn hints_follow_the_error_table() {
+        assert_eq!(api(500).retry_hint(), RetryHint::Transient);
+        assert_eq!(api(503).retry_hint(), RetryHint::Transient);
+        assert_eq!(api(404).retry_hint(), RetryHint::Allowed);
+        for s in [400, 409, 422] {
+            assert_eq!(api(s).retry_hint(), RetryHint::AfterChange, "{s}");
+            assert!(!api(s).is_retryable());
+        }
+        for s in [401, 403] {
+            assert_eq!(api(s).retry_hint(), RetryHint::Never, "{s}");
+        }
+        assert!(api(500).is_retryable() && api(404).is_retryable());
+        let auth = |status| CloudError::Authentication {
+            status,
+            error: "e".into(),
+            description: "d".into(),
+        };
+        assert!(auth(None).is_retryable());
+        assert!(auth(Some(502)).is_retryable());
+        assert!(!auth(Some(401)).is_retryable());
+    }
+}
