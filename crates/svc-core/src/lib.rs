@@ -1,11 +1,15 @@
 //! The hand-written facade of the SDK for the cloud GNSS/INS post-processing service.
 //!
+//! - [`cloud`]: the cloud service: credentials, tokens, every operation, typed errors.
+//! - [`transfer`]: uploads to pre-signed forms and downloads of outputs, streamed, in
+//!   parallel, with progress and cancellation.
 //! - [`webhook`]: verify the signature and timestamp of a webhook delivery, then decode
 //!   it into a typed [`WebhookEvent`]; sign deliveries (tests, emulator); with the
 //!   `axum` feature (on by default), an extractor for Rust services.
 //! - [`limits`]: the service's limits (metadata, container file paths, paging),
 //!   checked before a request is sent. The emulator uses the same checks, so the SDK
 //!   and the emulator refuse the same inputs with the same reasons.
+//! - [`retry`]: retries with exponential backoff and jitter, bounded in count and time.
 //! - [`serial`]: the sbgECom framing that carries the unit's REST API over a serial link.
 //! - [`settings`]: settings trees as JSON with node paths; minimal diff, apply, 3-way merge.
 //! - [`unit`]: a session with a unit over HTTP or the serial link: login (and re-login
@@ -17,9 +21,12 @@
 #![warn(missing_docs)]
 #![cfg_attr(not(test), warn(clippy::expect_used))]
 
+pub mod cloud;
 pub mod limits;
+pub mod retry;
 pub mod serial;
 pub mod settings;
+pub mod transfer;
 pub mod unit;
 pub mod webhook;
 

@@ -2,11 +2,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: fixed inputs, a panic is a failure
 
+mod cloud;
 mod limits;
 #[cfg(feature = "axum")]
 mod receiver;
 mod serial;
 mod settings;
+mod transfer;
 mod unit;
 mod vectors;
 mod webhook;

@@ -1,0 +1,486 @@
+//! [`TransferError`], what storage said when it refused, and the redaction of signed
+//! addresses.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::TransferReport;
+
+/// Why [`super::TransferHandle::wait`] failed, or why one file failed.
+///
+/// Problems found before anything is sent (a local size that differs from the
+/// registered one, an unsafe output path, an unusable upload form) come back as they
+/// are: nothing was transferred. Failures during the transfer come back as
+/// [`TransferError::Failed`], which lists every failed file with its own error and
+/// carries the report of the files that succeeded; [`TransferError::failures`] gives
+/// that list either way.
+///
+/// Messages name the file. They never hold a signed address as it is: the values of
+/// `X-Amz-Signature`, `X-Amz-Credential` and `X-Amz-Security-Token` are replaced by
+/// `[redacted]` ([`redact_url`]).
+#[non_exhaustive]
+#[derive(Debug, thiserror::Error)]
+pub enum TransferError {
+    /// The local file of an upload cannot be read: missing, not a regular file, or a
+    /// read failed. Not retried.
+    #[error("cannot read `{}`: {source}", file.display())]
+    LocalFile {
+        /// The local file.
+        file: PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// The local file's size differs from the size registered for it (the upload form
+    /// only accepts that exact length). Nothing was sent: register the file again with
+    /// its real size, or upload the right file.
+    #[error(
+        "`{}` holds {actual} bytes but {registered} bytes were registered for `{name}`; nothing was sent",
+        file.display()
+    )]
+    SizeMismatch {
+        /// The local file.
+        file: PathBuf,
+        /// The file's path in its container.
+        name: String,
+        /// The size registered for it.
+        registered: u64,
+        /// The local file's size.
+        actual: u64,
+    },
+
+    /// The upload form cannot be sent as it is: a field name is empty or cannot be
+    /// written in a form, or a field is named `file`. Nothing was sent.
+    #[error("the upload form of `{file}` cannot be used: {reason}")]
+    InvalidUploadForm {
+        /// The file's path in its container.
+        file: String,
+        /// What is wrong (addresses redacted).
+        reason: String,
+    },
+
+    /// An upload form's or output's address is not an `http(s)` URL. Nothing was sent.
+    #[error("the address of `{file}` cannot be used ({address}): {reason}")]
+    InvalidAddress {
+        /// The file's container path (upload) or output path (download).
+        file: String,
+        /// The address, its signature and credential redacted.
+        address: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+
+    /// Storage answered 403 to an upload: a form field is missing or was modified, the
+    /// signature does not match, or the form has expired. Not retried: read the
+    /// container again (or list its files) for a fresh `uploadInfo`.
+    #[error(
+        "storage refused the upload of `{file}`: {reason} ({storage_message}); read the container again for a fresh upload form"
+    )]
+    UploadRefused {
+        /// The file's path in its container.
+        file: String,
+        /// The explanation: "the upload form was modified or has expired".
+        reason: &'static str,
+        /// Storage's own message (its `<Message>`).
+        storage_message: String,
+    },
+
+    /// Storage answered 403 to a download: the pre-signed address has expired or was
+    /// modified. Not retried: list the processing's outputs again for fresh addresses.
+    #[error(
+        "storage refused the download of `{file}`: the download address has expired or was modified ({storage_message}); list the outputs again for fresh addresses"
+    )]
+    DownloadRefused {
+        /// The output's path.
+        file: String,
+        /// Storage's own message.
+        storage_message: String,
+    },
+
+    /// Storage rejected the request with another 4xx status, e.g. 400 when an upload's
+    /// length differs from the registered size or the form is malformed, 411 without a
+    /// `Content-Length`, 404 for an unknown bucket or object. Retrying unchanged cannot
+    /// help, so it is not retried.
+    #[error("storage rejected `{file}` with {status} {code}: {reason} ({storage_message})")]
+    Rejected {
+        /// The file's container path (upload) or output path (download).
+        file: String,
+        /// The HTTP status.
+        status: u16,
+        /// Storage's error code (`<Code>`), empty when there was none.
+        code: String,
+        /// What the status means here.
+        reason: &'static str,
+        /// Storage's own message.
+        storage_message: String,
+    },
+
+    /// Storage kept failing (5xx, 408 or 429) until the retries were used up.
+    #[error(
+        "storage failed on `{file}` with {status} {code} after {attempts} attempt(s): {storage_message}"
+    )]
+    Storage {
+        /// The file's container path (upload) or output path (download).
+        file: String,
+        /// The last HTTP status.
+        status: u16,
+        /// Storage's last error code, empty when there was none.
+        code: String,
+        /// Storage's last message.
+        storage_message: String,
+        /// Attempts made, the first included.
+        attempts: u32,
+    },
+
+    /// The connection failed, timed out, broke, or stalled (no byte moved for the
+    /// idle timeout) until the retries were used up.
+    #[error("the transfer of `{file}` failed after {attempts} attempt(s): {reason}")]
+    Network {
+        /// The file's container path (upload) or output path (download).
+        file: String,
+        /// What went wrong the last time.
+        reason: String,
+        /// Attempts made, the first included.
+        attempts: u32,
+        /// The HTTP client's error (its address removed), when there is one.
+        #[source]
+        source: Option<reqwest::Error>,
+    },
+
+    /// A download's body was shorter or longer than its `Content-Length`, until the
+    /// retries were used up.
+    #[error(
+        "the download of `{file}` received {received} bytes instead of {expected}, after {attempts} attempt(s)"
+    )]
+    Incomplete {
+        /// The output's path.
+        file: String,
+        /// The announced length.
+        expected: u64,
+        /// The bytes received by the last attempt.
+        received: u64,
+        /// Attempts made, the first included.
+        attempts: u32,
+    },
+
+    /// An output path would escape the download folder, or cannot be a file name
+    /// there (absolute, `..`, empty, backslash, drive prefix, NUL, a path given twice,
+    /// or a folder reached through a link that leads outside). Checked before
+    /// anything is downloaded or written.
+    #[error("refused output path {path:?}: {reason}")]
+    UnsafeOutputPath {
+        /// The output path as the service gave it.
+        path: String,
+        /// Why it is refused.
+        reason: &'static str,
+    },
+
+    /// A downloaded file cannot be written (folder creation, temporary file, write,
+    /// rename). Not retried.
+    #[error("cannot write `{}`: {source}", file.display())]
+    LocalWrite {
+        /// The file or folder being written.
+        file: PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// One or more files failed during the transfer; the others ran to their end
+    /// (unless `fail_fast` stopped them). `failures` holds one error per failed file,
+    /// in the order of the input; `report` tells what happened to every file.
+    #[error("{} of {} file(s) failed: {}", failures.len(), report.files.len(), list(failures))]
+    Failed {
+        /// The error of each failed file.
+        failures: Vec<TransferError>,
+        /// Every file's outcome.
+        report: TransferReport,
+    },
+
+    /// The transfer was canceled ([`super::TransferHandle::cancel`], or the handle was
+    /// dropped). Requests in flight were aborted and partial downloads removed;
+    /// `report` tells which files had completed.
+    #[error("the transfer was canceled ({} of {} file(s) completed)", report.completed().count(), report.files.len())]
+    Canceled {
+        /// Every file's outcome at the time of the cancel.
+        report: TransferReport,
+    },
+
+    /// The transfer task ended abnormally (a panic): a bug.
+    #[error("the transfer task ended abnormally: {reason}")]
+    Internal {
+        /// What the runtime said.
+        reason: String,
+    },
+}
+
+fn list(failures: &[TransferError]) -> String {
+    failures
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+impl TransferError {
+    /// The errors of the failed files: the list of [`TransferError::Failed`], nothing
+    /// for [`TransferError::Canceled`], otherwise this error alone.
+    pub fn failures(&self) -> &[TransferError] {
+        match self {
+            Self::Failed { failures, .. } => failures,
+            Self::Canceled { .. } => &[],
+            other => std::slice::from_ref(other),
+        }
+    }
+
+    /// The report of every file, for [`TransferError::Failed`] and
+    /// [`TransferError::Canceled`].
+    pub fn report(&self) -> Option<&TransferReport> {
+        match self {
+            Self::Failed { report, .. } | Self::Canceled { report } => Some(report),
+            _ => None,
+        }
+    }
+
+    /// Whether running the same transfer again later may succeed without any change
+    /// (storage or network trouble), as opposed to a fresh form or address, another
+    /// local file, or another path being needed.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            Self::Storage { .. } | Self::Network { .. } | Self::Incomplete { .. } => true,
+            Self::Failed { failures, .. } => failures.iter().all(Self::is_transient),
+            _ => false,
+        }
+    }
+}
+
+// ----- what went wrong in one attempt ---------------------------------------------------
+
+/// The outcome of a failed attempt: final, or worth another attempt.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    /// Not retried.
+    Fatal(TransferError),
+    /// Retried while the policy allows.
+    Transient(Transient),
+}
+
+/// A failure that another attempt may not meet.
+#[derive(Debug)]
+pub(crate) enum Transient {
+    Status {
+        status: u16,
+        code: String,
+        message: String,
+    },
+    Network {
+        reason: String,
+        source: Option<reqwest::Error>,
+    },
+    Incomplete {
+        expected: u64,
+        received: u64,
+    },
+}
+
+impl Transient {
+    /// The error reported once the retries are used up.
+    pub(crate) fn into_error(self, file: &str, attempts: u32) -> TransferError {
+        let file = file.to_owned();
+        match self {
+            Self::Status {
+                status,
+                code,
+                message,
+            } => TransferError::Storage {
+                file,
+                status,
+                code,
+                storage_message: message,
+                attempts,
+            },
+            Self::Network { reason, source } => TransferError::Network {
+                file,
+                reason,
+                attempts,
+                source,
+            },
+            Self::Incomplete { expected, received } => TransferError::Incomplete {
+                file,
+                expected,
+                received,
+                attempts,
+            },
+        }
+    }
+
+    /// A transport error of the HTTP client, its address removed.
+    pub(crate) fn network(e: reqwest::Error) -> Self {
+        let e = e.without_url();
+        Self::Network {
+            reason: error_chain(&e),
+            source: Some(e),
+        }
+    }
+}
+
+/// Whether a status is worth another attempt: server errors, 408 and 429.
+pub(crate) fn retryable_status(status: u16) -> bool {
+    status >= 500 || status == 408 || status == 429
+}
+
+/// An error and its sources, `: `-separated, addresses redacted.
+pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let more = s.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        source = s.source();
+    }
+    redact_url(&text)
+}
+
+pub(crate) fn stalled(idle: Duration) -> Transient {
+    Transient::Network {
+        reason: format!("no data moved for {} s", idle.as_secs_f64()),
+        source: None,
+    }
+}
+
+// ----- storage answers ------------------------------------------------------------------
+
+/// The `<Code>` and `<Message>` of an S3-style error body; for another body, its
+/// (shortened) text as the message.
+pub(crate) fn storage_error(body: &str) -> (String, String) {
+    let code = xml_element(body, "Code").unwrap_or_default();
+    let message = match xml_element(body, "Message") {
+        Some(m) => m,
+        None => {
+            let text = body.trim();
+            let mut end = text.len().min(MAX_MESSAGE);
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            if text.is_empty() {
+                "(no message)".to_owned()
+            } else {
+                text[..end].to_owned()
+            }
+        }
+    };
+    (code, redact_url(&message))
+}
+
+/// Longest message kept from a body that is not an S3 error document.
+const MAX_MESSAGE: usize = 500;
+
+fn xml_element(body: &str, name: &str) -> Option<String> {
+    let open = format!("<{name}>");
+    let close = format!("</{name}>");
+    let start = body.find(&open)? + open.len();
+    let end = start + body[start..].find(&close)?;
+    Some(xml_unescape(&body[start..end]))
+}
+
+fn xml_unescape(s: &str) -> String {
+    s.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&apos;", "'")
+        .replace("&amp;", "&")
+}
+
+// ----- redaction ------------------------------------------------------------------------
+
+/// Query parameters whose values are secrets of a pre-signed address.
+const SECRET_PARAMS: [&str; 3] = [
+    "X-Amz-Signature",
+    "X-Amz-Credential",
+    "X-Amz-Security-Token",
+];
+
+/// `text` (an address, or a message that may contain one) with the values of
+/// `X-Amz-Signature`, `X-Amz-Credential` and `X-Amz-Security-Token` replaced by
+/// `[redacted]`, wherever they appear as `name=value` (names compared without case).
+///
+/// ```
+/// use svc_core::transfer::redact_url;
+/// assert_eq!(
+///     redact_url("https://s3/b/k?X-Amz-Date=1&X-Amz-Signature=abc&x=1"),
+///     "https://s3/b/k?X-Amz-Date=1&X-Amz-Signature=[redacted]&x=1",
+/// );
+/// ```
+pub fn redact_url(text: &str) -> String {
+    let lower = text.to_ascii_lowercase();
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    let mut at = 0;
+    while at < text.len() {
+        let hit = SECRET_PARAMS.iter().find_map(|name| {
+            let key = format!("{}=", name.to_ascii_lowercase());
+            lower[at..].starts_with(&key).then_some(key.len())
+        });
+        // A parameter name starts a text or follows a separator.
+        let starts = at == 0 || matches!(text.as_bytes()[at - 1], b'?' | b'&' | b' ' | b'(');
+        match hit {
+            Some(len) if starts => {
+                let value_start = at + len;
+                let value_end = text[value_start..]
+                    .find(|c: char| {
+                        matches!(c, '&' | '"' | '\'' | '<' | '>' | ')' | '#') || c.is_whitespace()
+                    })
+                    .map_or(text.len(), |i| value_start + i);
+                out.push_str(&text[copied..value_start]);
+                out.push_str("[redacted]");
+                copied = value_end;
+                at = value_end;
+            }
+            _ => {
+                at += text[at..].chars().next().map_or(1, char::len_utf8);
+            }
+        }
+    }
+    out.push_str(&text[copied..]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redaction_hides_every_secret_parameter() {
+        let url = "http://127.0.0.1:9/svc-eu/k.x?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AK%2F20240101%2Feu&X-Amz-Date=20240101T000000Z&X-Amz-Signature=deadbeef";
+        let r = redact_url(url);
+        assert!(!r.contains("deadbeef") && !r.contains("AK%2F"), "{r}");
+        assert!(r.contains("X-Amz-Date=20240101T000000Z"), "{r}");
+        assert!(r.ends_with("X-Amz-Signature=[redacted]"), "{r}");
+        assert_eq!(
+            redact_url("error for url (http://h/p?x-amz-signature=s) here"),
+            "error for url (http://h/p?x-amz-signature=[redacted]) here"
+        );
+        assert_eq!(redact_url("no secret é"), "no secret é");
+        assert_eq!(
+            redact_url("MyX-Amz-Signature=keep"),
+            "MyX-Amz-Signature=keep"
+        );
+    }
+
+    #[test]
+    fn storage_errors_are_read_from_s3_documents_or_plain_text() {
+        let (code, message) = storage_error(
+            "<?xml version=\"1.0\"?>\n<Error><Code>AccessDenied</Code><Message>Field key does &lt;not&gt; match</Message></Error>",
+        );
+        assert_eq!(code, "AccessDenied");
+        assert_eq!(message, "Field key does <not> match");
+        let (code, message) = storage_error("{\"title\":\"Internal\"}");
+        assert_eq!(code, "");
+        assert_eq!(message, "{\"title\":\"Internal\"}");
+        assert_eq!(storage_error("").1, "(no message)");
+    }
+}
