@@ -2,6 +2,7 @@
 
 use std::process::ExitCode;
 
+use svc_core::cloud::CloudError;
 use svc_core::unit::UnitError;
 
 pub const FAILURE: u8 = 1;
@@ -60,6 +61,30 @@ impl From<UnitError> for Failure {
             | UnitError::InvalidRequest { .. } => INVALID,
             UnitError::Api { status: 404, .. } => NOT_FOUND,
             UnitError::Unreachable { .. } => UNREACHABLE,
+            _ => FAILURE,
+        };
+        Self {
+            code,
+            message: e.to_string(),
+        }
+    }
+}
+
+impl From<CloudError> for Failure {
+    fn from(e: CloudError) -> Self {
+        let code = match &e {
+            CloudError::Api {
+                status: 401 | 403, ..
+            }
+            | CloudError::Authentication { .. } => AUTH,
+            CloudError::Api { status: 409, .. } => CONFLICT,
+            CloudError::Api {
+                status: 400 | 422, ..
+            }
+            | CloudError::InvalidInput { .. } => INVALID,
+            CloudError::Api { status: 404, .. } => NOT_FOUND,
+            CloudError::Config { .. } => USAGE,
+            CloudError::Transport { .. } => UNREACHABLE,
             _ => FAILURE,
         };
         Self {

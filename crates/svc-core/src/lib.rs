@@ -3,6 +3,7 @@
 //! - [`cloud`]: the cloud service: credentials, tokens, every operation, typed errors.
 //! - [`transfer`]: uploads to pre-signed forms and downloads of outputs, streamed, in
 //!   parallel, with progress and cancellation.
+//! - [`workflow`]: one call from local files to downloaded outputs.
 //! - [`webhook`]: verify the signature and timestamp of a webhook delivery, then decode
 //!   it into a typed [`WebhookEvent`]; sign deliveries (tests, emulator); with the
 //!   `axum` feature (on by default), an extractor for Rust services.
@@ -29,6 +30,7 @@ pub mod settings;
 pub mod transfer;
 pub mod unit;
 pub mod webhook;
+pub mod workflow;
 
 pub use svc_cloud_api::notification::types::WebhookEvent;
 pub use svc_cloud_api::{Metadata, WebhookSecret};

@@ -5,5 +5,7 @@
 
 mod device;
 mod emulator;
+mod process;
+mod resources;
 mod support;
 mod webhooks;

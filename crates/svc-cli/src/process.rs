@@ -1,0 +1,456 @@
+//! `svc process`: the main job. Upload survey files, run the processing, follow it,
+//! download the outputs (see `svc_core::workflow`).
+
+use std::io::IsTerminal as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+use svc_core::cloud::{
+    ApiSecret, CloudClient, CloudConfig, ContainerRegion, ENV_BASE_URL, Metadata, ProcessingStatus,
+};
+use svc_core::transfer::{Progress, TransferError};
+use svc_core::workflow::{
+    PROCESSING_ID_PLACEHOLDER, ProcessingJob, Workflow, WorkflowError, WorkflowOptions,
+    WorkflowOutcome, WorkflowProgress,
+};
+
+use crate::exit::{self, Failure};
+
+/// Exit code of a processing that ended with the result `failed` (its errors are
+/// printed).
+pub const PROCESSING_FAILED: u8 = 8;
+
+/// The end of `svc process --help`.
+const AFTER_HELP: &str = "\
+The service is given by SVC_BASE_URL, SVC_AUTH_URL, SVC_NOTIFICATION_URL, SVC_API_KEY,
+SVC_API_SECRET and SVC_ORGANIZATION_ID. Without SVC_BASE_URL, the embedded local emulator
+is started in this process and used instead (results then come from the emulator).
+
+Exit codes:
+  0  the processing succeeded (with --no-wait: it was started)
+  8  the processing ended with the result `failed` (its errors are printed)
+  1  other failure (the processing was canceled or archived, a transfer failed)
+  2  usage
+  3  authentication or permission
+  4  conflict: another processing is ongoing (see --wait-for-organization)
+  5  invalid input: a missing file, two files with the same name, a configuration that
+     is not a JSON object (nothing is sent)
+  6  unreachable
+  7  not found";
+
+/// How long a processing takes on the embedded emulator.
+const EMULATOR_PROCESSING_TIME: Duration = Duration::from_secs(2);
+
+/// Process survey files: create a container, upload the files, start the processing,
+/// follow it to its end, download its outputs.
+///
+/// The service is given by SVC_BASE_URL, SVC_AUTH_URL, SVC_NOTIFICATION_URL,
+/// SVC_API_KEY, SVC_API_SECRET and SVC_ORGANIZATION_ID. When SVC_BASE_URL is not set,
+/// the embedded local emulator is started in this process and used instead (say so on
+/// stderr): it works on a fresh machine, with no account.
+///
+/// Exit codes: 0 the processing succeeded (or, with --no-wait, was started);
+/// 8 the processing ended with the result `failed`; 1 other failure (it was canceled
+/// or archived, a transfer failed); 2 usage; 3 authentication or permission; 4
+/// conflict (another processing is ongoing: see --wait-for-organization); 5 invalid
+/// input (a missing or unreadable file, two files with the same name, a configuration
+/// that is not a JSON object; nothing is sent); 6 unreachable; 7 not found.
+#[derive(clap::Args, Debug)]
+#[command(after_help = AFTER_HELP)]
+pub struct ProcessArgs {
+    /// The input files (raw GNSS, INS logs, IMU, odometer data); each is stored at its
+    /// file name, so two files may not have the same name.
+    #[arg(required = true, value_name = "FILES")]
+    inputs: Vec<PathBuf>,
+    /// The processing configuration: a JSON file holding one object (processingJson).
+    #[arg(long, value_name = "FILE")]
+    config: PathBuf,
+    /// Resource files (export profiles, report templates, geodesy resources).
+    #[arg(long, num_args = 1.., value_name = "FILES")]
+    resources: Vec<PathBuf>,
+    /// The processing's name.
+    #[arg(long)]
+    name: Option<String>,
+    /// A metadata entry KEY=VALUE of the container and the processing; repeat for
+    /// several.
+    #[arg(long = "metadata", value_name = "KEY=VALUE", value_parser = parse_entry)]
+    metadata: Vec<(String, String)>,
+    /// The region where the files are stored and the processing runs.
+    #[arg(long, default_value = "eu-west-3")]
+    region: String,
+    /// Where to write the outputs [default: ./svc-output/<processing id>/].
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Print the started processing and exit, without following it.
+    #[arg(long)]
+    no_wait: bool,
+    /// When the organization already has an ongoing processing, wait for it to end
+    /// (batch jobs) instead of failing with a conflict.
+    #[arg(long)]
+    wait_for_organization: bool,
+    /// The longest wait for the organization to be free, in seconds.
+    #[arg(long, default_value_t = 1800, value_name = "SECONDS")]
+    max_wait: u64,
+    /// Print the outcome as one JSON object on stdout (processing, errors, outputs,
+    /// downloaded paths), for scripts.
+    #[arg(long)]
+    json: bool,
+}
+
+fn parse_entry(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((k, v)) if !k.is_empty() => Ok((k.to_owned(), v.to_owned())),
+        _ => Err(format!("expected KEY=VALUE, got `{text}`")),
+    }
+}
+
+pub async fn run(args: ProcessArgs) -> ExitCode {
+    match process(args).await {
+        Ok(code) => code,
+        Err(failure) => failure.report("svc process"),
+    }
+}
+
+async fn process(args: ProcessArgs) -> Result<ExitCode, Failure> {
+    // Everything local is checked before anything is started or sent.
+    for file in args.inputs.iter().chain(&args.resources) {
+        check_file(file)?;
+    }
+    let processing_json = read_config(&args.config)?;
+    let region = ContainerRegion::from(args.region.clone());
+    if !region.is_known() {
+        return Err(Failure::invalid(format!(
+            "unknown region `{}` (known: eu-west-3, us-west-1, ap-northeast-1, ap-southeast-2)",
+            args.region
+        )));
+    }
+
+    let (client, emulator) = connect().await?;
+
+    let job = ProcessingJob {
+        inputs: args.inputs.clone(),
+        resources: args.resources.clone(),
+        processing_json,
+        name: args.name.clone(),
+        metadata: args.metadata.iter().cloned().collect::<Metadata>(),
+        region,
+        output_folder: Some(
+            args.out
+                .clone()
+                .unwrap_or_else(|| Path::new("svc-output").join(PROCESSING_ID_PLACEHOLDER)),
+        ),
+    };
+    let bars = std::io::stderr()
+        .is_terminal()
+        .then(|| Arc::new(Bars::default()));
+    let on_progress = bars.clone().map(|bars| {
+        Arc::new(move |p: &WorkflowProgress| bars.show(p))
+            as svc_core::workflow::WorkflowProgressCallback
+    });
+    let options = WorkflowOptions {
+        wait_for_free_organization: args.wait_for_organization,
+        max_wait: Duration::from_secs(args.max_wait),
+        follow: !args.no_wait,
+        on_progress,
+        ..WorkflowOptions::default()
+    };
+
+    let handle = Workflow::new(client).start(job, options);
+    let canceler = handle.canceler();
+    let wait = handle.wait();
+    tokio::pin!(wait);
+    let result = tokio::select! {
+        result = &mut wait => result,
+        _ = tokio::signal::ctrl_c() => {
+            canceler.cancel();
+            wait.await
+        }
+    };
+    if let Some(bars) = &bars {
+        bars.clear();
+    }
+    let outcome = result.map_err(failure)?;
+
+    if args.json {
+        println!("{}", outcome_json(&outcome));
+    } else if args.no_wait {
+        print_started(&outcome);
+    } else {
+        print_summary(&outcome);
+    }
+    if args.no_wait && emulator.is_some() {
+        eprintln!(
+            "svc process: the embedded emulator stops with this command: the processing will not be found afterwards"
+        );
+    }
+    drop(emulator);
+    Ok(exit_code(&outcome, args.no_wait))
+}
+
+fn check_file(file: &Path) -> Result<(), Failure> {
+    match std::fs::metadata(file) {
+        Ok(m) if m.is_file() => Ok(()),
+        Ok(_) => Err(Failure::invalid(format!(
+            "`{}` is not a regular file; nothing was sent",
+            file.display()
+        ))),
+        Err(e) => Err(Failure::invalid(format!(
+            "cannot read `{}`: {e}; nothing was sent",
+            file.display()
+        ))),
+    }
+}
+
+fn read_config(path: &Path) -> Result<serde_json::Map<String, serde_json::Value>, Failure> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Failure::invalid(format!(
+            "cannot read the configuration `{}`: {e}; nothing was sent",
+            path.display()
+        ))
+    })?;
+    match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(serde_json::Value::Object(map)) => Ok(map),
+        Ok(_) => Err(Failure::invalid(format!(
+            "the configuration `{}` is not a JSON object; nothing was sent",
+            path.display()
+        ))),
+        Err(e) => Err(Failure::invalid(format!(
+            "the configuration `{}` is not valid JSON: {e}; nothing was sent",
+            path.display()
+        ))),
+    }
+}
+
+/// The client of the configured service, or of the embedded emulator when
+/// SVC_BASE_URL is not set (the emulator runs as long as the returned value lives).
+async fn connect() -> Result<(CloudClient, Option<svc_emulator::Emulator>), Failure> {
+    let configured = std::env::var(ENV_BASE_URL).is_ok_and(|v| !v.trim().is_empty());
+    if configured {
+        let config = CloudConfig::from_env()?;
+        return Ok((CloudClient::new(config)?, None));
+    }
+    eprintln!(
+        "svc process: {ENV_BASE_URL} is not set: starting the embedded local emulator; results come from the local emulator, not the cloud service"
+    );
+    let emulator = svc_emulator::Emulator::start(svc_emulator::EmulatorConfig {
+        processing_time: EMULATOR_PROCESSING_TIME,
+        device: None,
+        ..svc_emulator::EmulatorConfig::default()
+    })
+    .await
+    .map_err(|e| Failure::other(format!("the embedded emulator did not start: {e}")))?;
+    let info = emulator.info();
+    let config = CloudConfig::new(
+        info.base_url.clone(),
+        info.auth_url.clone(),
+        info.notification_url.clone(),
+        info.api_key.clone(),
+        ApiSecret::new(info.api_secret.clone()),
+        info.organization_id,
+    );
+    Ok((CloudClient::new(config)?, Some(emulator)))
+}
+
+fn failure(e: WorkflowError) -> Failure {
+    let code = match &e {
+        WorkflowError::InvalidJob { .. } | WorkflowError::LocalFile { .. } => exit::INVALID,
+        WorkflowError::OrganizationBusy { .. } => exit::CONFLICT,
+        WorkflowError::Transfer { source, .. }
+            if matches!(**source, TransferError::UnsafeOutputPath { .. }) =>
+        {
+            exit::INVALID
+        }
+        _ => exit::FAILURE,
+    };
+    match e {
+        WorkflowError::Cloud {
+            stage,
+            source,
+            processing_id,
+            ..
+        } => {
+            let conflict = source.status() == Some(409);
+            let Failure { code, message } = Failure::from(*source);
+            let mut message = format!("{stage}: {message}");
+            if let Some(id) = processing_id {
+                message.push_str(&format!(" (processing {id})"));
+            }
+            if conflict && processing_id.is_none() {
+                message
+                    .push_str("; use --wait-for-organization to wait for the ongoing processing");
+            }
+            Failure { code, message }
+        }
+        e => Failure {
+            code,
+            message: e.to_string(),
+        },
+    }
+}
+
+fn exit_code(outcome: &WorkflowOutcome, no_wait: bool) -> ExitCode {
+    if no_wait || outcome.succeeded() {
+        ExitCode::SUCCESS
+    } else if outcome.failed() {
+        ExitCode::from(PROCESSING_FAILED)
+    } else {
+        ExitCode::from(exit::FAILURE)
+    }
+}
+
+fn outcome_json(outcome: &WorkflowOutcome) -> serde_json::Value {
+    json!({
+        "processing": outcome.processing,
+        "containerId": outcome.container_id,
+        "errors": outcome.errors,
+        "outputs": outcome.outputs,
+        "downloaded": outcome.downloaded,
+    })
+}
+
+fn print_started(outcome: &WorkflowOutcome) {
+    let p = &outcome.processing;
+    println!("Processing {} started ({}).", p.id, p.status);
+    println!("  container: {}", outcome.container_id);
+}
+
+fn print_summary(outcome: &WorkflowOutcome) {
+    let p = &outcome.processing;
+    let result = p
+        .processing_result
+        .as_ref()
+        .map_or_else(|| "no result".to_owned(), ToString::to_string);
+    match &p.name {
+        Some(name) => println!("Processing {} \"{name}\": {}, {result}", p.id, p.status),
+        None => println!("Processing {}: {}, {result}", p.id, p.status),
+    }
+    let seconds = |s: Option<i64>| s.map_or_else(|| "unknown".to_owned(), |s| format!("{s} s"));
+    println!("  duration:       {}", seconds(p.processing_duration));
+    println!("  mission length: {}", seconds(p.mission_length));
+    let (errors, warnings) = (outcome.error_messages().count(), outcome.warnings().count());
+    println!("  errors: {errors}, warnings: {warnings}");
+    for e in &outcome.errors {
+        println!("    [{}] {}", e.level, e.message);
+    }
+    if outcome.downloaded.is_empty() {
+        if p.status == ProcessingStatus::Processed && !outcome.outputs.is_empty() {
+            println!("  no file written");
+        }
+    } else {
+        println!("  files written:");
+        for path in &outcome.downloaded {
+            println!("    {}", path.display());
+        }
+    }
+}
+
+/// Progress bars on stderr: uploads, processing, downloads.
+#[derive(Default)]
+struct Bars {
+    current: Mutex<Option<(Stage, ProgressBar)>>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    Preparing,
+    Uploading,
+    Processing,
+    Downloading,
+}
+
+fn bytes_bar(label: &str) -> ProgressBar {
+    let style = ProgressStyle::with_template(&format!(
+        "{label:<12} {{bar:30}} {{bytes}}/{{total_bytes}} {{msg}}"
+    ))
+    .unwrap_or_else(|_| ProgressStyle::default_bar());
+    ProgressBar::new(0).with_style(style)
+}
+
+fn processing_bar() -> ProgressBar {
+    let style = ProgressStyle::with_template("processing   {bar:30} {pos:>3}% {msg}")
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
+    ProgressBar::new(100).with_style(style)
+}
+
+fn spinner() -> ProgressBar {
+    let bar = ProgressBar::new_spinner();
+    bar.enable_steady_tick(Duration::from_millis(120));
+    bar
+}
+
+impl Bars {
+    fn bar(&self, stage: Stage, make: impl FnOnce() -> ProgressBar) -> Option<ProgressBar> {
+        let mut current = self.current.lock().ok()?;
+        match &*current {
+            Some((s, bar)) if *s == stage => Some(bar.clone()),
+            _ => {
+                if let Some((_, old)) = current.take() {
+                    old.finish_and_clear();
+                }
+                let bar = make();
+                *current = Some((stage, bar.clone()));
+                Some(bar)
+            }
+        }
+    }
+
+    fn transfer(&self, stage: Stage, label: &str, p: &Progress) {
+        if let Some(bar) = self.bar(stage, || bytes_bar(label)) {
+            bar.set_length(p.total_bytes.unwrap_or(p.done_bytes));
+            bar.set_position(p.done_bytes);
+            bar.set_message(format!("{} file(s)", p.files.len()));
+        }
+    }
+
+    fn show(&self, progress: &WorkflowProgress) {
+        match progress {
+            WorkflowProgress::CreatingContainer => {
+                if let Some(bar) = self.bar(Stage::Preparing, spinner) {
+                    bar.set_message("creating the container");
+                }
+            }
+            WorkflowProgress::Uploading(p) => self.transfer(Stage::Uploading, "uploading", p),
+            WorkflowProgress::Starting { .. } => {
+                if let Some(bar) = self.bar(Stage::Processing, processing_bar) {
+                    bar.set_message("starting");
+                }
+            }
+            WorkflowProgress::WaitingForOrganization { waited } => {
+                if let Some(bar) = self.bar(Stage::Processing, processing_bar) {
+                    bar.set_message(format!(
+                        "waiting for the organization's ongoing processing ({} s)",
+                        waited.as_secs()
+                    ));
+                }
+            }
+            WorkflowProgress::Queued { .. } => {
+                if let Some(bar) = self.bar(Stage::Processing, processing_bar) {
+                    bar.set_message("pending");
+                }
+            }
+            WorkflowProgress::Running { step, progress, .. } => {
+                if let Some(bar) = self.bar(Stage::Processing, processing_bar) {
+                    let fraction = progress.unwrap_or(0.0).clamp(0.0, 1.0);
+                    bar.set_position((fraction * 100.0).round() as u64);
+                    bar.set_message(step.as_ref().map_or_else(String::new, ToString::to_string));
+                }
+            }
+            WorkflowProgress::Downloading(p) => {
+                self.transfer(Stage::Downloading, "downloading", p);
+            }
+            _ => self.clear(),
+        }
+    }
+
+    fn clear(&self) {
+        if let Ok(mut current) = self.current.lock()
+            && let Some((_, bar)) = current.take()
+        {
+            bar.finish_and_clear();
+        }
+    }
+}

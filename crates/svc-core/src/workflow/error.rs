@@ -1,0 +1,176 @@
+//! [`WorkflowError`]: why a workflow stopped before the processing's end was known.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use uuid::Uuid;
+
+use crate::cloud::CloudError;
+use crate::transfer::TransferError;
+
+/// Why [`Workflow::run`](super::Workflow::run) failed.
+///
+/// A processing that ended with the result `failed` is **not** an error: it is
+/// returned in the [`WorkflowOutcome`](super::WorkflowOutcome) with its errors. The
+/// variants raised after the container was created, or the processing started, carry
+/// their identifiers, so that the caller can look at them, cancel or delete them.
+#[non_exhaustive]
+#[derive(Debug, thiserror::Error)]
+pub enum WorkflowError {
+    /// The job cannot be run as it is: no input, two files with the same name (their
+    /// container path), a file name that is not valid UTF-8, metadata over the
+    /// service's limits. Nothing was sent.
+    #[error("invalid job: {reason}; nothing was sent")]
+    InvalidJob {
+        /// What is wrong, naming the offending file or key.
+        reason: String,
+    },
+
+    /// A local input or resource file cannot be used (missing, not a regular file,
+    /// unreadable). Nothing was sent.
+    #[error("cannot use `{}`: {source}; nothing was sent", path.display())]
+    LocalFile {
+        /// The file as given.
+        path: PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// The cloud service refused or failed a request (after the client's own retries,
+    /// and the workflow's recovery for creations whose answer was lost).
+    #[error("{stage}: {source}")]
+    Cloud {
+        /// What the workflow was doing, e.g. "starting the processing".
+        stage: &'static str,
+        /// The container, once created.
+        container_id: Option<Uuid>,
+        /// The processing, once started.
+        processing_id: Option<Uuid>,
+        /// The service's error.
+        #[source]
+        source: Box<CloudError>,
+    },
+
+    /// An upload or a download failed (an unsafe output path is refused here too, as
+    /// [`TransferError::UnsafeOutputPath`], before anything is written).
+    #[error("{stage}: {source}")]
+    Transfer {
+        /// "uploading the files" or "downloading the outputs".
+        stage: &'static str,
+        /// The container.
+        container_id: Option<Uuid>,
+        /// The processing, when downloading.
+        processing_id: Option<Uuid>,
+        /// The transfer's error.
+        #[source]
+        source: Box<TransferError>,
+    },
+
+    /// The organization still had an ongoing processing after `max_wait` (see
+    /// [`WorkflowOptions::wait_for_free_organization`](super::WorkflowOptions::wait_for_free_organization)).
+    /// The container and its uploaded files remain: start a processing of it later.
+    #[error(
+        "the organization still has an ongoing processing after waiting {} s; container {container_id} is ready to be processed: {source}",
+        waited.as_secs()
+    )]
+    OrganizationBusy {
+        /// How long the workflow waited.
+        waited: Duration,
+        /// The uploaded container.
+        container_id: Uuid,
+        /// The last 409 answer.
+        #[source]
+        source: CloudError,
+    },
+
+    /// The processing had not ended after
+    /// [`WorkflowOptions::follow_timeout`](super::WorkflowOptions::follow_timeout); it
+    /// goes on in the cloud.
+    #[error(
+        "processing {processing_id} had not ended after {} s (last status: {status})",
+        waited.as_secs()
+    )]
+    FollowTimeout {
+        /// The processing.
+        processing_id: Uuid,
+        /// Its last known status.
+        status: String,
+        /// How long it was followed.
+        waited: Duration,
+    },
+
+    /// The workflow was canceled ([`WorkflowHandle::cancel`](super::WorkflowHandle::cancel)).
+    /// Transfers under way were stopped (no partial download is left). A processing
+    /// already started goes on in the cloud: cancel it with
+    /// [`CloudClient::cancel_processing`](crate::cloud::CloudClient::cancel_processing)
+    /// if it is not wanted.
+    #[error("the workflow was canceled{}", ids(*container_id, *processing_id))]
+    Canceled {
+        /// The container, when it had been created.
+        container_id: Option<Uuid>,
+        /// The processing, when it had been started.
+        processing_id: Option<Uuid>,
+    },
+
+    /// The workflow's task failed unexpectedly (a panic in a progress callback).
+    #[error("the workflow failed unexpectedly: {reason}")]
+    Internal {
+        /// What happened.
+        reason: String,
+    },
+}
+
+fn ids(container: Option<Uuid>, processing: Option<Uuid>) -> String {
+    match (container, processing) {
+        (_, Some(p)) => format!(" (processing {p} goes on in the cloud)"),
+        (Some(c), None) => format!(" (container {c} was created)"),
+        (None, None) => String::new(),
+    }
+}
+
+impl WorkflowError {
+    /// The processing concerned, once it was started.
+    pub fn processing_id(&self) -> Option<Uuid> {
+        match self {
+            Self::Cloud { processing_id, .. }
+            | Self::Transfer { processing_id, .. }
+            | Self::Canceled { processing_id, .. } => *processing_id,
+            Self::FollowTimeout { processing_id, .. } => Some(*processing_id),
+            _ => None,
+        }
+    }
+
+    /// The container concerned, once it was created.
+    pub fn container_id(&self) -> Option<Uuid> {
+        match self {
+            Self::Cloud { container_id, .. }
+            | Self::Transfer { container_id, .. }
+            | Self::Canceled { container_id, .. } => *container_id,
+            Self::OrganizationBusy { container_id, .. } => Some(*container_id),
+            _ => None,
+        }
+    }
+
+    /// The cloud service's error, when the workflow stopped on one.
+    pub fn cloud_error(&self) -> Option<&CloudError> {
+        match self {
+            Self::Cloud { source, .. } => Some(source),
+            Self::OrganizationBusy { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+
+    /// Whether nothing was sent: the job was refused by the local checks.
+    pub fn is_refused_before_sending(&self) -> bool {
+        match self {
+            Self::InvalidJob { .. } | Self::LocalFile { .. } => true,
+            Self::Cloud {
+                source,
+                container_id: None,
+                ..
+            } => matches!(**source, CloudError::InvalidInput { .. }),
+            _ => false,
+        }
+    }
+}

@@ -1,0 +1,483 @@
+//! The whole processing workflow (`svc_core::workflow`) against the in-process emulator,
+//! on the repository's sample data. No test sleeps a fixed time: each waits for the
+//! workflow (or a processing) to end.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use svc_core::cloud::{
+    ApiSecret, CloudClient, CloudConfig, ContainerRegion, Metadata, ProcessingErrorLevel,
+    ProcessingResult, ProcessingStatus,
+};
+use svc_core::retry::RetryPolicy;
+use svc_core::transfer::TransferOptions;
+use svc_core::workflow::{
+    ProcessingJob, WORKFLOW_TAG_KEY, WebhookListener, Workflow, WorkflowError, WorkflowOptions,
+    WorkflowOutcome, WorkflowProgress,
+};
+use svc_emulator::{Emulator, EmulatorConfig, FaultConfig};
+
+// ------------------------------------------------------------------------------ rig
+
+fn fast_retry() -> RetryPolicy {
+    RetryPolicy {
+        max_attempts: 8,
+        base_delay: Duration::from_millis(2),
+        max_delay: Duration::from_millis(20),
+        max_elapsed: Duration::from_secs(20),
+    }
+}
+
+async fn emulator(config: EmulatorConfig) -> Emulator {
+    Emulator::start(EmulatorConfig {
+        device: None,
+        ..config
+    })
+    .await
+    .expect("emulator starts")
+}
+
+async fn quick_emulator(processing_time: Duration) -> Emulator {
+    emulator(EmulatorConfig {
+        processing_time,
+        ..EmulatorConfig::default()
+    })
+    .await
+}
+
+fn client_for(emulator: &Emulator) -> CloudClient {
+    let info = emulator.info();
+    let mut config = CloudConfig::new(
+        info.base_url.clone(),
+        info.auth_url.clone(),
+        info.notification_url.clone(),
+        info.api_key.clone(),
+        ApiSecret::new(info.api_secret.clone()),
+        info.organization_id,
+    );
+    config.retry = fast_retry();
+    CloudClient::new(config).expect("valid settings")
+}
+
+fn samples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples")
+}
+
+fn sample_job(output_folder: Option<PathBuf>) -> ProcessingJob {
+    let text = std::fs::read_to_string(samples().join("processing.json")).unwrap();
+    let config: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut job = ProcessingJob::new(
+        vec![samples().join("rover.nmea"), samples().join("imu.csv")],
+        config.as_object().cloned().unwrap(),
+    );
+    job.name = Some("sample".to_owned());
+    job.metadata = Metadata::from_iter([("project".to_owned(), "tests".to_owned())]);
+    job.region = ContainerRegion::EuWest3;
+    job.output_folder = output_folder;
+    job
+}
+
+fn quick_options() -> WorkflowOptions {
+    WorkflowOptions {
+        transfer: TransferOptions {
+            retry: fast_retry(),
+            ..TransferOptions::default()
+        },
+        ..WorkflowOptions::default()
+    }
+}
+
+/// Every report given to the callback.
+fn recorder() -> (
+    Arc<Mutex<Vec<WorkflowProgress>>>,
+    svc_core::workflow::WorkflowProgressCallback,
+) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    (
+        seen,
+        Arc::new(move |p: &WorkflowProgress| sink.lock().unwrap().push(p.clone())),
+    )
+}
+
+/// The downloaded files equal, byte for byte, what the emulator stored.
+fn assert_outputs_identical(emulator: &Emulator, outcome: &WorkflowOutcome, folder: &Path) {
+    let stored = emulator.stored_outputs(outcome.processing.id);
+    assert!(!stored.is_empty(), "the emulator stored outputs");
+    assert_eq!(outcome.outputs.len(), stored.len());
+    assert_eq!(outcome.downloaded.len(), stored.len());
+    for (path, bytes) in stored {
+        let local = folder.join(&path);
+        assert_eq!(
+            std::fs::read(&local).unwrap_or_else(|e| panic!("{}: {e}", local.display())),
+            bytes,
+            "{path}"
+        );
+        assert!(outcome.downloaded.contains(&local), "{path} listed");
+    }
+}
+
+// ------------------------------------------------------------------------------ tests
+
+#[tokio::test]
+async fn the_sample_job_runs_to_downloaded_outputs() {
+    let emulator = quick_emulator(Duration::from_secs(1)).await;
+    let client = client_for(&emulator);
+    let out = tempfile::tempdir().unwrap();
+    let (seen, callback) = recorder();
+    let outcome = Workflow::new(client.clone())
+        .run(
+            sample_job(Some(out.path().join("results"))),
+            WorkflowOptions {
+                on_progress: Some(callback),
+                ..quick_options()
+            },
+        )
+        .await
+        .expect("the workflow runs");
+
+    assert!(outcome.succeeded(), "{:?}", outcome.processing);
+    assert_eq!(outcome.processing.status, ProcessingStatus::Processed);
+    assert_eq!(outcome.processing.name.as_deref(), Some("sample"));
+    assert_eq!(outcome.error_messages().count(), 0);
+    let names: Vec<&str> = outcome.outputs.iter().map(|o| o.path.as_str()).collect();
+    for expected in ["trajectory.csv", "trajectory.geojson", "report.json"] {
+        assert!(names.contains(&expected), "{names:?}");
+    }
+    assert_outputs_identical(&emulator, &outcome, &out.path().join("results"));
+
+    // The container holds both files at their names, tagged by the workflow.
+    let container = client.get_container(outcome.container_id).await.unwrap();
+    let mut paths: Vec<&str> = container.files.iter().map(|f| f.path.as_str()).collect();
+    paths.sort_unstable();
+    assert_eq!(paths, ["imu.csv", "rover.nmea"]);
+    let metadata = container.metadata.unwrap();
+    assert_eq!(metadata.get("project").map(String::as_str), Some("tests"));
+    assert!(metadata.contains_key(WORKFLOW_TAG_KEY));
+
+    // Every stage was reported, in order.
+    let seen = seen.lock().unwrap().clone();
+    let stage = |p: &WorkflowProgress| match p {
+        WorkflowProgress::CreatingContainer => 0,
+        WorkflowProgress::Uploading(_) => 1,
+        WorkflowProgress::Starting { .. } => 2,
+        WorkflowProgress::Queued { .. } | WorkflowProgress::Running { .. } => 3,
+        WorkflowProgress::Downloading(_) => 4,
+        WorkflowProgress::Done { .. } => 5,
+        _ => 9,
+    };
+    let stages: Vec<u8> = seen.iter().map(stage).collect();
+    assert!(stages.is_sorted(), "{stages:?}");
+    for s in 0..=5 {
+        assert!(stages.contains(&s), "stage {s} reported: {stages:?}");
+    }
+    let last_upload = seen.iter().rev().find_map(|p| match p {
+        WorkflowProgress::Uploading(p) => Some(p.clone()),
+        _ => None,
+    });
+    let last_upload = last_upload.unwrap();
+    assert_eq!(Some(last_upload.done_bytes), last_upload.total_bytes);
+    assert!(matches!(
+        seen.last(),
+        Some(WorkflowProgress::Done {
+            result: Some(ProcessingResult::Succeeded),
+            ..
+        })
+    ));
+    emulator.shutdown().await;
+}
+
+#[tokio::test]
+async fn webhook_events_replace_most_status_reads() {
+    let emulator = quick_emulator(Duration::from_secs(2)).await;
+    let client = client_for(&emulator);
+    let workflow = Workflow::new(client.clone());
+
+    let polled = workflow
+        .run(sample_job(None), quick_options())
+        .await
+        .unwrap();
+    assert!(polled.succeeded());
+
+    let listener = WebhookListener::register(&client).await.unwrap();
+    assert!(listener.endpoint_id().is_some());
+    let (seen, callback) = recorder();
+    let followed = workflow
+        .run(
+            sample_job(None),
+            WorkflowOptions {
+                events: Some(listener.events()),
+                on_progress: Some(callback),
+                ..quick_options()
+            },
+        )
+        .await
+        .unwrap();
+    assert!(followed.succeeded(), "{:?}", followed.processing);
+    assert_eq!(followed.outputs.len(), polled.outputs.len());
+    assert!(
+        followed.status_reads < polled.status_reads,
+        "events: {} reads, polling: {} reads",
+        followed.status_reads,
+        polled.status_reads
+    );
+    // Progress came from the events: the running steps were reported.
+    let running = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|p| matches!(p, WorkflowProgress::Running { .. }))
+        .count();
+    assert!(running > 0);
+    listener.unregister(&client).await.unwrap();
+    emulator.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_ongoing_processing_is_waited_out_when_asked() {
+    let emulator = quick_emulator(Duration::from_millis(1500)).await;
+    let client = client_for(&emulator);
+    let workflow = Workflow::new(client.clone());
+
+    // A processing of the organization is under way ...
+    let first = workflow
+        .run(
+            sample_job(None),
+            WorkflowOptions {
+                follow: false,
+                ..quick_options()
+            },
+        )
+        .await
+        .unwrap();
+    assert!(matches!(
+        first.processing.status,
+        ProcessingStatus::Pending | ProcessingStatus::Processing
+    ));
+
+    // ... so a start without waiting answers 409 ...
+    let refused = workflow
+        .run(sample_job(None), quick_options())
+        .await
+        .unwrap_err();
+    let WorkflowError::Cloud {
+        source,
+        processing_id: None,
+        container_id: Some(_),
+        ..
+    } = &refused
+    else {
+        panic!("{refused:?}");
+    };
+    assert_eq!(source.status(), Some(409), "{source}");
+
+    // ... and a batch job waits for the organization to be free.
+    let (seen, callback) = recorder();
+    let out = tempfile::tempdir().unwrap();
+    let outcome = workflow
+        .run(
+            sample_job(Some(out.path().to_owned())),
+            WorkflowOptions {
+                wait_for_free_organization: true,
+                max_wait: Duration::from_secs(60),
+                on_progress: Some(callback),
+                ..quick_options()
+            },
+        )
+        .await
+        .unwrap();
+    assert!(outcome.succeeded());
+    assert_outputs_identical(&emulator, &outcome, out.path());
+    assert!(
+        seen.lock()
+            .unwrap()
+            .iter()
+            .any(|p| matches!(p, WorkflowProgress::WaitingForOrganization { .. }))
+    );
+    let first = client.get_processing(first.processing.id).await.unwrap();
+    assert_eq!(first.status, ProcessingStatus::Processed);
+    emulator.shutdown().await;
+}
+
+#[tokio::test]
+async fn waiting_for_the_organization_is_bounded() {
+    let emulator = quick_emulator(Duration::from_secs(30)).await;
+    let workflow = Workflow::new(client_for(&emulator));
+    let no_follow = WorkflowOptions {
+        follow: false,
+        ..quick_options()
+    };
+    workflow.run(sample_job(None), no_follow).await.unwrap();
+    let e = workflow
+        .run(
+            sample_job(None),
+            WorkflowOptions {
+                wait_for_free_organization: true,
+                max_wait: Duration::from_millis(700),
+                ..quick_options()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(e, WorkflowError::OrganizationBusy { .. }), "{e:?}");
+    assert!(e.container_id().is_some());
+    emulator.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_failed_processing_is_an_outcome_with_its_errors() {
+    let emulator = quick_emulator(Duration::from_millis(500)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let garbage = dir.path().join("notes.txt");
+    std::fs::write(&garbage, "no GNSS here, just words\n").unwrap();
+    let mut job = sample_job(Some(dir.path().join("out")));
+    job.inputs = vec![garbage];
+    let outcome = Workflow::new(client_for(&emulator))
+        .run(job, quick_options())
+        .await
+        .expect("a failed processing is not a workflow error");
+    assert_eq!(outcome.processing.status, ProcessingStatus::Processed);
+    assert_eq!(
+        outcome.processing.processing_result,
+        Some(ProcessingResult::Failed)
+    );
+    assert!(outcome.failed() && !outcome.succeeded());
+    assert!(
+        outcome
+            .errors
+            .iter()
+            .any(|e| e.level == ProcessingErrorLevel::Error && !e.message.is_empty()),
+        "{:?}",
+        outcome.errors
+    );
+    emulator.shutdown().await;
+}
+
+#[tokio::test]
+async fn tokens_expire_during_the_workflow() {
+    let emulator = emulator(EmulatorConfig {
+        token_lifetime: Duration::from_secs(1),
+        processing_time: Duration::from_secs(3),
+        ..EmulatorConfig::default()
+    })
+    .await;
+    let out = tempfile::tempdir().unwrap();
+    let outcome = Workflow::new(client_for(&emulator))
+        .run(sample_job(Some(out.path().to_owned())), quick_options())
+        .await
+        .unwrap();
+    assert!(outcome.succeeded());
+    assert!(outcome.status_reads >= 3);
+    assert_outputs_identical(&emulator, &outcome, out.path());
+    emulator.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_batch_completes_under_injected_faults_without_duplicates() {
+    let emulator = emulator(EmulatorConfig {
+        processing_time: Duration::from_millis(700),
+        faults: FaultConfig {
+            rate: 0.2,
+            delay: Duration::from_millis(50),
+            // SVC_FAULT_SEED repeats the test with other fault sequences.
+            seed: std::env::var("SVC_FAULT_SEED")
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(7),
+            ..FaultConfig::default()
+        },
+        ..EmulatorConfig::default()
+    })
+    .await;
+    let client = client_for(&emulator);
+    let workflow = Workflow::new(client.clone());
+    let out = tempfile::tempdir().unwrap();
+    let runs = (0..3).map(|i| {
+        let workflow = workflow.clone();
+        let folder = out.path().join(format!("job-{i}"));
+        async move {
+            let mut job = sample_job(Some(folder.clone()));
+            job.name = Some(format!("batch {i}"));
+            let options = WorkflowOptions {
+                wait_for_free_organization: true,
+                max_wait: Duration::from_secs(120),
+                ..quick_options()
+            };
+            (workflow.run(job, options).await, folder)
+        }
+    });
+    let results = futures::future::join_all(runs).await;
+    let mut ids = Vec::new();
+    for (result, folder) in results {
+        let outcome = result.expect("each workflow of the batch completes");
+        assert!(outcome.succeeded(), "{:?}", outcome.processing);
+        assert_outputs_identical(&emulator, &outcome, &folder);
+        ids.push(outcome.processing.id);
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 3);
+    // No processing was started twice.
+    let all = client.list_processings_all().await.unwrap();
+    assert_eq!(all.len(), 3, "{all:?}");
+    emulator.shutdown().await;
+}
+
+#[tokio::test]
+async fn duplicate_names_and_missing_files_are_refused_before_sending() {
+    let emulator = quick_emulator(Duration::from_millis(500)).await;
+    let client = client_for(&emulator);
+    let workflow = Workflow::new(client.clone());
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("other")).unwrap();
+    let twin = dir.path().join("other/rover.nmea");
+    std::fs::write(&twin, "$GPGGA\n").unwrap();
+
+    let mut job = sample_job(None);
+    job.resources = vec![twin];
+    let e = workflow.run(job, quick_options()).await.unwrap_err();
+    assert!(matches!(e, WorkflowError::InvalidJob { .. }), "{e:?}");
+    assert!(e.to_string().contains("rover.nmea"), "{e}");
+    assert!(e.is_refused_before_sending());
+
+    let mut job = sample_job(None);
+    job.inputs.push(dir.path().join("missing.nmea"));
+    let e = workflow.run(job, quick_options()).await.unwrap_err();
+    assert!(matches!(e, WorkflowError::LocalFile { .. }), "{e:?}");
+    assert!(e.to_string().contains("missing.nmea"), "{e}");
+
+    let mut job = sample_job(None);
+    job.inputs.clear();
+    let e = workflow.run(job, quick_options()).await.unwrap_err();
+    assert!(matches!(e, WorkflowError::InvalidJob { .. }), "{e:?}");
+
+    assert!(client.list_containers_all().await.unwrap().is_empty());
+    emulator.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_canceled_workflow_names_its_processing() {
+    let emulator = quick_emulator(Duration::from_secs(30)).await;
+    let workflow = Workflow::new(client_for(&emulator));
+    let (started, mut started_rx) = tokio::sync::mpsc::unbounded_channel();
+    let handle = workflow.start(
+        sample_job(None),
+        WorkflowOptions {
+            on_progress: Some(Arc::new(move |p: &WorkflowProgress| {
+                if let WorkflowProgress::Queued { processing_id }
+                | WorkflowProgress::Running { processing_id, .. } = p
+                {
+                    let _ = started.send(*processing_id);
+                }
+            })),
+            ..quick_options()
+        },
+    );
+    let id = started_rx.recv().await.unwrap();
+    handle.cancel();
+    let e = handle.wait().await.unwrap_err();
+    assert!(matches!(e, WorkflowError::Canceled { .. }), "{e:?}");
+    assert_eq!(e.processing_id(), Some(id));
+    emulator.shutdown().await;
+}
