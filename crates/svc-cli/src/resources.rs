@@ -156,6 +156,26 @@ fn finish(program: &str, result: Result<(), Failure>) -> ExitCode {
     }
 }
 
+/// A pending file's upload form is a bearer credential for its object (whoever holds it
+/// can upload there until it expires): its signature is not printed.
+fn redact_upload_forms(mut container: serde_json::Value) -> serde_json::Value {
+    if let Some(files) = container.get_mut("files").and_then(|f| f.as_array_mut()) {
+        for file in files {
+            if let Some(fields) = file
+                .pointer_mut("/uploadInfo/fields")
+                .and_then(|f| f.as_object_mut())
+            {
+                for key in ["X-Amz-Signature", "X-Amz-Credential"] {
+                    if let Some(value) = fields.get_mut(key) {
+                        *value = serde_json::Value::String("[redacted]".into());
+                    }
+                }
+            }
+        }
+    }
+    container
+}
+
 async fn run_containers(command: ContainersCommand) -> Result<(), Failure> {
     match command {
         ContainersCommand::List(list) => {
@@ -163,14 +183,18 @@ async fn run_containers(command: ContainersCommand) -> Result<(), Failure> {
             print_stream(
                 client
                     .list_containers()
-                    .map(|r| r.map_err(Failure::from).and_then(|c| to_json!(&c)))
+                    .map(|r| {
+                        r.map_err(Failure::from)
+                            .and_then(|c| to_json!(&c))
+                            .map(redact_upload_forms)
+                    })
                     .boxed(),
             )
             .await
         }
         ContainersCommand::Get { id, output } => {
             let container = client(None)?.get_container(id).await?;
-            print_object(&to_json!(&container)?, &output)
+            print_object(&redact_upload_forms(to_json!(&container)?), &output)
         }
         ContainersCommand::Delete { id } => {
             client(None)?.delete_container(id).await?;

@@ -152,7 +152,7 @@ enum EndpointsCommand {
     },
 }
 
-#[derive(Args, Debug)]
+#[derive(Args)]
 struct Secrets {
     /// The endpoint's signing secret (`whsec_…`); repeat it during a rotation.
     #[arg(
@@ -165,6 +165,18 @@ struct Secrets {
     /// How far the timestamp may be from now, in seconds.
     #[arg(long, default_value_t = 300)]
     tolerance_seconds: u64,
+}
+
+impl std::fmt::Debug for Secrets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Secrets")
+            .field(
+                "secrets",
+                &format_args!("{} [redacted]", self.secrets.len()),
+            )
+            .field("tolerance_seconds", &self.tolerance_seconds)
+            .finish()
+    }
 }
 
 impl Secrets {

@@ -1106,7 +1106,7 @@ const UNIT_RESPONSES: &[(&str, &str, &str, bool)] = &[
     ("post", "/api/v1/settings/{path}", "WriteResult", false),
     ("post", "/api/v1/settings/default", "WriteResult", false),
     ("post", "/api/v1/settings/import", "WriteResult", false),
-    ("get", "/api/v1/settings/export", "Settings", false),
+    ("get", "/api/v1/settings/export", "SettingsFile", false),
     ("get", "/api/v1/info", "DeviceInfo", false),
     ("post", "/api/v1/user/login", "LoginResponse", false),
 ];

@@ -250,9 +250,20 @@ impl CloudError {
                 reason: transport_reason(&e),
             },
             // The body is not quoted: it may hold a secret (a webhook endpoint's).
+            // Nor is serde's message, which quotes the value it could not read.
             E::InvalidResponsePayload(_, e) => Self::InvalidResponse {
                 operation,
-                reason: e.to_string(),
+                reason: format!(
+                    "the answer does not match the documented body ({} at line {}, column {})",
+                    match e.classify() {
+                        serde_json::error::Category::Io => "read error",
+                        serde_json::error::Category::Syntax => "not JSON",
+                        serde_json::error::Category::Data => "missing or mistyped fields",
+                        serde_json::error::Category::Eof => "truncated JSON",
+                    },
+                    e.line(),
+                    e.column()
+                ),
             },
             E::UnexpectedResponse(response) => unexpected(operation, response).await,
             E::InvalidRequest(reason) => Self::InvalidInput {

@@ -315,6 +315,14 @@ impl Unit {
                 >,
             >,
     {
+        // Logged in, but the token is gone (our own reboot cleared it): log in again
+        // first, so that the request runs as this session's user, not the default user.
+        if self.state.token().is_none() {
+            let credentials = self.credentials().clone();
+            if let Some((user, password)) = credentials {
+                self.login_once(user, password).await?;
+            }
+        }
         match f(self.client.clone()).await {
             Ok(v) => Ok(v.into_inner()),
             Err(e) => {
@@ -532,17 +540,16 @@ impl Unit {
         })
     }
 
-    /// The whole tree as the unit exports it (`GET /settings/export`).
+    /// The whole tree as the unit exports it (`GET /settings/export`), every node kept.
     pub async fn export(&self) -> Result<Value, UnitError> {
-        let typed = self
+        // Untyped on purpose: a backup keeps every node the unit holds, including those
+        // the settings schema does not describe.
+        let file = self
             .call("exportSettings", |c| async move {
                 c.export_settings().send().await
             })
             .await?;
-        serde_json::to_value(typed).map_err(|e| UnitError::InvalidResponse {
-            operation: "exportSettings",
-            reason: e.to_string(),
-        })
+        Ok(Value::Object(file.0))
     }
 
     /// Imports a whole tree (`POST /settings/import`).

@@ -305,8 +305,9 @@ impl fmt::Debug for WorkflowOptions {
     }
 }
 
-/// What a workflow produced.
-#[derive(Clone, Debug, PartialEq)]
+/// What a workflow produced. `Debug` shows the outputs' download addresses with their
+/// signatures redacted.
+#[derive(Clone, PartialEq)]
 pub struct WorkflowOutcome {
     /// The processing as last read: at its end (`processed`, `canceled`, `archived`),
     /// or as started when not followed.
@@ -322,6 +323,24 @@ pub struct WorkflowOutcome {
     /// How many times the processing's status was read (`getProcessing`) while it was
     /// followed.
     pub status_reads: u32,
+}
+
+impl std::fmt::Debug for WorkflowOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let outputs: Vec<(&str, String)> = self
+            .outputs
+            .iter()
+            .map(|o| (o.path.as_str(), crate::transfer::redact_url(&o.url)))
+            .collect();
+        f.debug_struct("WorkflowOutcome")
+            .field("processing", &self.processing)
+            .field("errors", &self.errors)
+            .field("outputs", &outputs)
+            .field("downloaded", &self.downloaded)
+            .field("container_id", &self.container_id)
+            .field("status_reads", &self.status_reads)
+            .finish()
+    }
 }
 
 impl WorkflowOutcome {
@@ -753,11 +772,13 @@ impl Run {
             match self.client.create_container(request.clone()).await {
                 Ok(container) => return Ok(container),
                 Err(e) if e.retry_hint() == RetryHint::Transient && attempt < CREATION_ATTEMPTS => {
-                    if may_have_been_applied(&e)
-                        && let Some(tag) = tag
-                        && let Some(found) = self.find_container(tag).await?
-                    {
-                        return self.read(|| self.client.get_container(found)).await;
+                    if may_have_been_applied(&e) {
+                        // Without a tag the first attempt's container cannot be found:
+                        // creating again could duplicate it, so the error is returned.
+                        let Some(tag) = tag else { return Err(e) };
+                        if let Some(found) = self.find_container(tag).await? {
+                            return self.read(|| self.client.get_container(found)).await;
+                        }
                     }
                     tokio::time::sleep(policy.delay(attempt)).await;
                 }

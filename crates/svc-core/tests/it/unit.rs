@@ -238,6 +238,7 @@ over_links!(
     lock_between_two_sessions,
     lock_expires_when_idle,
     reboot_mid_session_logs_in_again,
+    own_reboot_then_a_write_without_waiting_runs_as_the_user,
     default_user_is_chosen_again_at_reboot,
     delta_compares_numbers_by_value,
     apply_wanted_tree,
@@ -826,6 +827,42 @@ async fn lock_expires_when_idle(link: Link) {
 
 // ----------------------------------------------------------------------- 6. reboot
 
+/// After its own `reboot()`, a session that does not call `wait_until_back` still acts
+/// as its user: its next request logs in again first instead of going out without a
+/// token (as the default user, here the viewer, who may not write).
+async fn own_reboot_then_a_write_without_waiting_runs_as_the_user(link: Link) {
+    let passwords: Vec<(String, String)> = ["operator", "powerUser", "setup"]
+        .iter()
+        .map(|u| ((*u).to_owned(), password_of(u)))
+        .collect();
+    let passwords: Vec<(&str, &str)> = passwords
+        .iter()
+        .map(|(u, p)| (u.as_str(), p.as_str()))
+        .collect();
+    let serial = SerialOptions {
+        answer_timeout: Duration::from_millis(500),
+        get_attempts: 1,
+    };
+    let rig = Rig::start_with(link, config(&passwords), serial).await;
+    let a = rig
+        .login(UserName::PowerUser, &password_of("powerUser"))
+        .await;
+    a.reboot().await.unwrap();
+    let written = poll(Duration::from_secs(10), "the unit is back", || async {
+        match a
+            .write_node("oem/label", &json!("after my own reboot"), false)
+            .await
+        {
+            Err(e) if e.status().is_none() => None, // unreachable while it reboots
+            other => Some(other),
+        }
+    })
+    .await;
+    written.expect("the write runs as powerUser, not as the default viewer");
+    assert_eq!(rig.tree()["oem"]["label"], "after my own reboot");
+    assert_eq!(a.user(), Some(UserName::PowerUser));
+}
+
 async fn reboot_mid_session_logs_in_again(link: Link) {
     // Only viewer has no password: a write succeeds only as a logged-in user.
     let passwords: Vec<(String, String)> = ["operator", "powerUser", "setup"]
@@ -1333,4 +1370,30 @@ async fn serial_bridge_that_does_not_listen_is_unreachable() {
     assert!(e.contains(&address), "{e}");
     let e = Unit::http("https://127.0.0.1:1").unwrap_err();
     assert!(matches!(e, UnitError::InvalidRequest { .. }), "{e:?}");
+}
+
+/// An export keeps every node the unit holds, also those the settings schema does not
+/// describe (a backup must not lose them).
+#[tokio::test]
+async fn export_keeps_nodes_the_schema_does_not_describe() {
+    struct Fixed;
+    impl svc_core::unit::Exchange for Fixed {
+        fn exchange(
+            &self,
+            request: svc_core::unit::ExchangeRequest,
+        ) -> svc_core::unit::ExchangeFuture<'_> {
+            Box::pin(async move {
+                assert_eq!(request.path, "/api/v1/settings/export");
+                let body = br#"{"oem":{"label":"van","vendorExtra":7},"vendorModule":{"x":[1,2]}}"#
+                    .to_vec();
+                Ok(svc_core::unit::ExchangeReply { status: 200, body })
+            })
+        }
+    }
+    let unit = Unit::over(Arc::new(Fixed), "fixed".into());
+    let tree = unit.export().await.unwrap();
+    assert_eq!(
+        tree,
+        json!({"oem": {"label": "van", "vendorExtra": 7}, "vendorModule": {"x": [1, 2]}})
+    );
 }
