@@ -118,7 +118,17 @@ async fn listen_accepts_signed_deliveries_and_refuses_others() {
     let body = v["body"].as_str().unwrap().to_owned();
     let mut child = command(&["webhooks", "listen", "--port", "0", "--secret", &secret])
         .spawn()
-        .unwrap();
+        .unwrap(); // Killed even if an assertion fails below, so no listener outlives the test.
+    struct KillOnDrop(u32);
+    impl Drop for KillOnDrop {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", &self.0.to_string()])
+                .status();
+        }
+    }
+    let _guard = KillOnDrop(child.id());
+
     let stderr = child.stderr.take().unwrap();
     let mut lines = BufReader::new(stderr).lines();
     let first = lines.next().unwrap().unwrap();
@@ -154,6 +164,7 @@ async fn listen_accepts_signed_deliveries_and_refuses_others() {
         .args(["-TERM", &child.id().to_string()])
         .status();
     let status = wait(&mut child, Duration::from_secs(10)).expect("listen stops on SIGTERM");
+    guard.0 = None;
     assert!(status.success(), "{status:?}");
     let mut out = String::new();
     std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut out).unwrap();
