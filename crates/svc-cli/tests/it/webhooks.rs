@@ -118,16 +118,20 @@ async fn listen_accepts_signed_deliveries_and_refuses_others() {
     let body = v["body"].as_str().unwrap().to_owned();
     let mut child = command(&["webhooks", "listen", "--port", "0", "--secret", &secret])
         .spawn()
-        .unwrap(); // Killed even if an assertion fails below, so no listener outlives the test.
-    struct KillOnDrop(u32);
+        .unwrap();
+    // Killed even if an assertion fails below, so no listener outlives the test;
+    // disarmed once the child is reaped, so it never signals a reused pid.
+    struct KillOnDrop(Option<u32>);
     impl Drop for KillOnDrop {
         fn drop(&mut self) {
-            let _ = std::process::Command::new("kill")
-                .args(["-KILL", &self.0.to_string()])
-                .status();
+            if let Some(pid) = self.0 {
+                let _ = std::process::Command::new("kill")
+                    .args(["-KILL", &pid.to_string()])
+                    .status();
+            }
         }
     }
-    let _guard = KillOnDrop(child.id());
+    let mut guard = KillOnDrop(Some(child.id()));
 
     let stderr = child.stderr.take().unwrap();
     let mut lines = BufReader::new(stderr).lines();
