@@ -135,12 +135,19 @@ impl Tracker {
         self.paths.get(index).cloned().unwrap_or_default()
     }
 
+    /// Changes one file's progress. Once the final snapshot is published
+    /// ([`Self::finish`]) nothing changes any more: a request body that is still being
+    /// read by the connection for a moment after a cancel cannot move the numbers.
     fn file(&self, index: usize, change: impl FnOnce(&mut FileProgress)) {
-        self.sender.send_modify(|p| {
+        self.sender.send_if_modified(|p| {
+            if p.finished {
+                return false;
+            }
             if let Some(f) = p.files.get_mut(index) {
                 change(f);
             }
             p.sum();
+            true
         });
     }
 
@@ -153,11 +160,20 @@ impl Tracker {
         });
     }
 
+    /// Counts bytes moved; ignored once the file or the transfer has ended (see
+    /// [`Self::file`]).
     pub(crate) fn add(&self, index: usize, bytes: u64) {
-        self.sender.send_modify(|p| {
-            if let Some(f) = p.files.get_mut(index) {
-                f.done_bytes = f.done_bytes.saturating_add(bytes);
-                p.done_bytes = p.done_bytes.saturating_add(bytes);
+        self.sender.send_if_modified(|p| {
+            if p.finished {
+                return false;
+            }
+            match p.files.get_mut(index) {
+                Some(f) if !f.state.is_final() => {
+                    f.done_bytes = f.done_bytes.saturating_add(bytes);
+                    p.done_bytes = p.done_bytes.saturating_add(bytes);
+                    true
+                }
+                _ => false,
             }
         });
     }
