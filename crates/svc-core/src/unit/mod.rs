@@ -181,6 +181,14 @@ fn transport_reason(e: &reqwest::Error) -> String {
     reason
 }
 
+impl From<types::WriteResult> for WriteOutcome {
+    fn from(result: types::WriteResult) -> Self {
+        Self {
+            need_reboot: result.need_reboot,
+        }
+    }
+}
+
 /// How [`Unit::apply_wanted`] applies a wanted tree.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ApplyOptions {
@@ -481,21 +489,18 @@ impl Unit {
     /// 409 while another session holds the settings lock; 403 without the Setting WRITE right.
     pub async fn write(&self, patch: &Value, check_only: bool) -> Result<WriteOutcome, UnitError> {
         let body = typed_tree("updateSettings", patch)?;
-        let result = self
-            .call("updateSettings", |c| {
-                let body = body.clone();
-                async move {
-                    c.update_settings()
-                        .check_only(check_only)
-                        .body(body)
-                        .send()
-                        .await
-                }
-            })
-            .await?;
-        Ok(WriteOutcome {
-            need_reboot: result.need_reboot,
+        self.call("updateSettings", |c| {
+            let body = body.clone();
+            async move {
+                c.update_settings()
+                    .check_only(check_only)
+                    .body(body)
+                    .send()
+                    .await
+            }
         })
+        .await
+        .map(WriteOutcome::from)
     }
 
     /// Writes one node (`POST /settings/<path>`).
@@ -507,37 +512,31 @@ impl Unit {
     ) -> Result<WriteOutcome, UnitError> {
         let path = path.trim_matches('/').to_owned();
         let value = value.clone();
-        let result = self
-            .call("updateSettingsNode", |c| {
-                let (path, value) = (path.clone(), value.clone());
-                async move {
-                    c.update_settings_node()
-                        .path(path)
-                        .check_only(check_only)
-                        .body(value)
-                        .send()
-                        .await
-                }
-            })
-            .await?;
-        Ok(WriteOutcome {
-            need_reboot: result.need_reboot,
+        self.call("updateSettingsNode", |c| {
+            let (path, value) = (path.clone(), value.clone());
+            async move {
+                c.update_settings_node()
+                    .path(path)
+                    .check_only(check_only)
+                    .body(value)
+                    .send()
+                    .await
+            }
         })
+        .await
+        .map(WriteOutcome::from)
     }
 
     /// Restores the factory default settings.
     pub async fn restore_defaults(&self, check_only: bool) -> Result<WriteOutcome, UnitError> {
-        let result = self
-            .call("restoreDefaultSettings", |c| async move {
-                c.restore_default_settings()
-                    .check_only(check_only)
-                    .send()
-                    .await
-            })
-            .await?;
-        Ok(WriteOutcome {
-            need_reboot: result.need_reboot,
+        self.call("restoreDefaultSettings", |c| async move {
+            c.restore_default_settings()
+                .check_only(check_only)
+                .send()
+                .await
         })
+        .await
+        .map(WriteOutcome::from)
     }
 
     /// The whole tree as the unit exports it (`GET /settings/export`), every node kept.
@@ -555,21 +554,18 @@ impl Unit {
     /// Imports a whole tree (`POST /settings/import`).
     pub async fn import(&self, tree: &Value, check_only: bool) -> Result<WriteOutcome, UnitError> {
         let body = typed_tree("importSettings", tree)?;
-        let result = self
-            .call("importSettings", |c| {
-                let body = body.clone();
-                async move {
-                    c.import_settings()
-                        .check_only(check_only)
-                        .body(body)
-                        .send()
-                        .await
-                }
-            })
-            .await?;
-        Ok(WriteOutcome {
-            need_reboot: result.need_reboot,
+        self.call("importSettings", |c| {
+            let body = body.clone();
+            async move {
+                c.import_settings()
+                    .check_only(check_only)
+                    .body(body)
+                    .send()
+                    .await
+            }
         })
+        .await
+        .map(WriteOutcome::from)
     }
 
     /// Brings the unit's settings to `wanted` (a whole or partial tree) and writes only
