@@ -13,7 +13,7 @@ use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use serde_json::Value;
-use svc_core::settings::{self, testing};
+use svc_core::settings::{self, SettingsTree, testing};
 
 /// Fixed seed: the same leaves change on every run.
 const SEED: u64 = 0x5e77_1265;
@@ -34,8 +34,35 @@ fn bench_diff(c: &mut Criterion) {
     for (name, old, new) in inputs() {
         let patch = settings::diff(&old, &new);
         assert!(!patch.changed.is_empty() && patch.removed.is_empty());
+        // The trees are built (parsed) once, as a fleet's trees are; not timed here
+        // (`settings_tree/build` is).
+        let (old_tree, new_tree) = (
+            SettingsTree::from_value(&old),
+            SettingsTree::from_value(&new),
+        );
+        assert!(old_tree.same_shape(&new_tree));
+        assert!(
+            old_tree.diff(&new_tree).to_patch() == patch,
+            "both diffs agree"
+        );
         group.bench_with_input(
             BenchmarkId::new("svc_core", name),
+            &(&old_tree, &new_tree),
+            |b, (old, new)| {
+                b.iter(|| black_box(old).diff(black_box(new)));
+            },
+        );
+        // The same, with the partial tree built as a `serde_json::Value` and the paths
+        // copied out (`Patch`, what `svc_core_json` returns).
+        group.bench_with_input(
+            BenchmarkId::new("svc_core_to_patch", name),
+            &(&old_tree, &new_tree),
+            |b, (old, new)| {
+                b.iter(|| black_box(old).diff(black_box(new)).to_patch());
+            },
+        );
+        group.bench_with_input(
+            BenchmarkId::new("svc_core_json", name),
             &(&old, &new),
             |b, (old, new)| {
                 b.iter(|| settings::diff(black_box(old), black_box(new)));
@@ -48,6 +75,32 @@ fn bench_diff(c: &mut Criterion) {
                 b.iter(|| json_patch::diff(black_box(old), black_box(new)));
             },
         );
+    }
+    group.finish();
+}
+
+/// What a `SettingsTree` costs to build from a JSON value, against cloning the value:
+/// of a shape no live tree has (the shape is built), and of the shape of a live tree
+/// (the keys are checked against it; the usual case of a fleet or of successive reads).
+fn bench_tree(c: &mut Criterion) {
+    let mut group = c.benchmark_group("settings_tree");
+    for (name, old, new) in inputs() {
+        group.bench_with_input(BenchmarkId::new("build_new_shape", name), &old, |b, old| {
+            b.iter(|| SettingsTree::from_value(black_box(old)));
+        });
+        let reference = SettingsTree::from_value(&new);
+        group.bench_with_input(
+            BenchmarkId::new("build_known_shape", name),
+            &old,
+            |b, old| {
+                b.iter(|| SettingsTree::from_value(black_box(old)));
+            },
+        );
+        assert!(SettingsTree::from_value(&old).same_shape(&reference));
+        drop(reference);
+        group.bench_with_input(BenchmarkId::new("clone_json", name), &old, |b, old| {
+            b.iter(|| black_box(old).clone());
+        });
     }
     group.finish();
 }
@@ -82,5 +135,5 @@ fn bench_apply(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_diff, bench_apply);
+criterion_group!(benches, bench_diff, bench_apply, bench_tree);
 criterion_main!(benches);

@@ -13,7 +13,7 @@
 //! - [`retry`]: retries with exponential backoff and jitter, bounded in count and time.
 //! - [`serial`]: the sbgECom framing that carries the unit's REST API over a serial link.
 //! - [`settings`]: settings trees as JSON with node paths; minimal diff, apply, 3-way merge.
-//! - [`unit`]: a session with a unit over HTTP or the serial link: login (and re-login
+//! - [`unit`](mod@unit): a session with a unit over HTTP or the serial link: login (and re-login
 //!   after a reboot), settings read/write, apply a wanted tree, the rights matrix.
 //!
 //! The wire types come from the generated crate `svc-cloud-api`; the ones these

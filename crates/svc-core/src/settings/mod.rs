@@ -15,7 +15,10 @@
 //!   does it;
 //! - [`merge`]: three-way merge (ancestor, ours, theirs), reporting every node both
 //!   sides changed differently as a [`Conflict`];
-//! - [`get`], [`set`], [`leaf_paths`]: the nodes of a tree by path.
+//! - [`get`], [`set`], [`leaf_paths`]: the nodes of a tree by path;
+//! - [`SettingsTree`]: a tree laid out for comparing many trees of one schema (a fleet
+//!   against a reference): trees of one shape share it, and diff by comparing their
+//!   leaves as two flat arrays, with the same result as [`diff`].
 //!
 //! ```
 //! use serde_json::json;
@@ -58,11 +61,13 @@ mod merge;
 mod path;
 #[doc(hidden)]
 pub mod testing;
+mod tree;
 mod typed;
 
 pub use diff::{Patch, apply, apply_in_place, diff};
 pub use merge::{Conflict, Merge, merge};
 pub use path::{NodePath, get, leaf_paths, set};
+pub use tree::{ChangedPaths, SettingsTree, TreePatch};
 pub use typed::{diff_typed, from_value, from_value_lossy, to_value};
 
 /// Why a settings operation failed.

@@ -2,7 +2,7 @@
 //!
 //! Both links run the same generated client (`ins-device-api`): over HTTP it talks to
 //! `{device_url}/api/v1`; over the serial link each request is carried in sbgECom frames
-//! by an [`Exchange`](ins_device_api::hooks::Exchange) (see [`serial_link`]). A [`Unit`]
+//! by an [`Exchange`] (see [`serial_link`]). A [`Unit`]
 //! adds what a session needs on top:
 //!
 //! - login, logout and password changes, the token kept out of every log and error;

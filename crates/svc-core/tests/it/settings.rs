@@ -5,8 +5,8 @@ use proptest::prelude::*;
 use proptest::sample::Index;
 use serde_json::{Value, json};
 use svc_core::settings::{
-    NodePath, SettingsError, apply, apply_in_place, diff, diff_typed, from_value, get, leaf_paths,
-    merge, set, testing, to_value,
+    NodePath, SettingsError, SettingsTree, apply, apply_in_place, diff, diff_typed, from_value,
+    get, leaf_paths, merge, set, testing, to_value,
 };
 
 fn path(text: &str) -> NodePath {
@@ -469,6 +469,38 @@ proptest! {
             prop_assert!(get(&new, removed).is_none());
         }
         prop_assert_eq!(apply_with_removals(&old, &patch), new);
+    }
+
+    #[test]
+    fn tree_diff_is_the_value_diff(
+        old in tree(),
+        edits in prop::collection::vec(edit(true), 0..6),
+        seed in any::<u64>(),
+    ) {
+        let (new, _) = edited(&old, &edits, &[], "new");
+        // Leaf values changed only: one shape, the leaf-by-leaf diff.
+        let relabeled = testing::change_leaves(&old, 0.2, seed);
+        for new in [&new, &relabeled, &old] {
+            let (a, b) = (SettingsTree::from_value(&old), SettingsTree::from_value(new));
+            prop_assert_eq!(&a.to_value(), &old);
+            prop_assert_eq!(serde_json::to_string(&b).unwrap(), serde_json::to_string(new).unwrap());
+            prop_assert_eq!(a == b, &old == new);
+            let expected = diff(&old, new);
+            let patch = a.diff(&b);
+            prop_assert_eq!(patch.changed().cloned().collect::<Vec<_>>(), expected.changed.clone());
+            prop_assert_eq!(patch.removed(), &expected.removed[..]);
+            // The same body, in the same key order.
+            prop_assert_eq!(serde_json::to_string(&patch).unwrap(), serde_json::to_string(&expected.tree).unwrap());
+            prop_assert_eq!(patch.to_patch(), expected);
+        }
+        // (An empty object counts as a leaf there, and changes by gaining a key.)
+        fn has_empty_object(tree: &Value) -> bool {
+            tree.as_object().is_some_and(|map| map.is_empty() || map.values().any(has_empty_object))
+        }
+        prop_assert!(
+            has_empty_object(&old)
+                || SettingsTree::from_value(&old).same_shape(&SettingsTree::from_value(&relabeled))
+        );
     }
 
     #[test]
