@@ -1,11 +1,12 @@
-//! Settings trees: the minimal diff and the partial write of `svc_core::settings`,
-//! against `json_patch::diff` (RFC 6902) and `json_patch::merge` (RFC 7386) in the same
-//! run.
+//! Settings trees: the minimal diff (of `SettingsTree`s and of `serde_json` values) and
+//! the partial write of `svc_core::settings`, against `json_patch::diff` (RFC 6902) and
+//! `json_patch::merge` (RFC 7386) in the same run; and what building a `SettingsTree`
+//! costs.
 //!
-//! Inputs: `unit_default_1pct`, the unit's default tree (built from the document's
-//! `Settings` schema, about a thousand leaves) with 1% of its leaves changed by a
-//! seeded PRNG; `large_1pct`, ten copies of it under different top-level keys (ten
-//! times larger, same shape), 1% of leaves changed likewise.
+//! Inputs: `unit_default_1pct`, the emulated unit's default tree (the document's whole
+//! `Settings` schema with the emulator's defaults, about a thousand leaves) with 1% of
+//! its leaves changed by a seeded PRNG; `large_1pct`, ten copies of it under different
+//! top-level keys (ten times larger, same shape), 1% of leaves changed likewise.
 //!
 //! `cargo bench -p svc-benches --bench settings`
 
@@ -19,7 +20,10 @@ use svc_core::settings::{self, SettingsTree, testing};
 const SEED: u64 = 0x5e77_1265;
 
 fn inputs() -> Vec<(&'static str, Value, Value)> {
-    let unit = testing::unit_default_tree();
+    let unit = match svc_emulator::device::default_settings() {
+        Ok(tree) => tree,
+        Err(error) => panic!("the emulator's default tree: {error}"),
+    };
     let large = testing::large_tree(&unit, 10);
     let unit_changed = testing::change_leaves(&unit, 0.01, SEED);
     let large_changed = testing::change_leaves(&large, 0.01, SEED);

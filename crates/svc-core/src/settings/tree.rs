@@ -2,10 +2,9 @@
 //! how they nest) kept apart from its leaf values and shared by every tree of that
 //! shape, so that two trees of one schema diff by comparing two flat arrays.
 
-use std::collections::HashMap;
-use std::collections::hash_map::DefaultHasher;
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasher, Hash, Hasher, RandomState};
 use std::sync::{Arc, LazyLock, Mutex, PoisonError, Weak};
 
 use serde::ser::SerializeMap;
@@ -22,17 +21,19 @@ use super::{SettingsError, redacted};
 ///
 /// The tree is split into its *shape* (the keys, how they nest and where the leaves
 /// are) and its *leaves* (the values, in document order: scalars, null and arrays —
-/// an array is one leaf, as in [`diff`]). Shapes are shared: every `SettingsTree` built
-/// in the process with the same keys in the same order holds the same shape (checked
-/// key by key when the tree is built, never assumed from a hash), so that
+/// an array is one leaf, as in [`diff`]). Shapes are shared: a `SettingsTree` built
+/// while another of the same shape is alive (the same keys in the same order, objects
+/// and leaves at the same places) holds the same shape as that one (checked key by key
+/// when the tree is built, never assumed from a hash), so that
 /// [`SettingsTree::diff`] between two trees of one shape compares two arrays of leaves
 /// and reads keys only along the changed nodes. Trees of different shapes (a key added,
 /// removed or reordered, an object replaced by a leaf) diff through their JSON values,
 /// with the same result.
 ///
-/// Building a tree whose shape a live tree already has checks its keys against that
-/// shape and encodes its leaves, a fraction of the cost of cloning its JSON value; a
-/// new shape costs about two clones. Diffing two trees of one shape costs a fraction of
+/// Building a tree of the shape of one of the last few trees built (a fleet's trees,
+/// successive reads of a unit) checks its keys against that shape and encodes its
+/// leaves, a fraction of the cost of cloning its JSON value; otherwise its shape is
+/// built and looked up among the live ones, about two clones. Diffing two trees of one shape costs a fraction of
 /// diffing their values (see the README's performance table). For a single diff of two
 /// JSON values you already hold, call [`diff`](super::diff) directly. Cloning a tree
 /// costs two reference counts.
@@ -73,6 +74,8 @@ struct Shape {
     nodes: Vec<Node>,
     /// The node of each leaf, in document order.
     leaf_nodes: Vec<usize>,
+    /// The path of each leaf, as [`diff`] names it.
+    leaf_paths: Vec<NodePath>,
     /// Hash of the nodes' keys and structure (the interning key).
     hash: u64,
 }
@@ -88,8 +91,6 @@ struct Node {
     end: usize,
     /// The leaf's index in the leaves, [`OBJECT`] for an object.
     leaf: usize,
-    /// The node's path, as [`diff`] names it.
-    path: NodePath,
 }
 
 const OBJECT: usize = usize::MAX;
@@ -301,50 +302,76 @@ impl Text {
     }
 }
 
-/// The shapes in use, by hash; an entry goes when its last tree does.
+/// The shapes of the live trees, by hash (an entry whose last tree is gone is swept
+/// away on a later call), and the shapes of the last trees built.
 static SHAPES: LazyLock<Mutex<Interner>> = LazyLock::new(Mutex::default);
+
+/// The keys of the shape hash: random per process, so that nobody can choose keys
+/// whose shapes collide (a collision costs time, never a wrong result).
+static HASH_KEYS: LazyLock<RandomState> = LazyLock::new(RandomState::new);
+
+/// How many recently built shapes a new tree is checked against before its shape is
+/// built.
+const RECENT: usize = 4;
 
 #[derive(Default)]
 struct Interner {
     shapes: HashMap<u64, Vec<Weak<Shape>>>,
-    /// Shapes interned since the last sweep of dead entries.
-    since_sweep: usize,
-    /// The shape of the last tree built: the next tree is tried against it first (a
-    /// fleet's trees, successive reads of a unit, all have one shape).
-    last: Weak<Shape>,
+    /// Entries in `shapes` after the last sweep of dead entries: the next sweep comes
+    /// when there are twice as many (amortized, and the map stays within twice the
+    /// live shapes, plus a few).
+    after_sweep: usize,
+    /// The shapes of the last trees built, the newest first: a new tree is tried
+    /// against them before its own shape is built (a fleet's trees, successive reads
+    /// of a unit, all have one shape).
+    recent: VecDeque<Weak<Shape>>,
 }
 
 impl Interner {
     /// The shared shape equal to `shape` (compared node by node), or `shape` itself,
     /// now shared.
     fn intern(&mut self, shape: Shape) -> Arc<Shape> {
-        self.since_sweep += 1;
-        if self.since_sweep > 64.max(self.shapes.len()) {
-            self.since_sweep = 0;
+        if self.shapes.len() >= 2 * self.after_sweep.max(32) {
             self.shapes.retain(|_, list| {
                 list.retain(|weak| weak.strong_count() > 0);
                 !list.is_empty()
             });
+            self.after_sweep = self.shapes.len();
         }
         let list = self.shapes.entry(shape.hash).or_default();
         list.retain(|weak| weak.strong_count() > 0);
-        for weak in list.iter() {
-            if let Some(known) = weak.upgrade()
-                && known.nodes.len() == shape.nodes.len()
+        let known = list.iter().filter_map(Weak::upgrade).find(|known| {
+            known.nodes.len() == shape.nodes.len()
                 && known
                     .nodes
                     .iter()
                     .zip(&shape.nodes)
                     .all(|(a, b)| a.same_as(b))
-            {
-                self.last = Arc::downgrade(&known);
-                return known;
+        });
+        let shape = match known {
+            Some(known) => known,
+            None => {
+                let shape = Arc::new(shape);
+                list.push(Arc::downgrade(&shape));
+                shape
             }
-        }
-        let shape = Arc::new(shape);
-        list.push(Arc::downgrade(&shape));
-        self.last = Arc::downgrade(&shape);
+        };
+        self.used(&shape);
         shape
+    }
+
+    /// Puts `shape` first among the recent shapes.
+    fn used(&mut self, shape: &Arc<Shape>) {
+        let weak = Arc::downgrade(shape);
+        self.recent
+            .retain(|other| other.strong_count() > 0 && !other.ptr_eq(&weak));
+        self.recent.push_front(weak);
+        self.recent.truncate(RECENT);
+    }
+
+    /// The live recent shapes, the newest first.
+    fn recent(&self) -> Vec<Arc<Shape>> {
+        self.recent.iter().filter_map(Weak::upgrade).collect()
     }
 }
 
@@ -352,26 +379,21 @@ impl Interner {
 struct Builder<'a> {
     nodes: Vec<Node>,
     leaf_nodes: Vec<usize>,
+    leaf_paths: Vec<NodePath>,
     leaves: Leaves,
     /// Keys from the root's children down to the node being built.
     keys: Vec<&'a str>,
-    hasher: DefaultHasher,
+    hasher: std::hash::DefaultHasher,
 }
 
 impl<'a> Builder<'a> {
     fn node(&mut self, key: &'a str, parent: usize, value: &'a Value) {
         let index = self.nodes.len();
-        let path = if parent == NO_PARENT {
-            NodePath::root()
-        } else {
-            NodePath::from_tree_keys(&self.keys, key)
-        };
         self.nodes.push(Node {
             key: key.into(),
             parent,
             end: index + 1,
             leaf: OBJECT,
-            path,
         });
         key.hash(&mut self.hasher);
         match value {
@@ -391,6 +413,11 @@ impl<'a> Builder<'a> {
                 usize::MAX.hash(&mut self.hasher);
                 self.nodes[index].leaf = self.leaves.words.len();
                 self.leaf_nodes.push(index);
+                self.leaf_paths.push(if parent == NO_PARENT {
+                    NodePath::root()
+                } else {
+                    NodePath::from_tree_keys(&self.keys, key)
+                });
                 self.leaves.push(leaf);
             }
         }
@@ -403,14 +430,13 @@ impl SettingsTree {
     /// The tree of a JSON value (any value; a settings tree is an object). Its shape is
     /// shared with the trees of the same shape already built.
     pub fn from_value(value: &Value) -> Self {
-        // Most trees have the shape of the last one built: check the keys against it
-        // and encode the leaves, without building a shape.
-        let last = SHAPES
+        // Most trees have the shape of one built just before: check the keys against
+        // those and encode the leaves, without building a shape.
+        let recent = SHAPES
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .last
-            .upgrade();
-        if let Some(shape) = last {
+            .recent();
+        for shape in recent {
             let mut leaves = Leaves {
                 words: Vec::with_capacity(shape.leaf_nodes.len()),
                 heap: Vec::new(),
@@ -419,6 +445,10 @@ impl SettingsTree {
             if matches_shape(&shape, "", NO_PARENT, value, &mut next, &mut leaves)
                 && next == shape.nodes.len()
             {
+                SHAPES
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .used(&shape);
                 return Self {
                     shape,
                     leaves: Arc::new(leaves),
@@ -428,18 +458,20 @@ impl SettingsTree {
         let mut builder = Builder {
             nodes: Vec::new(),
             leaf_nodes: Vec::new(),
+            leaf_paths: Vec::new(),
             leaves: Leaves {
                 words: Vec::new(),
                 heap: Vec::new(),
             },
             keys: Vec::new(),
-            hasher: DefaultHasher::new(),
+            hasher: HASH_KEYS.build_hasher(),
         };
         builder.node("", NO_PARENT, value);
         let shape = Shape {
             hash: builder.hasher.finish(),
             nodes: builder.nodes,
             leaf_nodes: builder.leaf_nodes,
+            leaf_paths: builder.leaf_paths,
         };
         let shape = SHAPES
             .lock()
@@ -657,9 +689,7 @@ impl TreePatch {
             } => {
                 let mut writer = PartialTree::new(shape);
                 for &leaf in changed {
-                    if let Some(&node) = shape.leaf_nodes.get(leaf) {
-                        writer.change(node, leaves.value(leaf));
-                    }
+                    writer.change(leaf, leaves.value(leaf));
                 }
                 writer.finish()
             }
@@ -737,8 +767,7 @@ impl<'a> Iterator for ChangedPaths<'a> {
         match &mut self.inner {
             ChangedInner::Leaves { shape, leaves } => {
                 let &leaf = leaves.next()?;
-                let &node = shape.leaf_nodes.get(leaf)?;
-                shape.nodes.get(node).map(|node| &node.path)
+                shape.leaf_paths.get(leaf)
             }
             ChangedInner::Paths(paths) => paths.next(),
         }
@@ -825,8 +854,15 @@ impl<'a> PartialTree<'a> {
         }
     }
 
-    fn change(&mut self, node: usize, value: Value) {
+    /// Writes leaf `leaf`, of value `value`, into the partial tree.
+    fn change(&mut self, leaf: usize, value: Value) {
         let nodes = &self.shape.nodes;
+        let (Some(&node), Some(path)) = (
+            self.shape.leaf_nodes.get(leaf),
+            self.shape.leaf_paths.get(leaf),
+        ) else {
+            return;
+        };
         // Close the open objects that do not hold this node.
         while let Some(&(top, _)) = self.open.last() {
             if top == 0 || (top < node && node < nodes[top].end) {
@@ -847,7 +883,7 @@ impl<'a> PartialTree<'a> {
         if let Some((_, map)) = self.open.last_mut() {
             map.insert(nodes[node].key.to_string(), value);
         }
-        self.changed.push(nodes[node].path.clone());
+        self.changed.push(path.clone());
     }
 
     /// Puts the innermost open object into its parent.
@@ -1135,8 +1171,8 @@ mod tests {
     }
 
     #[test]
-    fn dead_shapes_are_dropped() {
-        let unique = json!({"dead_shapes_are_dropped": {"k": 1}});
+    fn dead_shapes_are_swept_away() {
+        let unique = json!({"dead_shapes_are_swept_away": {"k": 1}});
         let hash = tree(&unique).shape.hash;
         let alive = |hash| {
             SHAPES.lock().unwrap().shapes.get(&hash).map_or(0, |list| {
@@ -1149,7 +1185,33 @@ mod tests {
         let again = tree(&unique);
         assert!(kept.same_shape(&again));
         assert_eq!(alive(hash), 1);
+        // Many shapes, each dropped at once: their entries do not pile up.
+        for index in 0..20_000 {
+            drop(tree(&json!({ format!("dead_shape_{index}"): index })));
+        }
+        let entries = SHAPES.lock().unwrap().shapes.len();
+        assert!(entries < 1_000, "{entries} entries for a few live shapes");
+        assert_eq!(alive(hash), 1, "a live shape stays");
+        assert!(kept.same_shape(&tree(&unique)));
         drop((kept, again));
         assert_eq!(alive(hash), 0);
+    }
+
+    #[test]
+    fn recent_shapes_are_reused_without_building() {
+        let (a, b) = (
+            json!({"recent_a": {"x": 1, "y": "off"}}),
+            json!({"recent_b": [1, 2, 3]}),
+        );
+        let (first_a, first_b) = (tree(&a), tree(&b));
+        // Alternating shapes: both stay among the recent ones, and each new tree takes
+        // the shape of its live twin.
+        for _ in 0..3 {
+            assert!(tree(&a).same_shape(&first_a));
+            assert!(tree(&b).same_shape(&first_b));
+        }
+        assert!(!first_a.same_shape(&first_b));
+        let recent = SHAPES.lock().unwrap().recent.len();
+        assert!(recent <= RECENT);
     }
 }

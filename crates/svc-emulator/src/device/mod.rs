@@ -91,6 +91,17 @@ pub use pty::FdStream;
 pub use serial::{ACK_BUFFER_OVERFLOW, ACK_INVALID_FRAME, ACK_INVALID_PARAMETER};
 pub use unit::{LOCK_CONFLICT, UnitError};
 
+/// The emulated unit's settings tree at power-on (and after `/settings/default`): the
+/// whole tree of the document's `Settings` schema with the emulator's defaults.
+///
+/// # Errors
+///
+/// When the embedded document cannot be read (a build defect; tests check it).
+pub fn default_settings() -> Result<serde_json::Value, spec::SpecError> {
+    let spec = spec::Spec::load()?;
+    Ok(defaults::default_settings(&spec.settings))
+}
+
 /// How the emulated unit runs.
 #[derive(Clone, Debug)]
 pub struct DeviceConfig {

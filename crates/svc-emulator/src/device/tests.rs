@@ -309,6 +309,10 @@ fn the_document_gives_routes_rights_and_schemas() {
 fn defaults_are_complete_and_valid() {
     let spec = Spec::load().expect("the document loads");
     let defaults = super::defaults::default_settings(&spec.settings);
+    assert_eq!(
+        super::default_settings().expect("the public copy"),
+        defaults
+    );
     let mut errors = Vec::new();
     spec.settings.validate(&defaults, "", true, &mut errors);
     assert!(errors.is_empty(), "{errors:#?}");
