@@ -43,7 +43,14 @@ async fn binary_prints_one_json_line_serves_and_stops_on_sigterm() {
     // Its own temporary folder, to see that the emulator leaves nothing behind.
     let tmp = tempfile::tempdir().expect("a temporary folder");
     let child = Command::new(BIN)
-        .args(["--port", "0", "--processing-seconds", "0.5"])
+        .args([
+            "--port",
+            "0",
+            "--processing-seconds",
+            "0.5",
+            "--device-password",
+            "setup=secret",
+        ])
         .env("TMPDIR", tmp.path())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -123,6 +130,34 @@ async fn binary_prints_one_json_line_serves_and_stops_on_sigterm() {
     )
     .await;
     r.err(403);
+
+    // The unit side: its three addresses, and the initial password the flag set.
+    let device_url = s("device_url");
+    let serial_path = s("device_serial_path");
+    assert!(
+        std::path::Path::new(&serial_path).exists(),
+        "the pty {serial_path} exists"
+    );
+    let serial_tcp: std::net::SocketAddr = s("device_serial_tcp")
+        .parse()
+        .expect("device_serial_tcp is HOST:PORT");
+    assert!(serial_tcp.ip().is_loopback(), "{serial_tcp}");
+    tokio::net::TcpStream::connect(serial_tcp)
+        .await
+        .expect("the serial bridge accepts a connection");
+    let login = |password: &'static str| {
+        http.post(format!("{device_url}/api/v1/user/login"))
+            .json(&serde_json::json!({"user": "setup", "password": password}))
+            .send()
+    };
+    let r = Resp::read(login("secret").await.unwrap()).await;
+    assert!(
+        r.ok()["token"].as_str().is_some_and(|t| !t.is_empty()),
+        "{}",
+        r.text
+    );
+    let r = Resp::read(login("wrong").await.unwrap()).await;
+    assert_eq!(r.status.as_u16(), 401, "{}", r.text);
 
     let killed = Command::new("kill")
         .args(["-TERM", &proc.0.id().to_string()])
