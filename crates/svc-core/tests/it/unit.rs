@@ -1397,3 +1397,98 @@ async fn export_keeps_nodes_the_schema_does_not_describe() {
         json!({"oem": {"label": "van", "vendorExtra": 7}, "vendorModule": {"x": [1, 2]}})
     );
 }
+
+/// A unit that acknowledges a write without applying it: `apply_wanted` does not trust
+/// the 200 but reads the tree back, and names every node that is still not as wanted.
+#[tokio::test]
+async fn apply_wanted_reports_nodes_the_read_back_does_not_show() {
+    /// One request as the fake saw it.
+    #[derive(Clone)]
+    struct Seen {
+        method: String,
+        path: String,
+        query: String,
+        body: Option<Value>,
+    }
+    /// Answers every write with the unit's success body, and every read with the tree
+    /// it started with; records each request.
+    struct Stale {
+        tree: Value,
+        seen: std::sync::Mutex<Vec<Seen>>,
+    }
+    impl Exchange for Stale {
+        fn exchange(&self, request: ExchangeRequest) -> ExchangeFuture<'_> {
+            Box::pin(async move {
+                let body = request
+                    .body
+                    .as_deref()
+                    .map(|b| serde_json::from_slice::<Value>(b).expect("a JSON body"));
+                let method = request.method.as_str().to_owned();
+                self.seen.lock().unwrap().push(Seen {
+                    method: method.clone(),
+                    path: request.path.clone(),
+                    query: request.query.clone(),
+                    body,
+                });
+                let body = match (method.as_str(), request.path.as_str()) {
+                    ("GET", "/api/v1/settings") => serde_json::to_vec(&self.tree).unwrap(),
+                    // updateSettings' WriteResult, for checkOnly and the real write alike.
+                    ("POST", "/api/v1/settings") => {
+                        br#"{"title":"request successful","needReboot":false}"#.to_vec()
+                    }
+                    _ => return Err(format!("the fake has no {method} {}", request.path)),
+                };
+                Ok(svc_core::unit::ExchangeReply { status: 200, body })
+            })
+        }
+    }
+
+    let original = json!({
+        "oem": {"label": "van"},
+        "localParam": {"height": 10.0, "latitude": 48.5, "longitude": 2.25},
+    });
+    let stale = Arc::new(Stale {
+        tree: original.clone(),
+        seen: std::sync::Mutex::new(Vec::new()),
+    });
+    let unit = Unit::over(stale.clone(), "stale".into());
+
+    // Two nodes change; `latitude` is wanted as it already is and must not be reported.
+    let wanted = json!({
+        "oem": {"label": "stale"},
+        "localParam": {"height": 42.5, "latitude": 48.5},
+    });
+    let e = unit
+        .apply_wanted(&wanted, ApplyOptions::default())
+        .await
+        .expect_err("the read-back still shows the original tree");
+    let UnitError::NotApplied { paths } = &e else {
+        panic!("expected NotApplied, got {e:?}");
+    };
+    let mut paths = paths.clone();
+    paths.sort();
+    assert_eq!(paths, ["localParam/height", "oem/label"], "{e}");
+    assert!(e.to_string().contains("oem/label"), "{e}");
+
+    // Read, validate, write, read back: the same minimal patch both times, and the
+    // write really happened (checkOnly=false) before the unit was found stale.
+    let patch = json!({"localParam": {"height": 42.5}, "oem": {"label": "stale"}});
+    let seen = stale.seen.lock().unwrap().clone();
+    let steps: Vec<(&str, &str, &str)> = seen
+        .iter()
+        .map(|s| (s.method.as_str(), s.path.as_str(), s.query.as_str()))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            ("GET", "/api/v1/settings", ""),
+            ("POST", "/api/v1/settings", "checkOnly=true"),
+            ("POST", "/api/v1/settings", "checkOnly=false"),
+            ("GET", "/api/v1/settings", ""),
+        ]
+    );
+    assert_eq!(seen[0].body, None);
+    assert_eq!(seen[1].body.as_ref(), Some(&patch));
+    assert_eq!(seen[2].body.as_ref(), Some(&patch));
+    assert_eq!(seen[3].body, None);
+}
