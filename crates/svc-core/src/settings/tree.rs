@@ -783,6 +783,14 @@ impl<'a> Iterator for ChangedPaths<'a> {
 
 impl ExactSizeIterator for ChangedPaths<'_> {}
 
+impl fmt::Debug for ChangedPaths<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ChangedPaths")
+            .field("remaining", &self.len())
+            .finish()
+    }
+}
+
 /// A node of a partial tree, with the changed leaves of its sub-tree.
 struct PartialNode<'a> {
     shape: &'a Shape,
@@ -1133,6 +1141,13 @@ mod tests {
         let patch = check_against_values(&old, &json!({"a": 1}));
         assert!(patch.has_removals());
         assert!(patch.into_write().is_err());
+    }
+
+    #[test]
+    fn trees_and_patches_cross_threads() {
+        fn send_sync<T: Send + Sync + Clone + 'static>() {}
+        send_sync::<SettingsTree>();
+        send_sync::<TreePatch>();
     }
 
     #[test]
