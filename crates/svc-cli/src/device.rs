@@ -96,8 +96,14 @@ enum SettingsCommand {
         #[arg(long)]
         check_only: bool,
     },
-    /// Compare two settings files offline: the changed nodes and the partial tree to write.
-    Diff { a: PathBuf, b: PathBuf },
+    /// Compare settings files offline: the changed nodes and the partial tree that turns
+    /// REFERENCE into FILE. Several files (a fleet's exports against one reference): a
+    /// JSON array with one entry per file, each naming its file.
+    Diff {
+        reference: PathBuf,
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+    },
     /// Bring the unit to the wanted (whole or partial) tree, writing only what differs.
     Apply {
         wanted: PathBuf,
@@ -161,6 +167,34 @@ fn read_json(path: &Path) -> Result<Value, Failure> {
     };
     serde_json::from_str(&text)
         .map_err(|e| Failure::invalid(format!("{} is not valid JSON: {e}", path.display())))
+}
+
+/// `settings diff`: every file read first (one that is not JSON fails the command before
+/// anything is printed), then each diffed against the reference. The trees are
+/// `SettingsTree`s: files of one shape share it and diff leaf by leaf.
+fn diff_files(reference: &Path, files: &[PathBuf]) -> Result<Value, Failure> {
+    use svc_core::settings::SettingsTree;
+    let reference = SettingsTree::from_value(&read_json(reference)?);
+    let trees = files
+        .iter()
+        .map(|file| Ok((file, SettingsTree::from_value(&read_json(file)?))))
+        .collect::<Result<Vec<_>, Failure>>()?;
+    let mut entries = Vec::with_capacity(trees.len());
+    for (file, tree) in &trees {
+        let patch = reference.diff(tree);
+        let changed: Vec<&str> = patch.changed().map(|path| path.as_str()).collect();
+        let removed: Vec<&str> = patch.removed().iter().map(|path| path.as_str()).collect();
+        let body = serde_json::to_value(&patch).map_err(|e| Failure::other(e.to_string()))?;
+        let mut entry = json!({"changed": changed, "removed": removed, "patch": body});
+        if files.len() > 1 {
+            entry["file"] = Value::String(file.display().to_string());
+        }
+        entries.push(entry);
+    }
+    Ok(match <[Value; 1]>::try_from(entries) {
+        Ok([single]) => single,
+        Err(entries) => Value::Array(entries),
+    })
 }
 
 /// Writes a file whole or not at all (a temporary file renamed into place).
@@ -280,16 +314,8 @@ fn cli_value(text: &str) -> Value {
 
 async fn execute(args: DeviceArgs) -> Result<(), Failure> {
     // Offline work first: `settings diff` needs no unit.
-    if let DeviceCommand::Settings(SettingsCommand::Diff { a, b }) = &args.command {
-        let (a, b) = (read_json(a)?, read_json(b)?);
-        let patch = svc_core::settings::diff(&a, &b);
-        let paths = |p: &[svc_core::settings::NodePath]| {
-            p.iter().map(|p| p.as_str().to_owned()).collect::<Vec<_>>()
-        };
-        return print_json(
-            &json!({"changed": paths(&patch.changed), "removed": paths(&patch.removed), "patch": patch.tree}),
-            true,
-        );
+    if let DeviceCommand::Settings(SettingsCommand::Diff { reference, files }) = &args.command {
+        return print_json(&diff_files(reference, files)?, true);
     }
     let unit = connect(&args).await?;
     let result = match &args.command {

@@ -237,6 +237,43 @@ fn settings_diff_is_offline() {
         pa.to_str().unwrap(),
     ])
     .fails_with(5);
+
+    // A fleet against one reference: an entry per file, in the order given.
+    let mut c = a.clone();
+    c["oem"].as_object_mut().unwrap().remove("label");
+    let pc = dir.path().join("C.json");
+    write_json(&pc, &c);
+    let fleet = svc(&[
+        "device",
+        "settings",
+        "diff",
+        pa.to_str().unwrap(),
+        pb.to_str().unwrap(),
+        pa.to_str().unwrap(),
+        pc.to_str().unwrap(),
+    ])
+    .json();
+    let entries = fleet.as_array().expect("an array for several files");
+    assert_eq!(entries.len(), 3);
+    assert_eq!(entries[0]["file"], json!(pb.to_str().unwrap()));
+    assert_eq!(entries[0]["changed"], diff["changed"]);
+    assert_eq!(entries[0]["patch"], diff["patch"]);
+    assert_eq!(entries[1]["changed"], json!([]));
+    assert_eq!(entries[1]["patch"], json!({}));
+    assert_eq!(entries[2]["file"], json!(pc.to_str().unwrap()));
+    assert_eq!(entries[2]["changed"], json!([]));
+    assert_eq!(strings(&entries[2]["removed"]), ["oem/label"]);
+    // One bad file fails the whole command before anything is printed.
+    let failed = svc(&[
+        "device",
+        "settings",
+        "diff",
+        pa.to_str().unwrap(),
+        pb.to_str().unwrap(),
+        bad.to_str().unwrap(),
+    ]);
+    failed.fails_with(5);
+    assert!(failed.stdout.trim().is_empty(), "{failed:#?}");
 }
 
 #[test]
