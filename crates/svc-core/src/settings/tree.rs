@@ -682,17 +682,13 @@ impl TreePatch {
     /// partial tree as a JSON value, the changed and the removed paths.
     pub fn to_patch(&self) -> Patch {
         match &self.inner {
-            PatchInner::Leaves {
-                shape,
-                leaves,
-                changed,
-            } => {
-                let mut writer = PartialTree::new(shape);
-                for &leaf in changed {
-                    writer.change(leaf, leaves.value(leaf));
-                }
-                writer.finish()
-            }
+            // The partial tree as its serialization builds it (one walk for both). It
+            // fails only on a shape inconsistent with its leaves, which `diff` never makes.
+            PatchInner::Leaves { .. } => Patch {
+                tree: serde_json::to_value(self).unwrap_or_else(|_| Value::Object(Map::new())),
+                changed: self.changed().cloned().collect(),
+                removed: Vec::new(),
+            },
             PatchInner::Values(patch) => patch.clone(),
         }
     }
@@ -837,85 +833,6 @@ impl Serialize for PartialNode<'_> {
             rest = after;
         }
         map.end()
-    }
-}
-
-/// The partial tree of a diff as a JSON value, built from its changed leaves in
-/// document order: the objects on the path to the current leaf are kept open on a
-/// stack and closed (put into their parent) once the leaves move past them.
-struct PartialTree<'a> {
-    shape: &'a Shape,
-    /// Open objects, the root first: (node, the object's changed entries).
-    open: Vec<(usize, Map<String, Value>)>,
-    changed: Vec<NodePath>,
-    /// Scratch: nodes to open for the current leaf.
-    path: Vec<usize>,
-}
-
-impl<'a> PartialTree<'a> {
-    fn new(shape: &'a Shape) -> Self {
-        Self {
-            shape,
-            open: vec![(0, Map::new())],
-            changed: Vec::new(),
-            path: Vec::new(),
-        }
-    }
-
-    /// Writes leaf `leaf`, of value `value`, into the partial tree.
-    fn change(&mut self, leaf: usize, value: Value) {
-        let nodes = &self.shape.nodes;
-        let (Some(&node), Some(path)) = (
-            self.shape.leaf_nodes.get(leaf),
-            self.shape.leaf_paths.get(leaf),
-        ) else {
-            return;
-        };
-        // Close the open objects that do not hold this node.
-        while let Some(&(top, _)) = self.open.last() {
-            if top == 0 || (top < node && node < nodes[top].end) {
-                break;
-            }
-            self.close();
-        }
-        // Open the objects between the innermost open one and the node.
-        let top = self.open.last().map_or(0, |&(top, _)| top);
-        let mut ancestor = nodes[node].parent;
-        while ancestor != top && ancestor != NO_PARENT {
-            self.path.push(ancestor);
-            ancestor = nodes[ancestor].parent;
-        }
-        while let Some(ancestor) = self.path.pop() {
-            self.open.push((ancestor, Map::new()));
-        }
-        if let Some((_, map)) = self.open.last_mut() {
-            map.insert(nodes[node].key.to_string(), value);
-        }
-        self.changed.push(path.clone());
-    }
-
-    /// Puts the innermost open object into its parent.
-    fn close(&mut self) {
-        if self.open.len() < 2 {
-            return;
-        }
-        if let Some((node, map)) = self.open.pop()
-            && let Some((_, parent)) = self.open.last_mut()
-        {
-            parent.insert(self.shape.nodes[node].key.to_string(), Value::Object(map));
-        }
-    }
-
-    fn finish(mut self) -> Patch {
-        while self.open.len() > 1 {
-            self.close();
-        }
-        let root = self.open.pop().map(|(_, map)| map).unwrap_or_default();
-        Patch {
-            tree: Value::Object(root),
-            changed: self.changed,
-            removed: Vec::new(),
-        }
     }
 }
 
