@@ -10,7 +10,9 @@
 //!   variant (forward compatibility) and tells typify to use it in place of the
 //!   closed enum it would generate;
 //! - maps schemas that notification.yaml shares with cloud.yaml onto the cloud types,
-//!   so that one Rust type exists per wire type.
+//!   so that one Rust type exists per wire type;
+//! - copies, byte for byte, the documents a crate embeds with `include_str!` into that
+//!   crate (`DOCUMENT_COPIES`), so that the crate builds from its own folder alone.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -111,6 +113,15 @@ const ENUM_OUTPUTS: &[(&str, &[&str])] = &[
 /// The unit's rights matrix and each operation's required right, as data.
 const RIGHTS_OUTPUT: &str = "crates/ins-device-api/src/generated/rights.rs";
 
+/// Documents embedded by a crate (`include_str!`), copied into that crate: `cargo
+/// package` and a wheel's sdist (maturin) take only the crate's own folder, so a path
+/// reaching `openapi/` from there would not build. The copy is the document's exact
+/// bytes (no header), so `--check` is a plain comparison.
+const DOCUMENT_COPIES: &[(&str, &str)] = &[(
+    "openapi/ins-device.yaml",
+    "crates/svc-emulator/src/device/ins-device.yaml",
+)];
+
 /// A parsed document with the raw text it came from.
 pub struct Document {
     pub path: String,
@@ -154,6 +165,18 @@ pub fn generate_all(root: &Path) -> Result<Vec<Output>> {
     }
 
     let mut outputs = Vec::new();
+    for (src, copy) in DOCUMENT_COPIES {
+        let text = match docs.get(src) {
+            Some(doc) => doc.text.clone(),
+            None => {
+                std::fs::read_to_string(root.join(src)).with_context(|| format!("reading {src}"))?
+            }
+        };
+        outputs.push(Output {
+            path: (*copy).to_owned(),
+            contents: text,
+        });
+    }
     for (out, sources) in ENUM_OUTPUTS {
         let mut enums: BTreeMap<String, (OpenEnum, &str)> = BTreeMap::new();
         for src in *sources {

@@ -1,6 +1,7 @@
 //! Project tasks: `cargo xtask <task>`.
 //!
-//! - `generate [--check]`: regenerate the API crates from `openapi/` (or fail on drift).
+//! - `generate [--check]`: regenerate the API crates from `openapi/` and refresh the
+//!   in-crate copies of the documents crates embed (or fail on drift).
 //! - `validate`: validate the OpenAPI documents with a real OpenAPI 3.0.3 validator.
 //! - `ci`: everything CI runs, in order, installing what it needs.
 
@@ -22,8 +23,9 @@ fn main() -> ExitCode {
         ["ci"] => ci::run(&root()),
         _ => {
             eprintln!(
-                "usage: cargo xtask <task>\n\n  generate [--check]  regenerate crates/*/src/generated from openapi/ \
-                 (--check: fail if the committed code is stale)\n  validate            validate the OpenAPI \
+                "usage: cargo xtask <task>\n\n  generate [--check]  regenerate crates/*/src/generated and the \
+                 embedded document copies from openapi/\n                      (--check: fail if the committed \
+                 code or a copy is stale)\n  validate            validate the OpenAPI \
                  documents (openapi-spec-validator)\n  ci                  fmt, clippy, generate --check, validate, tests"
             );
             return ExitCode::from(2);

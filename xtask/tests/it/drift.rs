@@ -1,5 +1,6 @@
 //! `cargo xtask generate --check` passes on the committed tree and fails, with a diff,
-//! after any edit to a document. Runs the real binary on a copy of the tree.
+//! after any edit to a document or to a crate's embedded copy of one. Runs the real
+//! binary on a copy of the tree.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -15,7 +16,11 @@ const FILES: &[&str] = &[
     "crates/ins-device-api/src/generated/device.rs",
     "crates/ins-device-api/src/generated/enums.rs",
     "crates/ins-device-api/src/generated/rights.rs",
+    EMULATOR_COPY,
 ];
+
+/// The emulator's embedded copy of `openapi/ins-device.yaml` (kept byte-identical).
+const EMULATOR_COPY: &str = "crates/svc-emulator/src/device/ins-device.yaml";
 
 /// A copy of the documents and the committed generated code in a fresh folder.
 fn copy_tree() -> PathBuf {
@@ -51,11 +56,24 @@ fn committed_code_is_current_and_any_edit_is_caught() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 
-    for (doc, from, to) in [
+    for (doc, from, to, stale) in [
         // A description-only edit changes the recorded source hash...
-        ("openapi/cloud.yaml", "title:", "title:  "),
-        // ...and a schema edit changes the code.
-        ("openapi/ins-device.yaml", "minItems: 3", "minItems: 2"),
+        (
+            "openapi/cloud.yaml",
+            "title:",
+            "title:  ",
+            "crates/svc-cloud-api/src/generated/cloud.rs",
+        ),
+        // ...a schema edit changes the code (and the emulator's copy)...
+        (
+            "openapi/ins-device.yaml",
+            "minItems: 3",
+            "minItems: 2",
+            EMULATOR_COPY,
+        ),
+        // ...and the copy is compared byte for byte: even an edit that leaves the same
+        // YAML (one more space) is drift.
+        (EMULATOR_COPY, "openapi:", "openapi: ", EMULATOR_COPY),
     ] {
         let dir = copy_tree();
         let path = dir.join(doc);
@@ -66,6 +84,10 @@ fn committed_code_is_current_and_any_edit_is_caught() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "an edit of {doc} must be caught");
         assert!(stderr.contains("generated code is stale"), "{stderr}");
+        assert!(
+            stderr.contains(&format!("{stale} (committed)")),
+            "{stale} is named: {stderr}"
+        );
         assert!(stderr.contains("Run `cargo xtask generate`"), "{stderr}");
         assert!(
             stderr.contains("(committed)") && stderr.contains("(generated)"),

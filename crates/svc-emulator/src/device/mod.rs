@@ -20,8 +20,9 @@
 //!   `/api/v1`), a query string and a body and answers a status and a JSON body (or
 //!   nothing while rebooting); the HTTP server and the serial links only move bytes,
 //!   so both transports behave identically. [`DeviceEmulator::handle`] exposes it.
-//! - **The OpenAPI document is the data.** `openapi/ins-device.yaml` is embedded and
-//!   read at start ([`spec`]): routes and their `x-required-right` /
+//! - **The OpenAPI document is the data.** `openapi/ins-device.yaml` is embedded (from
+//!   the crate's byte-identical copy `src/device/ins-device.yaml`, which `cargo xtask
+//!   generate` writes and `--check` compares) and read at start ([`spec`]): routes and their `x-required-right` /
 //!   `x-requires-login`, the `x-role-order` and `x-access-rights` matrix, and the
 //!   `Settings` schemas that validate every node of a write (`x-closed`,
 //!   `x-message-names`, array lengths, patterns, enumerations, integer ranges) and
@@ -69,6 +70,7 @@
 
 mod defaults;
 mod http;
+#[cfg(unix)]
 mod pty;
 mod serial;
 pub mod spec;
@@ -87,6 +89,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+#[cfg(unix)]
 pub use pty::FdStream;
 pub use serial::{ACK_BUFFER_OVERFLOW, ACK_INVALID_FRAME, ACK_INVALID_PARAMETER};
 pub use unit::{LOCK_CONFLICT, UnitError};
@@ -111,7 +114,8 @@ pub struct DeviceConfig {
     pub http_port: u16,
     /// Port of the serial-over-TCP bridge; 0 takes any free port.
     pub serial_tcp_port: u16,
-    /// Also serve the serial protocol on a pseudo-terminal.
+    /// Also serve the serial protocol on a pseudo-terminal (Unix only: elsewhere this
+    /// is ignored, there is no pty and the TCP bridge is the serial line).
     pub pty: bool,
     /// Initial passwords, user → password (users not named have none; an entry for
     /// `factory` wins over `factory_password`). An unknown user fails the start.
@@ -170,30 +174,46 @@ impl DeviceEmulator {
             TcpListener::bind(SocketAddr::new(config.host, config.serial_tcp_port)).await?;
         let url = format!("http://{}", http_listener.local_addr()?);
         let serial_tcp = serial_listener.local_addr()?.to_string();
+        #[cfg(unix)]
         let pty = if config.pty {
             Some(pty::Pty::open()?)
         } else {
             None
         };
+        #[cfg(unix)]
         let serial_path = pty.as_ref().map(|pty| pty.path.clone());
+        #[cfg(not(unix))]
+        let serial_path = None;
 
         let (stop, stopped) = watch::channel(false);
-        let mut tasks = vec![
-            tokio::spawn(http::serve(http_listener, unit.clone(), stopped.clone())),
-            tokio::spawn(serial::serve_tcp(
-                serial_listener,
-                unit.clone(),
-                stopped.clone(),
-            )),
-        ];
-        if let Some(pty) = pty {
+        #[cfg(unix)]
+        let pty_task = pty.map(|pty| {
             let unit = unit.clone();
-            tasks.push(tokio::spawn(async move {
+            let stopped = stopped.clone();
+            tokio::spawn(async move {
                 let pty::Pty { master, slave, .. } = pty;
                 serial::serve_link(master, unit, stopped).await;
                 drop(slave);
-            }));
-        }
+            })
+        });
+        #[cfg(not(unix))]
+        let pty_task = None;
+        let tasks = [
+            Some(tokio::spawn(http::serve(
+                http_listener,
+                unit.clone(),
+                stopped.clone(),
+            ))),
+            Some(tokio::spawn(serial::serve_tcp(
+                serial_listener,
+                unit.clone(),
+                stopped,
+            ))),
+            pty_task,
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
         Ok(Self {
             url,
             serial_tcp,
@@ -209,7 +229,8 @@ impl DeviceEmulator {
         &self.url
     }
 
-    /// The pseudo-terminal to open as the unit's serial port (with `config.pty`).
+    /// The pseudo-terminal to open as the unit's serial port (with `config.pty`; always
+    /// `None` off Unix).
     pub fn serial_path(&self) -> Option<&Path> {
         self.serial_path.as_deref()
     }

@@ -6,6 +6,9 @@
 //! `/dev/pts/7`) is what a client opens as its serial port. The emulator keeps its
 //! own descriptor of the slave open for the pty's whole life, so that a client may
 //! open and close the path any number of times without the master seeing a hang-up.
+//!
+//! Unix only: the module (and the `nix` dependency) exists there only; elsewhere the
+//! unit has no pty and the serial-over-TCP bridge is its serial line.
 
 use std::io;
 use std::os::fd::OwnedFd;

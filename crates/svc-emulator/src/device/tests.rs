@@ -1,7 +1,8 @@
 //! Tests of the emulated unit, over HTTP (reqwest against a real server on
 //! 127.0.0.1:0) and over the serial protocol (the TCP bridge and the pty, frames
 //! written and read with the `svc_core::serial` codec). Most behaviours run through
-//! every transport with the same code ([`Client`]).
+//! every transport with the same code ([`Client`]). The pty exists on Unix only; its
+//! tests are compiled there only.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -12,9 +13,11 @@ use svc_core::serial::{
 };
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
+#[cfg(unix)]
+use super::FdStream;
 use super::spec::{Method, Spec};
 use super::unit::LOCK_CONFLICT;
-use super::{DeviceConfig, DeviceEmulator, FdStream};
+use super::{DeviceConfig, DeviceEmulator};
 
 /// Time given to an answer before a test decides there is none.
 const ANSWER_WAIT: Duration = Duration::from_secs(10);
@@ -123,8 +126,16 @@ enum Client {
 enum Via {
     Http,
     SerialTcp,
+    #[cfg(unix)]
     Pty,
 }
+
+/// The serial transports: the TCP bridge and (Unix only) the pty.
+const SERIAL_VIAS: &[Via] = &[
+    Via::SerialTcp,
+    #[cfg(unix)]
+    Via::Pty,
+];
 
 async fn connect(unit: &DeviceEmulator, via: Via) -> Client {
     match via {
@@ -144,6 +155,7 @@ async fn connect(unit: &DeviceEmulator, via: Via) -> Client {
                 .expect("connect to the serial bridge");
             Client::Serial(Box::new(SerialLink::new(Box::new(stream))))
         }
+        #[cfg(unix)]
         Via::Pty => {
             let path = unit.serial_path().expect("the unit has a pty");
             let stream = FdStream::open(path).expect("open the pty");
@@ -400,6 +412,7 @@ fn validation_reports_every_kind_of_invalid_node() {
 
 async fn every_route(via: Via) {
     let unit = start(DeviceConfig {
+        #[cfg(unix)]
         pty: matches!(via, Via::Pty),
         ..config()
     })
@@ -588,6 +601,7 @@ async fn every_route_over_the_serial_tcp_bridge() {
     every_route(Via::SerialTcp).await;
 }
 
+#[cfg(unix)]
 #[tokio::test]
 async fn every_route_over_the_pty() {
     every_route(Via::Pty).await;
@@ -1313,7 +1327,7 @@ async fn a_full_settings_tree_goes_in_large_frames_both_ways() {
     })
     .await;
     let mut http = connect(&unit, Via::Http).await;
-    for via in [Via::SerialTcp, Via::Pty] {
+    for &via in SERIAL_VIAS {
         let export = http.get("/settings/export", "").await;
         assert!(
             export.raw.len() > 4086,
@@ -1435,6 +1449,7 @@ async fn malformed_requests_are_acked_with_an_error_code() {
     unit.shutdown().await;
 }
 
+#[cfg(unix)]
 #[tokio::test]
 async fn http_and_serial_share_one_unit() {
     let unit = start(DeviceConfig {
