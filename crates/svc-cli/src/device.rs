@@ -10,14 +10,12 @@
 use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
 use ins_device_api::Password;
 use ins_device_api::enums::UserName;
 use serde_json::{Value, json};
-use svc_core::unit::serial_link::{SerialLink, SerialOptions};
 use svc_core::unit::{ApplyOptions, Unit};
 
 use crate::exit::Failure;
@@ -169,25 +167,22 @@ fn read_json(path: &Path) -> Result<Value, Failure> {
         .map_err(|e| Failure::invalid(format!("{} is not valid JSON: {e}", path.display())))
 }
 
-/// `settings diff`: every file read first (one that is not JSON fails the command before
-/// anything is printed), then each diffed against the reference. The trees are
-/// `SettingsTree`s: files of one shape share it and diff leaf by leaf.
+/// `settings diff`: every file read first (one that is not a settings tree fails the
+/// command before anything is printed), then each diffed against the reference.
 fn diff_files(reference: &Path, files: &[PathBuf]) -> Result<Value, Failure> {
-    use svc_core::settings::SettingsTree;
-    let reference = SettingsTree::from_value(&read_json(reference)?);
-    let trees = files
-        .iter()
-        .map(|file| Ok((file, SettingsTree::from_value(&read_json(file)?))))
-        .collect::<Result<Vec<_>, Failure>>()?;
-    let mut entries = Vec::with_capacity(trees.len());
-    for (file, tree) in &trees {
-        let patch = reference.diff(tree);
+    let diffs = svc_core::settings::diff_files(reference, files).map_err(|e| Failure {
+        code: crate::exit::code_for(e.kind()),
+        message: e.to_string(),
+    })?;
+    let mut entries = Vec::with_capacity(diffs.len());
+    for diff in &diffs {
+        let patch = &diff.patch;
         let changed: Vec<&str> = patch.changed().map(|path| path.as_str()).collect();
         let removed: Vec<&str> = patch.removed().iter().map(|path| path.as_str()).collect();
-        let body = serde_json::to_value(&patch).map_err(|e| Failure::other(e.to_string()))?;
+        let body = serde_json::to_value(patch).map_err(|e| Failure::other(e.to_string()))?;
         let mut entry = json!({"changed": changed, "removed": removed, "patch": body});
         if files.len() > 1 {
-            entry["file"] = Value::String(file.display().to_string());
+            entry["file"] = Value::String(diff.file.display().to_string());
         }
         entries.push(entry);
     }
@@ -266,16 +261,8 @@ fn read_secret(
 async fn connect(args: &DeviceArgs) -> Result<Unit, Failure> {
     let unit = match (&args.url, &args.serial, &args.serial_tcp) {
         (Some(url), None, None) => Unit::http(url)?,
-        (None, Some(path), None) => serial_port(path, args.baud)?,
-        (None, None, Some(address)) => {
-            let link = SerialLink::tcp(address, SerialOptions::default())
-                .await
-                .map_err(|reason| Failure {
-                    code: crate::exit::UNREACHABLE,
-                    message: reason,
-                })?;
-            Unit::over(Arc::new(link), format!("serial bridge {address}"))
-        }
+        (None, Some(path), None) => Unit::serial(path, args.baud)?,
+        (None, None, Some(address)) => Unit::serial_tcp(address).await?,
         _ => {
             return Err(Failure::usage(
                 "say where the unit is: --url URL, --serial PATH or --serial-tcp HOST:PORT",
@@ -294,16 +281,6 @@ async fn connect(args: &DeviceArgs) -> Result<Unit, Failure> {
         unit.login(user, password).await?;
     }
     Ok(unit)
-}
-
-#[cfg(unix)]
-fn serial_port(path: &str, baud: u32) -> Result<Unit, Failure> {
-    let link =
-        SerialLink::port(path, baud, SerialOptions::default()).map_err(|reason| Failure {
-            code: crate::exit::UNREACHABLE,
-            message: reason,
-        })?;
-    Ok(Unit::over(Arc::new(link), format!("serial port {path}")))
 }
 
 /// A command-line value: JSON when it parses, otherwise the text as a string
@@ -446,11 +423,4 @@ async fn settings(unit: &Unit, command: &SettingsCommand) -> Result<(), Failure>
             )
         }
     }
-}
-
-#[cfg(not(unix))]
-fn serial_port(path: &str, _baud: u32) -> Result<Unit, Failure> {
-    Err(Failure::usage(format!(
-        "serial ports are not supported on this platform ({path}); use --serial-tcp"
-    )))
 }

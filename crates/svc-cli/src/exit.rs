@@ -2,6 +2,7 @@
 
 use std::process::ExitCode;
 
+use svc_core::ErrorKind;
 use svc_core::cloud::CloudError;
 use svc_core::unit::UnitError;
 
@@ -48,20 +49,35 @@ impl Failure {
     }
 }
 
+/// The exit code of a kind of failure: one rule for every subsystem (the kinds are
+/// svc-core's, shared with the bindings).
+pub fn code_for(kind: ErrorKind) -> u8 {
+    match kind {
+        ErrorKind::Authentication | ErrorKind::PermissionDenied => AUTH,
+        ErrorKind::Conflict => CONFLICT,
+        ErrorKind::InvalidInput => INVALID,
+        ErrorKind::Unreachable | ErrorKind::Transient => UNREACHABLE,
+        ErrorKind::NotFound => NOT_FOUND,
+        _ => FAILURE,
+    }
+}
+
 impl From<UnitError> for Failure {
     fn from(e: UnitError) -> Self {
+        Self {
+            code: code_for(e.kind()),
+            message: e.to_string(),
+        }
+    }
+}
+
+impl From<CloudError> for Failure {
+    /// One rule for settings, whether from a flag or the environment: one that is not
+    /// given is a usage error (2), one given with an invalid value is invalid input (5).
+    fn from(e: CloudError) -> Self {
         let code = match &e {
-            UnitError::Api {
-                status: 401 | 403, ..
-            } => AUTH,
-            UnitError::Api { status: 409, .. } => CONFLICT,
-            UnitError::Api {
-                status: 400 | 422, ..
-            }
-            | UnitError::InvalidRequest { .. } => INVALID,
-            UnitError::Api { status: 404, .. } => NOT_FOUND,
-            UnitError::Unreachable { .. } => UNREACHABLE,
-            _ => FAILURE,
+            CloudError::Config { missing: true, .. } => USAGE,
+            _ => code_for(e.kind()),
         };
         Self {
             code,
@@ -70,26 +86,53 @@ impl From<UnitError> for Failure {
     }
 }
 
-impl From<CloudError> for Failure {
-    fn from(e: CloudError) -> Self {
-        let code = match &e {
-            CloudError::Api {
-                status: 401 | 403, ..
-            }
-            | CloudError::Authentication { .. } => AUTH,
-            CloudError::Api { status: 409, .. } => CONFLICT,
-            CloudError::Api {
-                status: 400 | 422, ..
-            }
-            | CloudError::InvalidInput { .. } => INVALID,
-            CloudError::Api { status: 404, .. } => NOT_FOUND,
-            CloudError::Config { .. } => USAGE,
-            CloudError::Transport { .. } => UNREACHABLE,
-            _ => FAILURE,
-        };
-        Self {
-            code,
-            message: e.to_string(),
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_has_its_code() {
+        let codes: Vec<(ErrorKind, u8)> =
+            ErrorKind::ALL.iter().map(|k| (*k, code_for(*k))).collect();
+        for (kind, code) in codes {
+            let expected = match kind.as_str() {
+                "authentication" | "permission_denied" => 3,
+                "conflict" => 4,
+                "invalid_input" => 5,
+                "unreachable" | "transient" => 6,
+                "not_found" => 7,
+                _ => 1,
+            };
+            assert_eq!(code, expected, "{kind}");
         }
+    }
+
+    #[test]
+    fn an_identity_provider_that_fails_is_not_an_authentication_failure() {
+        let unreachable = CloudError::Transport {
+            operation: "requestToken",
+            kind: svc_core::cloud::TransportKind::Connect,
+            reason: "could not connect to the identity provider".to_owned(),
+        };
+        assert_eq!(Failure::from(unreachable).code, UNREACHABLE);
+        let failing = CloudError::Api {
+            operation: "requestToken",
+            status: 503,
+            title: "Service Unavailable".to_owned(),
+            details: String::new(),
+        };
+        assert_eq!(Failure::from(failing).code, UNREACHABLE);
+        let config = CloudError::Config {
+            setting: "SVC_BASE_URL".to_owned(),
+            reason: "is not an http(s):// address".to_owned(),
+            missing: false,
+        };
+        assert_eq!(Failure::from(config).code, INVALID, "as an invalid --url");
+        let missing = CloudError::Config {
+            setting: "SVC_BASE_URL".to_owned(),
+            reason: "is not set".to_owned(),
+            missing: true,
+        };
+        assert_eq!(Failure::from(missing).code, USAGE, "as a missing --url");
     }
 }

@@ -257,14 +257,14 @@ async fn connect() -> Result<(CloudClient, Option<svc_emulator::Emulator>), Fail
 
 fn failure(e: WorkflowError) -> Failure {
     let code = match &e {
-        WorkflowError::InvalidJob { .. } | WorkflowError::LocalFile { .. } => exit::INVALID,
-        WorkflowError::OrganizationBusy { .. } => exit::CONFLICT,
+        // A local input the command was given, or an output path it refuses to write.
+        WorkflowError::LocalFile { .. } => exit::INVALID,
         WorkflowError::Transfer { source, .. }
             if matches!(**source, TransferError::UnsafeOutputPath { .. }) =>
         {
             exit::INVALID
         }
-        _ => exit::FAILURE,
+        e => exit::code_for(e.kind()),
     };
     match e {
         WorkflowError::Cloud {
@@ -315,7 +315,9 @@ fn outcome_json(outcome: &WorkflowOutcome) -> serde_json::Value {
 fn print_started(outcome: &WorkflowOutcome) {
     let p = &outcome.processing;
     println!("Processing {} started ({}).", p.id, p.status);
-    println!("  container: {}", outcome.container_id);
+    if let Some(container) = outcome.container_id {
+        println!("  container: {container}");
+    }
 }
 
 fn print_summary(outcome: &WorkflowOutcome) {

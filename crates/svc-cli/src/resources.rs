@@ -320,13 +320,16 @@ fn show_progress(
 }
 
 fn transfer_failure(e: TransferError) -> Failure {
-    Failure::other(e.to_string())
+    Failure {
+        code: crate::exit::code_for(e.kind()),
+        message: e.to_string(),
+    }
 }
 
 /// A client from the environment, reading lists `page_size` items at a time.
 ///
 /// # Errors
-/// A usage failure (2) naming the missing or invalid variable.
+/// An invalid-input failure (5) naming the missing or invalid variable.
 pub(crate) fn client(page_size: Option<i64>) -> Result<CloudClient, Failure> {
     let mut config = CloudConfig::from_env()?;
     if let Some(size) = page_size {

@@ -1,5 +1,6 @@
 //! The hand-written facade of the SDK for the cloud GNSS/INS post-processing service.
 //!
+//! - [`error`]: [`ErrorKind`], the one classification of every error type below.
 //! - [`cloud`]: the cloud service: credentials, tokens, every operation, typed errors.
 //! - [`transfer`]: uploads to pre-signed forms and downloads of outputs, streamed, in
 //!   parallel, with progress and cancellation.
@@ -23,6 +24,7 @@
 #![cfg_attr(not(test), warn(clippy::expect_used))]
 
 pub mod cloud;
+pub mod error;
 pub mod limits;
 pub mod retry;
 pub mod serial;
@@ -32,5 +34,6 @@ pub mod unit;
 pub mod webhook;
 pub mod workflow;
 
+pub use error::ErrorKind;
 pub use svc_cloud_api::notification::types::WebhookEvent;
 pub use svc_cloud_api::{Metadata, WebhookSecret};

@@ -115,6 +115,15 @@ pub enum LimitError {
     },
 }
 
+impl LimitError {
+    /// Always [`ErrorKind::InvalidInput`](crate::error::ErrorKind::InvalidInput): the
+    /// service would answer 422.
+    #[must_use]
+    pub fn kind(&self) -> crate::error::ErrorKind {
+        crate::error::ErrorKind::InvalidInput
+    }
+}
+
 /// What makes a container file path invalid. Its `Display` is the user-facing reason
 /// (the end of a [`LimitError::InvalidPath`] message).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -160,6 +160,19 @@ pub enum WebhookError {
 }
 
 impl WebhookError {
+    /// What kind of failure this is: [`ErrorKind::Verification`] for a delivery that
+    /// fails a check, [`ErrorKind::InvalidResponse`] for a signed body that is not an
+    /// event, [`ErrorKind::InvalidInput`] for a receiver without a secret.
+    #[must_use]
+    pub fn kind(&self) -> crate::error::ErrorKind {
+        use crate::error::ErrorKind;
+        match self {
+            Self::InvalidPayload(_) => ErrorKind::InvalidResponse,
+            Self::NoSecret => ErrorKind::InvalidInput,
+            _ => ErrorKind::Verification,
+        }
+    }
+
     /// A stable, language-neutral code for the error: `missing_header`,
     /// `invalid_timestamp`, `too_old`, `too_new`, `bad_signature`, `invalid_payload` or
     /// `no_secret`. These are the `expected` values of the shared test vectors, and what

@@ -274,6 +274,21 @@ fn settings_diff_is_offline() {
     ]);
     failed.fails_with(5);
     assert!(failed.stdout.trim().is_empty(), "{failed:#?}");
+    // JSON that is not a settings tree (a top-level array) is refused as well.
+    let array = dir.path().join("arr.json");
+    std::fs::write(&array, "[1, 2]").unwrap();
+    let refused = svc(&[
+        "device",
+        "settings",
+        "diff",
+        pa.to_str().unwrap(),
+        array.to_str().unwrap(),
+    ]);
+    refused.fails_with(5);
+    assert!(
+        refused.stderr.contains("not a settings tree"),
+        "{refused:#?}"
+    );
 }
 
 #[test]

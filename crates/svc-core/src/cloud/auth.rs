@@ -168,15 +168,18 @@ impl TokenCache {
                         .await
                         .map_err(|e| unreachable(DISCOVERY, &e))?;
                     if !status.is_success() {
-                        return Err(CloudError::Authentication {
-                            status: Some(status.as_u16()),
-                            error: "discovery_failed".to_owned(),
-                            description: format!(
-                                "{}: {}",
-                                self.discovery_url,
-                                shorten(&String::from_utf8_lossy(&bytes), 300)
-                            ),
-                        });
+                        let description = format!(
+                            "{}: {}",
+                            self.discovery_url,
+                            shorten(&String::from_utf8_lossy(&bytes), 300)
+                        );
+                        return Err(failing(DISCOVERY, status).unwrap_or(
+                            CloudError::Authentication {
+                                status: Some(status.as_u16()),
+                                error: "discovery_failed".to_owned(),
+                                description,
+                            },
+                        ));
                     }
                     Ok(bytes)
                 },
@@ -254,7 +257,12 @@ impl TokenCache {
     }
 
     /// The identity provider refused: its RFC 6749 error, the secret scrubbed from it.
+    /// A failing identity provider (5xx, 408, 429) did not refuse anything: that is a
+    /// transient [`CloudError::Api`] of the token request, not an authentication error.
     fn refused(&self, status: reqwest::StatusCode, body: &[u8]) -> CloudError {
+        if let Some(e) = failing(TOKEN, status) {
+            return e;
+        }
         let (error, description) = match serde_json::from_slice::<OAuthError>(body) {
             Ok(e) => (e.error, e.error_description.unwrap_or_default()),
             Err(_) => (
@@ -284,6 +292,8 @@ fn transient(e: &CloudError) -> bool {
     e.retry_hint() == super::RetryHint::Transient
 }
 
+/// The identity provider could not be reached: a [`CloudError::Transport`] of the
+/// discovery or token request (not an authentication failure: nothing was refused).
 fn unreachable(operation: &'static str, e: &reqwest::Error) -> CloudError {
     let kind = classify(e);
     let what = match kind {
@@ -291,11 +301,23 @@ fn unreachable(operation: &'static str, e: &reqwest::Error) -> CloudError {
         TransportKind::Timeout => "the identity provider did not answer in time",
         _ => "the connection to the identity provider failed",
     };
-    CloudError::Authentication {
-        status: None,
-        error: format!("{operation}: {what}"),
-        description: transport_reason(e),
+    CloudError::Transport {
+        operation,
+        kind,
+        reason: format!("{what}: {}", transport_reason(e)),
     }
+}
+
+/// A status of a failing (not refusing) identity provider, as the transient error of
+/// `operation`; `None` for any other status.
+fn failing(operation: &'static str, status: reqwest::StatusCode) -> Option<CloudError> {
+    let code = status.as_u16();
+    (status.is_server_error() || code == 408 || code == 429).then(|| CloudError::Api {
+        operation,
+        status: code,
+        title: status.canonical_reason().unwrap_or("Error").to_owned(),
+        details: "the identity provider failed; try again later".to_owned(),
+    })
 }
 
 trait ClassifyName {

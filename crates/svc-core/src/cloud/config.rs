@@ -163,7 +163,11 @@ impl CloudConfig {
             if !others.is_empty() {
                 reason.push_str(&format!(" (also missing: {})", others.join(", ")));
             }
-            return Err(config_error(first, &reason));
+            return Err(CloudError::Config {
+                setting: (*first).to_owned(),
+                reason,
+                missing: true,
+            });
         }
         let get = |i: usize| values.get(i).cloned().flatten().unwrap_or_default();
         let base_url = checked_url(ENV_BASE_URL, get(0).trim())?;
@@ -225,6 +229,7 @@ fn config_error(setting: &str, reason: &str) -> CloudError {
     CloudError::Config {
         setting: setting.to_owned(),
         reason: reason.to_owned(),
+        missing: false,
     }
 }
 

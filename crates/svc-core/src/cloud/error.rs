@@ -5,6 +5,7 @@ use std::fmt;
 
 use svc_cloud_api::cloud::types;
 
+use crate::error::ErrorKind;
 use crate::limits::LimitError;
 
 /// The error type of the generated clients.
@@ -82,6 +83,9 @@ pub enum CloudError {
         setting: String,
         /// What is wrong with it (never its value when it is the secret).
         reason: String,
+        /// Whether the setting was not given at all (an environment variable not set or
+        /// empty), as opposed to given with an invalid value.
+        missing: bool,
     },
 }
 
@@ -179,6 +183,29 @@ impl CloudError {
             | Self::InvalidResponse { operation, .. }
             | Self::InvalidInput { operation, .. } => Some(operation),
             Self::Authentication { .. } | Self::Config { .. } => None,
+        }
+    }
+
+    /// What kind of failure this is (shared with the other subsystems, the CLI's exit
+    /// codes and the bindings). An identity provider that cannot be reached is
+    /// [`ErrorKind::Unreachable`] and one that fails (5xx) [`ErrorKind::Transient`],
+    /// never [`ErrorKind::Authentication`], which is kept for refused credentials.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Self::Api { status, .. } => ErrorKind::from_status(*status),
+            Self::Transport { kind, .. } => match kind {
+                TransportKind::Timeout => ErrorKind::Transient,
+                _ => ErrorKind::Unreachable,
+            },
+            Self::Authentication { status: None, .. } => ErrorKind::Unreachable,
+            Self::Authentication {
+                status: Some(s), ..
+            } => match ErrorKind::from_status(*s) {
+                ErrorKind::Transient => ErrorKind::Transient,
+                _ => ErrorKind::Authentication,
+            },
+            Self::InvalidResponse { .. } => ErrorKind::InvalidResponse,
+            Self::InvalidInput { .. } | Self::Config { .. } => ErrorKind::InvalidInput,
         }
     }
 

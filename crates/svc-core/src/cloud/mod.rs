@@ -233,7 +233,28 @@ impl CloudClient {
             .map_err(|e| CloudError::Config {
                 setting: "http client".to_owned(),
                 reason: error::transport_reason(&e),
+                missing: false,
             })?;
+        Ok(Self::build(config, http))
+    }
+
+    /// A client with the given settings whose requests (to the service, the
+    /// notification service and the identity provider) go through `http`: your own
+    /// TLS roots or platform verifier, proxy, connection pool or middleware-free test
+    /// client. Its timeouts are yours: [`CloudConfig::request_timeout`] is not applied
+    /// to it (give it a total timeout, or requests may wait forever). It must not add
+    /// an `Authorization` header of its own.
+    ///
+    /// # Errors
+    /// As [`CloudClient::new`], except for building the HTTP client.
+    pub fn with_http_client(
+        config: CloudConfig,
+        http: reqwest::Client,
+    ) -> Result<Self, CloudError> {
+        Ok(Self::build(config.checked()?, http))
+    }
+
+    fn build(config: CloudConfig, http: reqwest::Client) -> Self {
         let tokens = Arc::new(TokenCache::new(
             http.clone(),
             &config.auth_url,
@@ -245,14 +266,14 @@ impl CloudClient {
         let cloud = cloud::Client::new_with_client(&config.base_url, http.clone(), state.clone());
         let notification =
             notification::Client::new_with_client(&config.notification_url, http, state);
-        Ok(Self {
+        Self {
             inner: Arc::new(Inner {
                 config,
                 cloud,
                 notification,
                 tokens,
             }),
-        })
+        }
     }
 
     /// A client with the settings of the environment ([`CloudConfig::from_env`]).

@@ -129,3 +129,21 @@ pub enum SerialError {
         error: u16,
     },
 }
+
+impl SerialError {
+    /// [`ErrorKind::InvalidInput`](crate::error::ErrorKind::InvalidInput) for a message
+    /// this side cannot send (too long, a class out of range, a NUL in a field, a GET
+    /// with a body); [`ErrorKind::InvalidResponse`](crate::error::ErrorKind::InvalidResponse)
+    /// for bytes received that cannot be read.
+    #[must_use]
+    pub fn kind(&self) -> crate::error::ErrorKind {
+        use crate::error::ErrorKind;
+        match self {
+            Self::TooLong { .. }
+            | Self::ClassOutOfRange { .. }
+            | Self::NulInField { .. }
+            | Self::BodyNotAllowed => ErrorKind::InvalidInput,
+            _ => ErrorKind::InvalidResponse,
+        }
+    }
+}

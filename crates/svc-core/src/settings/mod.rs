@@ -57,6 +57,7 @@ use std::fmt;
 use serde_json::{Map, Value};
 
 mod diff;
+mod files;
 mod merge;
 mod path;
 #[doc(hidden)]
@@ -65,6 +66,7 @@ mod tree;
 mod typed;
 
 pub use diff::{Patch, apply, apply_in_place, diff};
+pub use files::{FileDiff, diff_files, read_tree};
 pub use merge::{Conflict, Merge, merge};
 pub use path::{NodePath, get, leaf_paths, set};
 pub use tree::{ChangedPaths, SettingsTree, TreePatch};
@@ -131,6 +133,50 @@ pub enum SettingsError {
         /// The deserializer's message (it may quote the offending value).
         message: String,
     },
+    /// A settings file cannot be read.
+    #[error("cannot read {path}: {reason}")]
+    ReadFile {
+        /// The file.
+        path: String,
+        /// What the system said.
+        reason: String,
+    },
+    /// A settings file is not a settings tree: not JSON, or JSON whose root is not an
+    /// object (a settings tree always is one).
+    #[error("{path} is not a settings tree: {reason}")]
+    NotATree {
+        /// The file.
+        path: String,
+        /// What is wrong (the parser's line and column, never the file's values).
+        reason: String,
+    },
+}
+
+impl SettingsError {
+    /// [`ErrorKind::Io`](crate::error::ErrorKind::Io) for a file that cannot be read,
+    /// otherwise [`ErrorKind::InvalidInput`](crate::error::ErrorKind::InvalidInput): a
+    /// settings tree, node path or write that cannot be used as it is.
+    #[must_use]
+    pub fn kind(&self) -> crate::error::ErrorKind {
+        match self {
+            Self::ReadFile { .. } => crate::error::ErrorKind::Io,
+            _ => crate::error::ErrorKind::InvalidInput,
+        }
+    }
+
+    /// The node paths the error is about (empty when it is about a file or none).
+    #[must_use]
+    pub fn paths(&self) -> Vec<String> {
+        let all = |paths: &[NodePath]| paths.iter().map(ToString::to_string).collect();
+        match self {
+            Self::NotAnObject { path, .. } | Self::NonFiniteNumber { path } => {
+                vec![path.to_string()]
+            }
+            Self::RemovalNotExpressible { removed } => all(removed),
+            Self::UnknownNodes { paths } => all(paths),
+            _ => Vec::new(),
+        }
+    }
 }
 
 /// A path in a message: the root is named, not shown as an empty string.

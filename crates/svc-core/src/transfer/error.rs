@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::TransferReport;
+use crate::error::ErrorKind;
 
 /// Why [`super::TransferHandle::wait`] failed, or why one file failed.
 ///
@@ -240,6 +241,27 @@ impl TransferError {
         match self {
             Self::Failed { report, .. } | Self::Canceled { report } => Some(report),
             _ => None,
+        }
+    }
+
+    /// What kind of failure this is (shared with the other subsystems and the bindings).
+    /// [`TransferError::Failed`] is the kind of its first failure.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Self::LocalFile { .. } | Self::LocalWrite { .. } => ErrorKind::Io,
+            Self::SizeMismatch { .. } => ErrorKind::InvalidInput,
+            Self::InvalidUploadForm { .. }
+            | Self::InvalidAddress { .. }
+            | Self::UnsafeOutputPath { .. } => ErrorKind::InvalidResponse,
+            Self::UploadRefused { .. } | Self::DownloadRefused { .. } => ErrorKind::Verification,
+            Self::Rejected { status, .. } => ErrorKind::from_status(*status),
+            Self::Storage { .. } | Self::Incomplete { .. } => ErrorKind::Transient,
+            Self::Network { .. } => ErrorKind::Unreachable,
+            Self::Failed { failures, .. } => failures
+                .first()
+                .map_or(ErrorKind::Internal, TransferError::kind),
+            Self::Canceled { .. } => ErrorKind::Canceled,
+            Self::Internal { .. } => ErrorKind::Internal,
         }
     }
 

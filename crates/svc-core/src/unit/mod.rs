@@ -24,6 +24,8 @@ use ins_device_api::types::{self, DeviceInfo};
 use ins_device_api::{AuthToken, Client, DeviceState, Password};
 use serde_json::Value;
 
+use crate::error::ErrorKind;
+
 pub use ins_device_api::hooks::{Exchange, ExchangeFuture, ExchangeReply, ExchangeRequest};
 
 /// One invalid node of a refused settings write.
@@ -111,6 +113,16 @@ impl UnitError {
         match self {
             Self::Api { errors, .. } => errors,
             _ => &[],
+        }
+    }
+
+    /// What kind of failure this is (shared with the other subsystems and the bindings).
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Self::Api { status, .. } => ErrorKind::from_status(*status),
+            Self::Unreachable { .. } => ErrorKind::Unreachable,
+            Self::InvalidResponse { .. } | Self::NotApplied { .. } => ErrorKind::InvalidResponse,
+            Self::InvalidRequest { .. } => ErrorKind::InvalidInput,
         }
     }
 
@@ -245,6 +257,23 @@ impl Unit {
     /// # Errors
     /// [`UnitError::InvalidRequest`] when the URL is not an `http://` address.
     pub fn http(url: &str) -> Result<Self, UnitError> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(5))
+            .timeout(HTTP_TIMEOUT)
+            .build()
+            .map_err(|e| UnitError::InvalidRequest {
+                operation: "connect",
+                reason: e.to_string(),
+            })?;
+        Self::http_with_client(url, http)
+    }
+
+    /// A session with the unit at `url` whose requests go through `http` (your own
+    /// timeouts, proxy or connection pool; [`HTTP_TIMEOUT`] is not applied to it).
+    ///
+    /// # Errors
+    /// [`UnitError::InvalidRequest`] when the URL is not an `http://` address.
+    pub fn http_with_client(url: &str, http: reqwest::Client) -> Result<Self, UnitError> {
         let parsed = reqwest::Url::parse(url).map_err(|e| UnitError::InvalidRequest {
             operation: "connect",
             reason: format!("`{url}`: {e}"),
@@ -257,14 +286,6 @@ impl Unit {
                 ),
             });
         }
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(5))
-            .timeout(HTTP_TIMEOUT)
-            .build()
-            .map_err(|e| UnitError::InvalidRequest {
-                operation: "connect",
-                reason: e.to_string(),
-            })?;
         let state = DeviceState::new();
         let base = url.trim_end_matches('/');
         Ok(Self::from_parts(
@@ -272,6 +293,85 @@ impl Unit {
             state,
             base.to_owned(),
         ))
+    }
+
+    /// A session over the unit's serial protocol through a serial-over-IP bridge at
+    /// `host:port` (a TCP socket carrying the sbgECom frames), with the default
+    /// [`SerialOptions`](serial_link::SerialOptions).
+    ///
+    /// # Errors
+    /// [`UnitError::Unreachable`] when no connection can be made within 10 s.
+    pub async fn serial_tcp(address: &str) -> Result<Self, UnitError> {
+        Self::serial_tcp_with(address, serial_link::SerialOptions::default()).await
+    }
+
+    /// As [`Unit::serial_tcp`], with the link's deadlines and retries.
+    ///
+    /// # Errors
+    /// As [`Unit::serial_tcp`].
+    pub async fn serial_tcp_with(
+        address: &str,
+        options: serial_link::SerialOptions,
+    ) -> Result<Self, UnitError> {
+        let link = serial_link::SerialLink::tcp(address, options)
+            .await
+            .map_err(|reason| UnitError::Unreachable {
+                operation: "connect",
+                reason,
+            })?;
+        Ok(Self::over(
+            Arc::new(link),
+            format!("serial bridge {address}"),
+        ))
+    }
+
+    /// A session over the unit's serial protocol on a local serial port (e.g.
+    /// `/dev/ttyUSB0`) at `baud` (8 data bits, no parity, 1 stop bit), with the default
+    /// [`SerialOptions`](serial_link::SerialOptions).
+    ///
+    /// # Errors
+    /// [`UnitError::Unreachable`] when the port cannot be opened;
+    /// [`UnitError::InvalidRequest`] on a build or platform without serial ports (the
+    /// `serial-port` feature, Unix): use [`Unit::serial_tcp`] or [`Unit::over`].
+    pub fn serial(path: &str, baud: u32) -> Result<Self, UnitError> {
+        Self::serial_with(path, baud, serial_link::SerialOptions::default())
+    }
+
+    /// As [`Unit::serial`], with the link's deadlines and retries.
+    ///
+    /// # Errors
+    /// As [`Unit::serial`].
+    #[cfg(all(unix, feature = "serial-port"))]
+    pub fn serial_with(
+        path: &str,
+        baud: u32,
+        options: serial_link::SerialOptions,
+    ) -> Result<Self, UnitError> {
+        let link = serial_link::SerialLink::port(path, baud, options).map_err(|reason| {
+            UnitError::Unreachable {
+                operation: "connect",
+                reason,
+            }
+        })?;
+        Ok(Self::over(Arc::new(link), format!("serial port {path}")))
+    }
+
+    /// As [`Unit::serial`], with the link's deadlines and retries.
+    ///
+    /// # Errors
+    /// As [`Unit::serial`].
+    #[cfg(not(all(unix, feature = "serial-port")))]
+    pub fn serial_with(
+        path: &str,
+        _baud: u32,
+        _options: serial_link::SerialOptions,
+    ) -> Result<Self, UnitError> {
+        Err(UnitError::InvalidRequest {
+            operation: "connect",
+            reason: format!(
+                "serial ports are not supported in this build or on this platform ({path}); use a serial-over-IP bridge"
+            ),
+        })
     }
 
     /// A session over another link (the serial one: see [`serial_link`]).

@@ -6,6 +6,7 @@ use std::time::Duration;
 use uuid::Uuid;
 
 use crate::cloud::CloudError;
+use crate::error::ErrorKind;
 use crate::transfer::TransferError;
 
 /// Why [`Workflow::run`](super::Workflow::run) failed.
@@ -158,6 +159,21 @@ impl WorkflowError {
             Self::Cloud { source, .. } => Some(source),
             Self::OrganizationBusy { source, .. } => Some(source),
             _ => None,
+        }
+    }
+
+    /// What kind of failure this is (shared with the other subsystems and the bindings):
+    /// the kind of the cloud or transfer error it stopped on, otherwise its own.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Self::InvalidJob { .. } => ErrorKind::InvalidInput,
+            Self::LocalFile { .. } => ErrorKind::Io,
+            Self::Cloud { source, .. } => source.kind(),
+            Self::Transfer { source, .. } => source.kind(),
+            Self::OrganizationBusy { .. } => ErrorKind::Conflict,
+            Self::FollowTimeout { .. } => ErrorKind::Timeout,
+            Self::Canceled { .. } => ErrorKind::Canceled,
+            Self::Internal { .. } => ErrorKind::Internal,
         }
     }
 

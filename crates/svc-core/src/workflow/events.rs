@@ -73,10 +73,10 @@ impl From<broadcast::Receiver<WebhookEvent>> for EventSource {
     }
 }
 
-#[cfg(feature = "axum")]
+#[cfg(feature = "webhook-listener")]
 pub use listener::WebhookListener;
 
-#[cfg(feature = "axum")]
+#[cfg(feature = "webhook-listener")]
 mod listener {
     use std::net::{Ipv4Addr, SocketAddr};
     use std::sync::{Arc, RwLock};
@@ -176,6 +176,7 @@ mod listener {
             let mut listener = Self::start().await.map_err(|e| CloudError::Config {
                 setting: "webhook listener".to_owned(),
                 reason: format!("cannot listen on 127.0.0.1: {e}"),
+                missing: false,
             })?;
             let endpoint = client
                 .create_webhook_endpoint(CreateWebhookEndpointRequest {

@@ -105,7 +105,7 @@ use crate::transfer::{
 
 pub use error::WorkflowError;
 pub use events::EventSource;
-#[cfg(feature = "axum")]
+#[cfg(feature = "webhook-listener")]
 pub use events::WebhookListener;
 
 /// The metadata key under which the container is tagged with the workflow's random
@@ -318,8 +318,9 @@ pub struct WorkflowOutcome {
     pub outputs: Vec<OutputFile>,
     /// The files written in the output folder.
     pub downloaded: Vec<PathBuf>,
-    /// The container of the job.
-    pub container_id: Uuid,
+    /// The container of the job (for a resumed processing: its container, when the
+    /// service says).
+    pub container_id: Option<Uuid>,
     /// How many times the processing's status was read (`getProcessing`) while it was
     /// followed.
     pub status_reads: u32,
@@ -418,31 +419,88 @@ impl Workflow {
     /// # Panics
     /// Outside a Tokio runtime.
     pub fn start(&self, job: ProcessingJob, options: WorkflowOptions) -> WorkflowHandle {
+        self.spawn(options.on_progress.clone(), move |run| {
+            run.execute(job, options)
+        })
+    }
+
+    /// Picks up a processing started earlier — by this program before it restarted,
+    /// by another one, or with `follow: false` — and does the rest of a workflow: follows
+    /// it to its end (events or polling, as [`WorkflowOptions`] says; at once when it
+    /// has already ended), collects its errors and outputs, and downloads them to
+    /// `output_folder` (where [`PROCESSING_ID_PLACEHOLDER`] is replaced). A notebook
+    /// restarted mid-processing calls it with the processing's identifier.
+    ///
+    /// [`WorkflowOptions::follow`] is ignored (resuming is following).
+    ///
+    /// # Errors
+    /// See [`WorkflowError`]; a processing that does not exist is a
+    /// [`WorkflowError::Cloud`] of kind `not_found`.
+    pub async fn resume(
+        &self,
+        processing_id: Uuid,
+        output_folder: Option<PathBuf>,
+        options: WorkflowOptions,
+    ) -> Result<WorkflowOutcome, WorkflowError> {
+        self.start_resume(processing_id, output_folder, options)
+            .wait()
+            .await
+    }
+
+    /// As [`Workflow::resume`], in a task of its own: returns at once a handle to
+    /// cancel it or wait for it (canceling stops following and downloading; the
+    /// processing goes on in the cloud).
+    ///
+    /// # Panics
+    /// Outside a Tokio runtime.
+    pub fn start_resume(
+        &self,
+        processing_id: Uuid,
+        output_folder: Option<PathBuf>,
+        options: WorkflowOptions,
+    ) -> WorkflowHandle {
+        self.spawn(options.on_progress.clone(), move |run| {
+            run.resume(processing_id, output_folder, options)
+        })
+    }
+
+    fn spawn<F, Fut>(
+        &self,
+        on_progress: Option<WorkflowProgressCallback>,
+        body: F,
+    ) -> WorkflowHandle
+    where
+        F: FnOnce(Run) -> Fut,
+        Fut: Future<Output = Result<WorkflowOutcome, WorkflowError>> + Send + 'static,
+    {
         let cancel = CancellationToken::new();
         let ids = Arc::new(Mutex::new(Ids::default()));
         let run = Run {
             client: self.client.clone(),
             http: self.http.clone(),
-            on_progress: options.on_progress.clone(),
+            on_progress,
             ids: ids.clone(),
         };
+        let work = body(run);
         let token = cancel.clone();
+        let known = ids.clone();
         let task = tokio::spawn(async move {
             tokio::select! {
                 biased;
                 () = token.cancelled() => {
-                    let ids = ids.lock().map(|i| *i).unwrap_or_default();
+                    let ids = read_ids(&known);
                     Err(WorkflowError::Canceled {
                         container_id: ids.container,
                         processing_id: ids.processing,
                     })
                 }
-                result = run.execute(job, options) => result,
+                result = work => result,
             }
         });
         WorkflowHandle {
             task: Some(task),
             cancel,
+            ids,
         }
     }
 }
@@ -453,6 +511,7 @@ impl Workflow {
 pub struct WorkflowHandle {
     task: Option<JoinHandle<Result<WorkflowOutcome, WorkflowError>>>,
     cancel: CancellationToken,
+    ids: Arc<Mutex<Ids>>,
 }
 
 impl WorkflowHandle {
@@ -464,9 +523,22 @@ impl WorkflowHandle {
     }
 
     /// Something that cancels this workflow from elsewhere (a signal handler) while
-    /// the handle is waited for.
+    /// the handle is waited for, and tells what it has created so far.
     pub fn canceler(&self) -> WorkflowCanceler {
-        WorkflowCanceler(self.cancel.clone())
+        WorkflowCanceler {
+            cancel: self.cancel.clone(),
+            ids: self.ids.clone(),
+        }
+    }
+
+    /// The container, once created (or, for a resumed processing, once read).
+    pub fn container_id(&self) -> Option<Uuid> {
+        read_ids(&self.ids).container
+    }
+
+    /// The processing, once started: after a cancel it goes on in the cloud.
+    pub fn processing_id(&self) -> Option<Uuid> {
+        read_ids(&self.ids).processing
     }
 
     /// Waits for the end of the workflow.
@@ -499,12 +571,32 @@ impl Drop for WorkflowHandle {
 
 /// Cancels a workflow (see [`WorkflowHandle::cancel`]); cheap to clone.
 #[derive(Clone, Debug)]
-pub struct WorkflowCanceler(CancellationToken);
+pub struct WorkflowCanceler {
+    cancel: CancellationToken,
+    ids: Arc<Mutex<Ids>>,
+}
 
 impl WorkflowCanceler {
     /// Stops the workflow, as [`WorkflowHandle::cancel`].
     pub fn cancel(&self) {
-        self.0.cancel();
+        self.cancel.cancel();
+    }
+
+    /// The container, once created (see [`WorkflowHandle::container_id`]).
+    pub fn container_id(&self) -> Option<Uuid> {
+        read_ids(&self.ids).container
+    }
+
+    /// The processing, once started (see [`WorkflowHandle::processing_id`]).
+    pub fn processing_id(&self) -> Option<Uuid> {
+        read_ids(&self.ids).processing
+    }
+}
+
+fn read_ids(ids: &Mutex<Ids>) -> Ids {
+    match ids.lock() {
+        Ok(ids) => *ids,
+        Err(poisoned) => *poisoned.into_inner(),
     }
 }
 
@@ -614,8 +706,7 @@ impl Run {
             metadata: (!job.metadata.is_empty()).then(|| job.metadata.clone()),
         };
         let started = self.start_processing(request, &options).await?;
-        let processing_id = started.id;
-        self.set_ids(None, Some(processing_id));
+        self.set_ids(None, Some(started.id));
         if !options.follow {
             self.report_processing(&started);
             return Ok(WorkflowOutcome {
@@ -623,21 +714,69 @@ impl Run {
                 errors: Vec::new(),
                 outputs: Vec::new(),
                 downloaded: Vec::new(),
-                container_id,
+                container_id: Some(container_id),
                 status_reads: 0,
             });
         }
+        self.conclude(
+            started,
+            job.output_folder.as_deref(),
+            &mut options,
+            &transfers,
+        )
+        .await
+    }
+
+    /// Follows an existing processing (see [`Workflow::resume`]).
+    async fn resume(
+        self,
+        processing_id: Uuid,
+        output_folder: Option<PathBuf>,
+        mut options: WorkflowOptions,
+    ) -> Result<WorkflowOutcome, WorkflowError> {
+        self.set_ids(None, Some(processing_id));
+        let processing = self
+            .read(|| self.client.get_processing(processing_id))
+            .await
+            .map_err(|source| WorkflowError::Cloud {
+                stage: "reading the processing",
+                container_id: None,
+                processing_id: Some(processing_id),
+                source: Box::new(source),
+            })?;
+        self.set_ids(processing.container_id, None);
+        let transfers = Transfers::new(self.http.clone(), options.transfer.clone());
+        self.conclude(
+            processing,
+            output_folder.as_deref(),
+            &mut options,
+            &transfers,
+        )
+        .await
+    }
+
+    /// Follows a started processing to its end, then collects its errors and outputs
+    /// and downloads them to `output_folder`.
+    async fn conclude(
+        &self,
+        started: Processing,
+        output_folder: Option<&std::path::Path>,
+        options: &mut WorkflowOptions,
+        transfers: &Transfers,
+    ) -> Result<WorkflowOutcome, WorkflowError> {
+        let processing_id = started.id;
+        let container_id = started.container_id;
 
         // Follow.
         let cloud_error = |stage, source| WorkflowError::Cloud {
             stage,
-            container_id: Some(container_id),
+            container_id,
             processing_id: Some(processing_id),
             source: Box::new(source),
         };
         let mut status_reads = 0;
         let processing = follow::follow(
-            &self,
+            self,
             started,
             &options.poll,
             options.follow_timeout,
@@ -658,7 +797,7 @@ impl Run {
         } else {
             Vec::new()
         };
-        let downloaded = match &job.output_folder {
+        let downloaded = match output_folder {
             Some(folder) if !outputs.is_empty() => {
                 let folder = resolve_folder(folder, processing_id);
                 let report = self
@@ -669,7 +808,7 @@ impl Run {
                     .await
                     .map_err(|source| WorkflowError::Transfer {
                         stage: "downloading the outputs",
-                        container_id: Some(container_id),
+                        container_id,
                         processing_id: Some(processing_id),
                         source: Box::new(source),
                     })?;

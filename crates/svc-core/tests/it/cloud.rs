@@ -18,6 +18,7 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures::{StreamExt, TryStreamExt};
 use serde_json::json;
+use svc_core::ErrorKind;
 use svc_core::cloud::{
     ApiSecret, CloudClient, CloudConfig, CloudError, ContainerFileType, ContainerRegion,
     CreateContainerFile, CreateContainerRequest, CreateWebhookEndpointRequest, EventType, Metadata,
@@ -344,7 +345,9 @@ fn from(map: &HashMap<&'static str, String>) -> Result<CloudConfig, CloudError> 
 #[track_caller]
 fn config_error(result: Result<CloudConfig, CloudError>) -> (String, String) {
     match result {
-        Err(CloudError::Config { setting, reason }) => (setting, reason),
+        Err(CloudError::Config {
+            setting, reason, ..
+        }) => (setting, reason),
         other => panic!("expected a configuration error, got {other:?}"),
     }
 }
@@ -590,11 +593,65 @@ async fn a_wrong_secret_is_an_authentication_error_without_the_secret() {
         .server_info()
         .await
         .unwrap_err();
+    // Not an authentication failure: nothing refused the credentials.
     assert!(
-        matches!(e, CloudError::Authentication { status: None, .. }),
+        matches!(
+            e,
+            CloudError::Transport {
+                operation: "openidConfiguration",
+                kind: TransportKind::Connect,
+                ..
+            }
+        ),
         "{e:?}"
     );
+    assert_eq!(e.kind(), ErrorKind::Unreachable);
+    assert!(e.to_string().contains("identity provider"), "{e}");
     assert!(e.is_retryable());
+}
+
+#[tokio::test]
+async fn a_failing_identity_provider_is_transient_not_an_authentication_error() {
+    let emu = default_emulator().await;
+    let mut config_change = |c: &mut CloudConfig| {
+        c.retry.max_attempts = 2;
+        c.retry.base_delay = Duration::from_millis(1);
+    };
+    // The token endpoint answers 503 to every attempt: two attempts of the operation,
+    // each asking twice for a token.
+    let p = proxied(emu.info(), &mut config_change).await;
+    p.auth.on(
+        "POST",
+        TOKEN,
+        4,
+        Action::Answer(503, "upstream down".to_owned()),
+    );
+    let e = p.client.server_info().await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Transient, "{e:?}");
+    assert_eq!(e.status(), Some(503));
+    assert_eq!(e.operation(), Some("requestToken"));
+    assert!(e.is_retryable());
+    assert!(p.cloud.hits().is_empty(), "nothing sent without a token");
+    assert_eq!(p.auth.count("POST", TOKEN), 4, "retried as transient");
+    // Once it is back, the same client works.
+    p.client.server_info().await.unwrap();
+
+    // Discovery failing with 502: transient too.
+    let p = proxied(emu.info(), &mut config_change).await;
+    p.auth.on(
+        "GET",
+        DISCOVERY,
+        4,
+        Action::Answer(502, "bad gateway".to_owned()),
+    );
+    let e = p.client.server_info().await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Transient, "{e:?}");
+    assert_eq!(e.operation(), Some("openidConfiguration"));
+
+    // A refusal stays an authentication error.
+    let p = proxied(emu.info(), |c| c.api_secret = ApiSecret::new("nope")).await;
+    let e = p.client.server_info().await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Authentication);
 }
 
 #[tokio::test]

@@ -148,7 +148,10 @@ async fn the_sample_job_runs_to_downloaded_outputs() {
     assert_outputs_identical(&emulator, &outcome, &out.path().join("results"));
 
     // The container holds both files at their names, tagged by the workflow.
-    let container = client.get_container(outcome.container_id).await.unwrap();
+    let container = client
+        .get_container(outcome.container_id.unwrap())
+        .await
+        .unwrap();
     let mut paths: Vec<&str> = container.files.iter().map(|f| f.path.as_str()).collect();
     paths.sort_unstable();
     assert_eq!(paths, ["imu.csv", "rover.nmea"]);
@@ -475,9 +478,75 @@ async fn a_canceled_workflow_names_its_processing() {
         },
     );
     let id = started_rx.recv().await.unwrap();
+    assert_eq!(handle.processing_id(), Some(id), "the handle knows it too");
+    assert!(handle.container_id().is_some());
+    let canceler = handle.canceler();
     handle.cancel();
     let e = handle.wait().await.unwrap_err();
     assert!(matches!(e, WorkflowError::Canceled { .. }), "{e:?}");
     assert_eq!(e.processing_id(), Some(id));
+    assert_eq!(canceler.processing_id(), Some(id));
+    emulator.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_processing_started_earlier_is_resumed_by_its_id() {
+    let emulator = quick_emulator(Duration::from_secs(1)).await;
+    let workflow = Workflow::new(client_for(&emulator));
+    // Started without following, as a program that then stopped.
+    let started = workflow
+        .run(
+            sample_job(None),
+            WorkflowOptions {
+                follow: false,
+                ..quick_options()
+            },
+        )
+        .await
+        .expect("started");
+    assert!(matches!(
+        started.processing.status,
+        ProcessingStatus::Pending | ProcessingStatus::Processing
+    ));
+    let id = started.processing.id;
+
+    // Picked up by its identifier: followed to its end and downloaded.
+    let out = tempfile::tempdir().unwrap();
+    let folder = out.path().join("{processing_id}");
+    let (seen, callback) = recorder();
+    let outcome = workflow
+        .resume(
+            id,
+            Some(folder),
+            WorkflowOptions {
+                on_progress: Some(callback),
+                ..quick_options()
+            },
+        )
+        .await
+        .expect("resumed");
+    assert!(outcome.succeeded(), "{:?}", outcome.processing);
+    assert_eq!(outcome.processing.id, id);
+    assert_eq!(outcome.container_id, started.container_id);
+    assert_outputs_identical(&emulator, &outcome, &out.path().join(id.to_string()));
+    assert!(seen.lock().unwrap().iter().any(
+        |p| matches!(p, WorkflowProgress::Done { processing_id, .. } if *processing_id == id)
+    ));
+
+    // Resuming an ended processing collects it at once, without reading its status
+    // more than once; a processing that does not exist is not_found.
+    let again = workflow
+        .resume(id, None, quick_options())
+        .await
+        .expect("ended");
+    assert!(again.succeeded());
+    assert!(again.downloaded.is_empty(), "no folder, no download");
+    assert_eq!(again.outputs.len(), outcome.outputs.len());
+    assert_eq!(again.status_reads, 0);
+    let e = workflow
+        .resume(uuid::Uuid::new_v4(), None, quick_options())
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), svc_core::ErrorKind::NotFound, "{e:?}");
     emulator.shutdown().await;
 }
