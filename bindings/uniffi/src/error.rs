@@ -1,0 +1,357 @@
+//! [`SvcError`]: every error of the SDK as one enum, a variant per
+//! [`ErrorKind`](svc_core::ErrorKind), each carrying what the subsystem's error knows.
+//!
+//! No field holds a secret: svc-core's errors never carry the API secret, a token, a
+//! password or a webhook secret, and this module adds none.
+
+use svc_core::ErrorKind;
+use svc_core::cloud::CloudError;
+use svc_core::settings::SettingsError;
+use svc_core::transfer::TransferError;
+use svc_core::unit::UnitError;
+use svc_core::webhook::WebhookError;
+use svc_core::workflow::WorkflowError;
+
+/// One invalid node of a refused settings write (the unit's 422), or a node a
+/// settings operation is about.
+#[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
+pub struct NodeError {
+    /// The node, e.g. `aiding/gnss1/leverArmPrimary`.
+    pub path: String,
+    /// Why it was refused.
+    pub message: String,
+}
+
+/// What every variant of [`SvcError`] carries.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ErrorInfo {
+    pub reason: String,
+    pub status: Option<u16>,
+    pub title: Option<String>,
+    pub details: Option<String>,
+    pub operation: Option<String>,
+    pub code: Option<String>,
+    pub container_id: Option<String>,
+    pub processing_id: Option<String>,
+    pub node_errors: Vec<NodeError>,
+    pub retryable: bool,
+}
+
+macro_rules! svc_error {
+    ($( $(#[$doc:meta])* $variant:ident => $kind:ident ),+ $(,)?) => {
+        /// Every error of the SDK: one variant per kind of failure (the shared
+        /// `ErrorKind` of svc-core, whose `as_str()` names are in [`SvcError::kind_name`]),
+        /// each with the same fields:
+        ///
+        /// - `reason`: the whole message (named so because `message` is taken by
+        ///   Kotlin's `Throwable`);
+        /// - `status`, `title`, `details`: the HTTP status and error body of the
+        ///   service or the unit, when it answered with an error;
+        /// - `operation`: the `operationId` that failed;
+        /// - `code`: a stable code of the subsystem (webhook verification:
+        ///   `missing_header`, `invalid_timestamp`, `too_old`, `too_new`,
+        ///   `bad_signature`, `invalid_payload`, `no_secret`);
+        /// - `container_id`, `processing_id`: what a workflow had created;
+        /// - `node_errors`: the invalid nodes of a refused settings write;
+        /// - `retryable`: whether repeating the same request later may help.
+        #[derive(Clone, Debug, thiserror::Error, uniffi::Error)]
+        pub enum SvcError {
+            $(
+                $(#[$doc])*
+                #[error("{reason}")]
+                $variant {
+                    reason: String,
+                    status: Option<u16>,
+                    title: Option<String>,
+                    details: Option<String>,
+                    operation: Option<String>,
+                    code: Option<String>,
+                    container_id: Option<String>,
+                    processing_id: Option<String>,
+                    node_errors: Vec<NodeError>,
+                    retryable: bool,
+                },
+            )+
+        }
+
+        impl SvcError {
+            pub(crate) fn new(kind: ErrorKind, info: ErrorInfo) -> Self {
+                let ErrorInfo {
+                    reason, status, title, details, operation, code, container_id,
+                    processing_id, node_errors, retryable,
+                } = info;
+                match kind {
+                    $( ErrorKind::$kind => Self::$variant {
+                        reason, status, title, details, operation, code, container_id,
+                        processing_id, node_errors, retryable,
+                    }, )+
+                    // A kind added to svc-core later: an internal error until this
+                    // crate names it.
+                    _ => Self::Internal {
+                        reason, status, title, details, operation, code, container_id,
+                        processing_id, node_errors, retryable,
+                    },
+                }
+            }
+
+            /// The kind, as svc-core's `ErrorKind`.
+            pub fn kind(&self) -> ErrorKind {
+                match self {
+                    $( Self::$variant { .. } => ErrorKind::$kind, )+
+                }
+            }
+
+            /// The whole message.
+            pub fn reason(&self) -> &str {
+                match self {
+                    $( Self::$variant { reason, .. } )|+ => reason,
+                }
+            }
+
+            /// The status the service or unit answered, if any.
+            pub fn status(&self) -> Option<u16> {
+                match self {
+                    $( Self::$variant { status, .. } )|+ => *status,
+                }
+            }
+
+            /// The invalid nodes of a refused settings write.
+            pub fn node_errors(&self) -> &[NodeError] {
+                match self {
+                    $( Self::$variant { node_errors, .. } )|+ => node_errors,
+                }
+            }
+
+            /// The subsystem's stable code, if any.
+            pub fn code(&self) -> Option<&str> {
+                match self {
+                    $( Self::$variant { code, .. } )|+ => code.as_deref(),
+                }
+            }
+        }
+    };
+}
+
+svc_error! {
+    /// The credentials were refused (401, the identity provider, the unit's login).
+    Authentication => Authentication,
+    /// Known credentials without the right (403).
+    PermissionDenied => PermissionDenied,
+    /// 404: the resource does not exist.
+    NotFound => NotFound,
+    /// 409: the request conflicts with the current state (a lock, an ongoing processing).
+    Conflict => Conflict,
+    /// The request is invalid (refused before sending, or 400/413/422).
+    InvalidInput => InvalidInput,
+    /// The other side could not be reached or the connection broke.
+    Unreachable => Unreachable,
+    /// A transient failure of the other side (5xx, 429, a timeout).
+    Transient => Transient,
+    /// The operation was cancelled.
+    Canceled => Canceled,
+    /// A wait ran out.
+    Timeout => Timeout,
+    /// The other side answered something the SDK cannot read.
+    InvalidResponse => InvalidResponse,
+    /// A webhook delivery or a storage form failed its verification.
+    Verification => Verification,
+    /// A local file could not be read or written.
+    Io => Io,
+    /// A bug of the SDK.
+    Internal => Internal,
+}
+
+impl SvcError {
+    /// svc-core's stable name of the kind (`conflict`, `invalid_input`, …).
+    pub fn kind_name(&self) -> &'static str {
+        self.kind().as_str()
+    }
+
+    pub(crate) fn of(kind: ErrorKind, reason: impl Into<String>) -> Self {
+        let reason = reason.into();
+        Self::new(
+            kind,
+            ErrorInfo {
+                reason,
+                retryable: kind.is_transient(),
+                ..ErrorInfo::default()
+            },
+        )
+    }
+
+    pub(crate) fn internal(reason: impl Into<String>) -> Self {
+        Self::of(ErrorKind::Internal, reason)
+    }
+
+    pub(crate) fn canceled(reason: impl Into<String>) -> Self {
+        Self::of(ErrorKind::Canceled, reason)
+    }
+
+    pub(crate) fn invalid(reason: impl Into<String>) -> Self {
+        Self::of(ErrorKind::InvalidInput, reason)
+    }
+}
+
+/// A foreign callback failed with an exception it did not declare.
+impl From<uniffi::UnexpectedUniFFICallbackError> for SvcError {
+    fn from(e: uniffi::UnexpectedUniFFICallbackError) -> Self {
+        Self::internal(format!("a callback failed: {}", e.reason))
+    }
+}
+
+impl From<CloudError> for SvcError {
+    fn from(e: CloudError) -> Self {
+        Self::new(
+            e.kind(),
+            ErrorInfo {
+                reason: e.to_string(),
+                status: e.status(),
+                title: e.title().map(str::to_owned),
+                details: e.details().map(str::to_owned),
+                operation: e.operation().map(str::to_owned),
+                retryable: e.is_retryable(),
+                ..ErrorInfo::default()
+            },
+        )
+    }
+}
+
+impl From<UnitError> for SvcError {
+    fn from(e: UnitError) -> Self {
+        let (operation, title, details) = match &e {
+            UnitError::Api {
+                operation,
+                title,
+                detail,
+                ..
+            } => (
+                Some((*operation).to_owned()),
+                Some(title.clone()),
+                Some(detail.clone()),
+            ),
+            UnitError::Unreachable { operation, .. }
+            | UnitError::InvalidResponse { operation, .. }
+            | UnitError::InvalidRequest { operation, .. } => {
+                (Some((*operation).to_owned()), None, None)
+            }
+            _ => (None, None, None),
+        };
+        let node_errors = match &e {
+            UnitError::NotApplied { paths } => paths
+                .iter()
+                .map(|path| NodeError {
+                    path: path.clone(),
+                    message: "differs from the wanted value after writing".to_owned(),
+                })
+                .collect(),
+            _ => e
+                .node_errors()
+                .iter()
+                .map(|n| NodeError {
+                    path: n.path.clone(),
+                    message: n.message.clone(),
+                })
+                .collect(),
+        };
+        Self::new(
+            e.kind(),
+            ErrorInfo {
+                reason: e.to_string(),
+                status: e.status(),
+                title,
+                details,
+                operation,
+                node_errors,
+                retryable: e.is_retryable(),
+                ..ErrorInfo::default()
+            },
+        )
+    }
+}
+
+impl From<WorkflowError> for SvcError {
+    fn from(e: WorkflowError) -> Self {
+        let cloud = e.cloud_error();
+        Self::new(
+            e.kind(),
+            ErrorInfo {
+                reason: e.to_string(),
+                status: cloud.and_then(CloudError::status),
+                title: cloud.and_then(CloudError::title).map(str::to_owned),
+                details: cloud.and_then(CloudError::details).map(str::to_owned),
+                operation: cloud.and_then(CloudError::operation).map(str::to_owned),
+                container_id: e.container_id().map(|id| id.to_string()),
+                processing_id: e.processing_id().map(|id| id.to_string()),
+                retryable: e.kind().is_transient(),
+                ..ErrorInfo::default()
+            },
+        )
+    }
+}
+
+impl From<TransferError> for SvcError {
+    fn from(e: TransferError) -> Self {
+        Self::new(
+            e.kind(),
+            ErrorInfo {
+                reason: e.to_string(),
+                retryable: e.is_transient(),
+                ..ErrorInfo::default()
+            },
+        )
+    }
+}
+
+impl From<WebhookError> for SvcError {
+    fn from(e: WebhookError) -> Self {
+        Self::new(
+            e.kind(),
+            ErrorInfo {
+                reason: e.to_string(),
+                code: Some(e.code().to_owned()),
+                ..ErrorInfo::default()
+            },
+        )
+    }
+}
+
+impl From<SettingsError> for SvcError {
+    fn from(e: SettingsError) -> Self {
+        let reason = e.to_string();
+        let node_errors = e
+            .paths()
+            .into_iter()
+            .map(|path| NodeError {
+                path,
+                message: reason.clone(),
+            })
+            .collect();
+        Self::new(
+            e.kind(),
+            ErrorInfo {
+                reason,
+                node_errors,
+                ..ErrorInfo::default()
+            },
+        )
+    }
+}
+
+/// A JSON argument that cannot be read: the parser's line and column, never the text.
+pub(crate) fn json_error(what: &str, e: &serde_json::Error) -> SvcError {
+    SvcError::invalid(format!(
+        "{what} is not valid JSON ({:?} at line {}, column {})",
+        e.classify(),
+        e.line(),
+        e.column()
+    ))
+}
+
+/// An identifier argument that is not a UUID (the value is quoted: identifiers are
+/// not secrets; it is shortened).
+pub(crate) fn parse_id(what: &str, value: &str) -> Result<uuid::Uuid, SvcError> {
+    value.trim().parse().map_err(|_| {
+        let shown: String = value.chars().take(64).collect();
+        SvcError::invalid(format!("{what} is not a UUID: {shown:?}"))
+    })
+}

@@ -1,0 +1,387 @@
+//! `InsUnit`: a session with an inertial navigation unit over HTTP, a serial-over-TCP
+//! bridge, or a [`ByteLink`] the app implements (Android USB serial, iOS External
+//! Accessory, BLE), carried in sbgECom frames by svc-core's serial link.
+
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use ins_device_api::Password;
+use svc_core::unit as su;
+use svc_core::unit::serial_link::{SerialLink, SerialOptions as CoreSerialOptions};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+use crate::error::SvcError;
+use crate::runtime::run;
+use crate::tls::{TlsRoots, http_client};
+use crate::types::{
+    ApplyOptions, ApplyReport, DataLoggerStatus, DeviceInfo, UserName, WriteOutcome, json_in,
+};
+
+/// Why a [`ByteLink`] read or write failed.
+#[derive(Clone, Debug, thiserror::Error, uniffi::Error)]
+pub enum LinkError {
+    /// The link failed (unplugged, disconnected, closed).
+    #[error("{reason}")]
+    Io { reason: String },
+}
+
+impl From<uniffi::UnexpectedUniFFICallbackError> for LinkError {
+    fn from(e: uniffi::UnexpectedUniFFICallbackError) -> Self {
+        Self::Io { reason: e.reason }
+    }
+}
+
+/// A byte stream to the unit that the app owns: a USB serial port, an External
+/// Accessory session, a BLE characteristic pair. The SDK frames the unit's REST API
+/// over it (sbgECom); the app only moves bytes.
+#[uniffi::export(with_foreign)]
+#[async_trait::async_trait]
+pub trait ByteLink: Send + Sync {
+    /// Waits for bytes from the unit and returns between 1 and `maxBytes` of them; an
+    /// empty array means the link is closed for good.
+    async fn read(&self, max_bytes: u32) -> Result<Vec<u8>, LinkError>;
+    /// Sends all of `data` to the unit.
+    async fn write(&self, data: Vec<u8>) -> Result<(), LinkError>;
+}
+
+type Pending<T> = Pin<Box<dyn Future<Output = Result<T, LinkError>> + Send>>;
+
+/// Tokio's `AsyncRead` + `AsyncWrite` over a [`ByteLink`]: each poll drives one foreign
+/// call, kept across polls (a read given up by a timeout goes on and its bytes are
+/// kept for the next read).
+struct LinkIo {
+    link: Arc<dyn ByteLink>,
+    reading: Option<Pending<Vec<u8>>>,
+    unread: Vec<u8>,
+    writing: Option<(Pending<()>, usize)>,
+}
+
+/// The most bytes asked for or sent in one foreign call.
+const CHUNK: usize = 64 * 1024;
+
+fn io_error(e: &LinkError) -> io::Error {
+    io::Error::other(e.to_string())
+}
+
+impl AsyncRead for LinkIo {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        if this.unread.is_empty() {
+            let max = u32::try_from(buf.remaining().clamp(1, CHUNK)).unwrap_or(1);
+            let link = &this.link;
+            let reading = this.reading.get_or_insert_with(|| {
+                let link = link.clone();
+                Box::pin(async move { link.read(max).await })
+            });
+            let data = match reading.as_mut().poll(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(result) => {
+                    this.reading = None;
+                    result.map_err(|e| io_error(&e))?
+                }
+            };
+            // An empty read is the end of the stream (reading nothing into `buf`).
+            this.unread = data;
+        }
+        let n = this.unread.len().min(buf.remaining());
+        buf.put_slice(&this.unread[..n]);
+        this.unread.drain(..n);
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl LinkIo {
+    fn poll_written(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
+        let Some((writing, len)) = self.writing.as_mut() else {
+            return Poll::Ready(Ok(0));
+        };
+        let len = *len;
+        match writing.as_mut().poll(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(result) => {
+                self.writing = None;
+                Poll::Ready(result.map(|()| len).map_err(|e| io_error(&e)))
+            }
+        }
+    }
+}
+
+impl AsyncWrite for LinkIo {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        if this.writing.is_none() {
+            let data = buf[..buf.len().min(CHUNK)].to_vec();
+            let len = data.len();
+            let link = this.link.clone();
+            this.writing = Some((Box::pin(async move { link.write(data).await }), len));
+        }
+        this.poll_written(cx)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.get_mut().poll_written(cx).map_ok(|_| ())
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.poll_flush(cx)
+    }
+}
+
+/// Deadlines and retries of a serial link.
+#[derive(Clone, Debug, uniffi::Record)]
+pub struct SerialOptions {
+    /// How long the link may stay silent while an answer is awaited, in milliseconds.
+    #[uniffi(default = 3000)]
+    pub answer_timeout_ms: u64,
+    /// How many times a GET is sent before giving up (a POST is never repeated).
+    #[uniffi(default = 3)]
+    pub get_attempts: u32,
+}
+
+fn serial_options(o: Option<SerialOptions>) -> CoreSerialOptions {
+    match o {
+        None => CoreSerialOptions::default(),
+        Some(o) => CoreSerialOptions {
+            answer_timeout: Duration::from_millis(o.answer_timeout_ms.max(1)),
+            get_attempts: o.get_attempts.max(1),
+        },
+    }
+}
+
+/// A session with one inertial navigation unit (svc-core's `Unit`, named so that it
+/// shadows neither Kotlin's `Unit` nor Foundation's): login (and re-login after a
+/// reboot), settings as JSON strings, actions. Every operation is `async`.
+#[derive(Debug, uniffi::Object)]
+pub struct InsUnit {
+    inner: su::Unit,
+}
+
+fn wrap(inner: su::Unit) -> Arc<InsUnit> {
+    Arc::new(InsUnit { inner })
+}
+
+#[uniffi::export]
+impl InsUnit {
+    /// A session with the unit's REST interface at `url` (`http://…`, without
+    /// `/api/v1`), e.g. over the unit's Wi-Fi.
+    ///
+    /// Errors: `InvalidInput` for a URL that is not `http://`.
+    #[uniffi::constructor]
+    pub fn http(url: String) -> Result<Arc<Self>, SvcError> {
+        // Plain HTTP: the TLS roots only matter for building the client.
+        let client = http_client(
+            TlsRoots::Bundled,
+            Duration::from_secs(5),
+            Some(su::HTTP_TIMEOUT),
+        )?;
+        Ok(wrap(su::Unit::http_with_client(&url, client)?))
+    }
+
+    /// A session over a serial-over-TCP bridge at `host:port` (sbgECom frames).
+    ///
+    /// Errors: `Unreachable` when no connection can be made within 10 s.
+    #[uniffi::constructor(default(options = None))]
+    pub async fn serial_tcp(
+        address: String,
+        options: Option<SerialOptions>,
+    ) -> Result<Arc<Self>, SvcError> {
+        let options = serial_options(options);
+        run(async move { Ok(wrap(su::Unit::serial_tcp_with(&address, options).await?)) }).await
+    }
+
+    /// A session over a byte stream the app implements; `describe` names it in errors
+    /// (e.g. `USB serial`).
+    #[uniffi::constructor(default(options = None))]
+    pub fn over_link(
+        link: Arc<dyn ByteLink>,
+        describe: String,
+        options: Option<SerialOptions>,
+    ) -> Arc<Self> {
+        let io = LinkIo {
+            link,
+            reading: None,
+            unread: Vec::new(),
+            writing: None,
+        };
+        let serial = SerialLink::new(io, describe.clone(), serial_options(options));
+        wrap(su::Unit::over(Arc::new(serial), describe))
+    }
+
+    /// Where the unit is (its URL or link); never holds the token.
+    pub fn link(&self) -> String {
+        self.inner.link().to_owned()
+    }
+
+    /// The logged-in user, or `None` (the unit's default user).
+    pub fn user(&self) -> Option<UserName> {
+        self.inner.user().map(Into::into)
+    }
+
+    /// Logs in; the session logs in again by itself after a reboot.
+    ///
+    /// Errors: `Authentication` (401) for a wrong user or password.
+    pub async fn login(&self, user: UserName, password: String) -> Result<(), SvcError> {
+        let u = self.inner.clone();
+        run(async move { Ok(u.login(user.into(), Password::new(password)).await?) }).await
+    }
+
+    /// Logs out (releasing a lock the session held).
+    pub async fn logout(&self) -> Result<(), SvcError> {
+        let u = self.inner.clone();
+        run(async move { Ok(u.logout().await?) }).await
+    }
+
+    /// Changes a password: the logged-in user's own (`user` = `None`) or, for `setup`,
+    /// another user's. An empty password clears it.
+    pub async fn change_password(
+        &self,
+        user: Option<UserName>,
+        password: String,
+    ) -> Result<(), SvcError> {
+        let u = self.inner.clone();
+        run(async move {
+            Ok(
+                u.change_password(user.map(Into::into), Password::new(password))
+                    .await?,
+            )
+        })
+        .await
+    }
+
+    /// The unit's identity and versions.
+    pub async fn info(&self) -> Result<DeviceInfo, SvcError> {
+        let u = self.inner.clone();
+        run(async move { Ok(u.info().await?.into()) }).await
+    }
+
+    /// The whole settings tree, as JSON.
+    pub async fn settings(&self) -> Result<String, SvcError> {
+        let u = self.inner.clone();
+        run(async move { Ok(u.settings().await?.to_string()) }).await
+    }
+
+    /// Only the settings that differ from the defaults, as a partial tree in JSON.
+    pub async fn settings_delta(&self) -> Result<String, SvcError> {
+        let u = self.inner.clone();
+        run(async move { Ok(u.settings_delta().await?.to_string()) }).await
+    }
+
+    /// One node, e.g. `aiding/gnss1/leverArmPrimary`, as JSON.
+    pub async fn node(&self, path: String) -> Result<String, SvcError> {
+        let u = self.inner.clone();
+        run(async move { Ok(u.node(&path).await?.to_string()) }).await
+    }
+
+    /// Writes a partial tree (JSON); with `checkOnly` the unit only validates it.
+    ///
+    /// Errors: `InvalidInput` (422) with every invalid node in `nodeErrors`;
+    /// `Conflict` (409) while another session holds the lock.
+    pub async fn write(&self, patch: String, check_only: bool) -> Result<WriteOutcome, SvcError> {
+        let patch = json_in("patch", &patch)?;
+        let u = self.inner.clone();
+        run(async move { Ok(u.write(&patch, check_only).await?.into()) }).await
+    }
+
+    /// Writes one node (its value as JSON).
+    pub async fn write_node(
+        &self,
+        path: String,
+        value: String,
+        check_only: bool,
+    ) -> Result<WriteOutcome, SvcError> {
+        let value = json_in("value", &value)?;
+        let u = self.inner.clone();
+        run(async move { Ok(u.write_node(&path, &value, check_only).await?.into()) }).await
+    }
+
+    /// Restores the factory default settings.
+    pub async fn restore_defaults(&self, check_only: bool) -> Result<WriteOutcome, SvcError> {
+        let u = self.inner.clone();
+        run(async move { Ok(u.restore_defaults(check_only).await?.into()) }).await
+    }
+
+    /// The whole tree as the unit exports it, as JSON.
+    pub async fn export(&self) -> Result<String, SvcError> {
+        let u = self.inner.clone();
+        run(async move { Ok(u.export().await?.to_string()) }).await
+    }
+
+    /// Imports a whole tree (JSON).
+    pub async fn import(&self, tree: String, check_only: bool) -> Result<WriteOutcome, SvcError> {
+        let tree = json_in("tree", &tree)?;
+        let u = self.inner.clone();
+        run(async move { Ok(u.import(&tree, check_only).await?.into()) }).await
+    }
+
+    /// Brings the unit's settings to `wanted` (a whole or partial tree in JSON),
+    /// writing only what differs, validated first and read back after.
+    pub async fn apply_wanted(
+        &self,
+        wanted: String,
+        options: ApplyOptions,
+    ) -> Result<ApplyReport, SvcError> {
+        let wanted = json_in("wanted", &wanted)?;
+        let u = self.inner.clone();
+        run(async move { Ok(u.apply_wanted(&wanted, options.into()).await?.into()) }).await
+    }
+
+    /// Takes the settings lock for this session.
+    pub async fn lock(&self) -> Result<(), SvcError> {
+        let u = self.inner.clone();
+        run(async move { Ok(u.lock().await?) }).await
+    }
+
+    /// Releases the settings lock.
+    pub async fn unlock(&self) -> Result<(), SvcError> {
+        let u = self.inner.clone();
+        run(async move { Ok(u.unlock().await?) }).await
+    }
+
+    /// Reboots the unit.
+    pub async fn reboot(&self) -> Result<(), SvcError> {
+        let u = self.inner.clone();
+        run(async move { Ok(u.reboot().await?) }).await
+    }
+
+    /// Waits until the unit answers again after a reboot (logging in again if the
+    /// session was logged in).
+    pub async fn wait_until_back(&self, timeout_ms: u64) -> Result<DeviceInfo, SvcError> {
+        let u = self.inner.clone();
+        run(async move {
+            Ok(u.wait_until_back(Duration::from_millis(timeout_ms))
+                .await?
+                .into())
+        })
+        .await
+    }
+
+    /// The data logger's state.
+    pub async fn logger_status(&self) -> Result<DataLoggerStatus, SvcError> {
+        let u = self.inner.clone();
+        run(async move { Ok(u.logger_status().await?.into()) }).await
+    }
+
+    /// Starts the data logger.
+    pub async fn logger_start(&self) -> Result<(), SvcError> {
+        let u = self.inner.clone();
+        run(async move { Ok(u.logger_start().await?) }).await
+    }
+
+    /// Stops the data logger.
+    pub async fn logger_stop(&self) -> Result<(), SvcError> {
+        let u = self.inner.clone();
+        run(async move { Ok(u.logger_stop().await?) }).await
+    }
+}

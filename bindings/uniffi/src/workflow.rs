@@ -1,0 +1,344 @@
+//! `Workflow`: local files in, a processing followed to its end, outputs downloaded.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use svc_core::workflow as sw;
+
+use crate::cloud::CloudClient;
+use crate::error::{SvcError, parse_id};
+use crate::runtime::enter;
+use crate::transfer::{CancelOnDrop, TransferOptions, TransferProgress, outcome, settle};
+use crate::types::{
+    ContainerRegion, OutputFile, Processing, ProcessingError, ProcessingResult, ProcessingStatus,
+    ProcessingStep, json_object_in, metadata_in,
+};
+
+/// What to process.
+#[derive(Clone, Debug, uniffi::Record)]
+pub struct ProcessingJob {
+    /// Input files (raw GNSS, INS logs, IMU data); at least one.
+    pub inputs: Vec<String>,
+    /// The complete processing configuration, a JSON object.
+    pub processing_json: String,
+    /// Resource files.
+    #[uniffi(default = [])]
+    pub resources: Vec<String>,
+    /// The processing's name.
+    #[uniffi(default = None)]
+    pub name: Option<String>,
+    /// Metadata of the container and the processing.
+    #[uniffi(default)]
+    pub metadata: std::collections::HashMap<String, String>,
+    /// Where the files are stored and the processing runs (`None`: `EuWest3`).
+    #[uniffi(default = None)]
+    pub region: Option<ContainerRegion>,
+    /// Where to download the outputs (`{processing_id}` is replaced); `None`: not
+    /// downloaded.
+    #[uniffi(default = None)]
+    pub output_folder: Option<String>,
+}
+
+impl TryFrom<ProcessingJob> for sw::ProcessingJob {
+    type Error = SvcError;
+    fn try_from(j: ProcessingJob) -> Result<Self, SvcError> {
+        let mut job = sw::ProcessingJob::new(
+            j.inputs.into_iter().map(Into::into).collect(),
+            json_object_in("processingJson", &j.processing_json)?,
+        );
+        job.resources = j.resources.into_iter().map(Into::into).collect();
+        job.name = j.name;
+        job.metadata = metadata_in(j.metadata);
+        if let Some(region) = j.region {
+            job.region = region.into();
+        }
+        job.output_folder = j.output_folder.map(Into::into);
+        Ok(job)
+    }
+}
+
+/// How a workflow runs.
+#[derive(Clone, Debug, uniffi::Record)]
+pub struct WorkflowOptions {
+    /// Wait out a 409 "the organization already has an ongoing processing".
+    #[uniffi(default = false)]
+    pub wait_for_free_organization: bool,
+    /// The longest wait for a free organization, in milliseconds.
+    #[uniffi(default = 1800000)]
+    pub max_wait_ms: u64,
+    /// Follow the processing to its end (`false`: return once started).
+    #[uniffi(default = true)]
+    pub follow: bool,
+    /// The longest time the processing is followed, in milliseconds; `None`: until
+    /// it ends.
+    #[uniffi(default = None)]
+    pub follow_timeout_ms: Option<u64>,
+    /// The first wait between two status reads, in milliseconds (it doubles).
+    #[uniffi(default = 200)]
+    pub poll_initial_ms: u64,
+    /// The longest wait between two status reads, in milliseconds.
+    #[uniffi(default = 5000)]
+    pub poll_max_ms: u64,
+    /// Uploads and downloads (`None`: the defaults of `TransferOptions`).
+    #[uniffi(default = None)]
+    pub transfer: Option<TransferOptions>,
+}
+
+/// Where a workflow stands.
+#[derive(Clone, Debug, PartialEq, uniffi::Enum)]
+pub enum WorkflowProgress {
+    CreatingContainer,
+    Uploading {
+        progress: TransferProgress,
+    },
+    Starting {
+        container_id: String,
+    },
+    WaitingForOrganization {
+        waited_ms: u64,
+    },
+    Queued {
+        processing_id: String,
+    },
+    Running {
+        processing_id: String,
+        step: Option<ProcessingStep>,
+        /// 0 to 1.
+        progress: Option<f64>,
+    },
+    Downloading {
+        progress: TransferProgress,
+    },
+    Done {
+        processing_id: String,
+        status: ProcessingStatus,
+        result: Option<ProcessingResult>,
+    },
+    /// A stage this version of the binding does not know.
+    Other {
+        description: String,
+    },
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+impl From<&sw::WorkflowProgress> for WorkflowProgress {
+    fn from(p: &sw::WorkflowProgress) -> Self {
+        use sw::WorkflowProgress as P;
+        match p {
+            P::CreatingContainer => Self::CreatingContainer,
+            P::Uploading(progress) => Self::Uploading {
+                progress: progress.into(),
+            },
+            P::Starting { container_id } => Self::Starting {
+                container_id: container_id.to_string(),
+            },
+            P::WaitingForOrganization { waited } => Self::WaitingForOrganization {
+                waited_ms: millis(*waited),
+            },
+            P::Queued { processing_id } => Self::Queued {
+                processing_id: processing_id.to_string(),
+            },
+            P::Running {
+                processing_id,
+                step,
+                progress,
+            } => Self::Running {
+                processing_id: processing_id.to_string(),
+                step: step.clone().map(Into::into),
+                progress: *progress,
+            },
+            P::Downloading(progress) => Self::Downloading {
+                progress: progress.into(),
+            },
+            P::Done {
+                processing_id,
+                status,
+                result,
+            } => Self::Done {
+                processing_id: processing_id.to_string(),
+                status: status.clone().into(),
+                result: result.clone().map(Into::into),
+            },
+            other => Self::Other {
+                description: format!("{other:?}"),
+            },
+        }
+    }
+}
+
+/// Receives workflow progress (from a worker thread of the SDK: keep it quick).
+#[uniffi::export(with_foreign)]
+pub trait WorkflowListener: Send + Sync {
+    /// Each change of stage and progress.
+    fn on_progress(&self, progress: WorkflowProgress);
+}
+
+impl WorkflowOptions {
+    fn to_core(&self, listener: Option<Arc<dyn WorkflowListener>>) -> sw::WorkflowOptions {
+        sw::WorkflowOptions {
+            wait_for_free_organization: self.wait_for_free_organization,
+            max_wait: Duration::from_millis(self.max_wait_ms),
+            follow: self.follow,
+            follow_timeout: self.follow_timeout_ms.map(Duration::from_millis),
+            poll: sw::PollSettings {
+                initial: Duration::from_millis(self.poll_initial_ms.max(1)),
+                max: Duration::from_millis(self.poll_max_ms.max(1)),
+                ..sw::PollSettings::default()
+            },
+            events: None,
+            on_progress: listener.map(|l| -> sw::WorkflowProgressCallback {
+                Arc::new(move |p: &sw::WorkflowProgress| {
+                    // A listener that throws must not end the workflow.
+                    let report = std::panic::AssertUnwindSafe(|| l.on_progress(p.into()));
+                    let _ = std::panic::catch_unwind(report);
+                })
+            }),
+            transfer: self.transfer.clone().unwrap_or_default().to_core(None),
+        }
+    }
+}
+
+/// What a workflow produced.
+#[derive(Clone, Debug, uniffi::Record)]
+pub struct WorkflowOutcome {
+    /// The processing as last read.
+    pub processing: Processing,
+    /// Whether it ended `processed` with the result `succeeded`.
+    pub succeeded: bool,
+    /// Its errors and warnings.
+    pub errors: Vec<ProcessingError>,
+    /// Its outputs, with their download addresses.
+    pub outputs: Vec<OutputFile>,
+    /// The files written in the output folder.
+    pub downloaded: Vec<String>,
+    /// The container of the job.
+    pub container_id: Option<String>,
+    /// How many times the processing's status was read.
+    pub status_reads: u32,
+}
+
+impl From<sw::WorkflowOutcome> for WorkflowOutcome {
+    fn from(o: sw::WorkflowOutcome) -> Self {
+        Self {
+            succeeded: o.succeeded(),
+            processing: o.processing.into(),
+            errors: o.errors.into_iter().map(Into::into).collect(),
+            outputs: o.outputs.into_iter().map(Into::into).collect(),
+            downloaded: o
+                .downloaded
+                .iter()
+                .map(|p| p.to_string_lossy().into_owned())
+                .collect(),
+            container_id: o.container_id.map(|id| id.to_string()),
+            status_reads: o.status_reads,
+        }
+    }
+}
+
+/// Runs processing workflows with one cloud client.
+#[derive(Debug, uniffi::Object)]
+pub struct Workflow {
+    inner: sw::Workflow,
+}
+
+#[uniffi::export]
+impl Workflow {
+    /// A workflow runner over `client` (its transfers use the client's TLS roots).
+    #[uniffi::constructor]
+    pub fn new(client: Arc<CloudClient>) -> Arc<Self> {
+        Arc::new(Self {
+            inner: sw::Workflow::with_http(client.inner.clone(), client.transfer_http.clone()),
+        })
+    }
+
+    /// Starts a workflow (check, container, uploads, start, follow, outputs); returns
+    /// at once. Errors here are only those of the job's own fields (a processing
+    /// configuration that is not a JSON object); the others come from `wait()`.
+    #[uniffi::method(default(listener = None))]
+    pub fn start(
+        &self,
+        job: ProcessingJob,
+        options: WorkflowOptions,
+        listener: Option<Arc<dyn WorkflowListener>>,
+    ) -> Result<Arc<WorkflowTask>, SvcError> {
+        let job = sw::ProcessingJob::try_from(job)?;
+        let options = options.to_core(listener);
+        let handle = enter(|| self.inner.start(job, options))?;
+        WorkflowTask::new(handle)
+    }
+
+    /// Picks up a processing started earlier: follows it to its end, collects its
+    /// errors and outputs, downloads them to `outputFolder`.
+    #[uniffi::method(default(listener = None))]
+    pub fn resume(
+        &self,
+        processing_id: String,
+        output_folder: Option<String>,
+        options: WorkflowOptions,
+        listener: Option<Arc<dyn WorkflowListener>>,
+    ) -> Result<Arc<WorkflowTask>, SvcError> {
+        let id = parse_id("processingId", &processing_id)?;
+        let options = options.to_core(listener);
+        let handle = enter(|| {
+            self.inner
+                .start_resume(id, output_folder.map(Into::into), options)
+        })?;
+        WorkflowTask::new(handle)
+    }
+}
+
+/// A workflow under way.
+///
+/// `cancel()` stops it (a processing already started goes on in the cloud).
+/// Cancelling the coroutine or task blocked in `wait()` cancels the workflow as well
+/// (structured concurrency); a later `wait()` then fails with `Canceled`. Dropping the
+/// object cancels the workflow.
+#[derive(uniffi::Object)]
+pub struct WorkflowTask {
+    canceler: sw::WorkflowCanceler,
+    result: tokio::sync::watch::Receiver<Option<Result<WorkflowOutcome, SvcError>>>,
+}
+
+impl WorkflowTask {
+    fn new(handle: sw::WorkflowHandle) -> Result<Arc<Self>, SvcError> {
+        let canceler = handle.canceler();
+        let result = settle(async move { Ok(handle.wait().await?.into()) })?;
+        Ok(Arc::new(Self { canceler, result }))
+    }
+}
+
+#[uniffi::export]
+impl WorkflowTask {
+    /// The processing, once started.
+    pub fn processing_id(&self) -> Option<String> {
+        self.canceler.processing_id().map(|id| id.to_string())
+    }
+
+    /// The container, once created.
+    pub fn container_id(&self) -> Option<String> {
+        self.canceler.container_id().map(|id| id.to_string())
+    }
+
+    /// Stops the workflow; `wait()` then fails with `Canceled` (unless it had ended).
+    pub fn cancel(&self) {
+        self.canceler.cancel();
+    }
+
+    /// Waits for the end of the workflow. A processing that ended `failed` is not an
+    /// error: see `WorkflowOutcome.succeeded`.
+    pub async fn wait(&self) -> Result<WorkflowOutcome, SvcError> {
+        let guard = CancelOnDrop(Some(self.canceler.clone()));
+        let result = outcome(self.result.clone()).await;
+        guard.disarm();
+        result
+    }
+}
+
+impl Drop for WorkflowTask {
+    fn drop(&mut self) {
+        self.canceler.cancel();
+    }
+}
