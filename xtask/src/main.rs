@@ -3,10 +3,12 @@
 //! - `generate [--check]`: regenerate the API crates from `openapi/` and refresh the
 //!   in-crate copies of the documents crates embed (or fail on drift).
 //! - `validate`: validate the OpenAPI documents with a real OpenAPI 3.0.3 validator.
+//! - `bindings kotlin|swift`, `kotlin`: the mobile bindings (see `mobile.rs`).
 //! - `ci`: everything CI runs, in order, installing what it needs.
 
 mod ci;
 mod generate;
+mod mobile;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -20,6 +22,8 @@ fn main() -> ExitCode {
         ["generate"] => generate(false),
         ["generate", "--check"] => generate(true),
         ["validate"] => ci::validate_documents(&root()),
+        ["bindings", language] => mobile::bindings(&root(), language).map(|_| ()),
+        ["kotlin"] => mobile::kotlin(&root()),
         ["ci"] => ci::run(&root()),
         _ => {
             eprintln!(
@@ -27,6 +31,10 @@ fn main() -> ExitCode {
                  embedded document copies from openapi/\n                      (--check: fail if the committed \
                  code or a copy is stale)\n  validate            validate the OpenAPI \
                  documents (openapi-spec-validator)\n  ci                  fmt, clippy, generate --check, validate, tests"
+            );
+            eprintln!(
+                "  bindings kotlin|swift  generate the uniffi bindings into target/bindings/\n  \
+                 kotlin              the Kotlin bindings' Maven suite against the emulator"
             );
             return ExitCode::from(2);
         }
