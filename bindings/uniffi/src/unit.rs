@@ -156,6 +156,7 @@ fn serial_options(o: Option<SerialOptions>) -> CoreSerialOptions {
         Some(o) => CoreSerialOptions {
             answer_timeout: Duration::from_millis(o.answer_timeout_ms.max(1)),
             get_attempts: o.get_attempts.max(1),
+            ..CoreSerialOptions::default()
         },
     }
 }

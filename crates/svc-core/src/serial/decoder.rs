@@ -2,6 +2,7 @@
 
 use std::collections::VecDeque;
 use std::fmt;
+use std::time::{Duration, Instant};
 
 use super::frame::{Message, Parsed, parse, parse_page};
 use super::{
@@ -36,7 +37,8 @@ pub struct DecoderStats {
     pub bad_etx: u64,
     /// Frame candidates refused because their length field was over 4086.
     pub bad_length: u64,
-    /// Incomplete frames given up by [`Decoder::resync`].
+    /// Incomplete frames given up by [`Decoder::resync`] or
+    /// [`Decoder::abandon_partial_frame`] (an inter-byte timeout).
     pub truncated: u64,
     /// Valid large-frame pages thrown away: out of order, of another transfer, message
     /// or page count than the message being reassembled, not starting a message (index
@@ -75,8 +77,17 @@ impl DecoderStats {
 /// - Its buffer of raw bytes holds at most one incomplete frame (under 4095 bytes);
 ///   a message being reassembled is bounded by
 ///   [`with_max_message_len`](Self::with_max_message_len).
+/// - A frame whose header is corrupt but announces a length in range would otherwise
+///   hold every following frame until its announced length has arrived. With an
+///   [inter-byte timeout](Self::with_inter_byte_timeout), an incomplete frame whose
+///   last byte came longer ago than the timeout is abandoned
+///   ([`abandon_partial_frame`](Self::abandon_partial_frame)) and the next sync is
+///   searched at once in the bytes held behind its start: the transport pushes with
+///   [`push_at`](Self::push_at) and, while the line is silent, wakes up at
+///   [`partial_frame_deadline`](Self::partial_frame_deadline) to call
+///   [`expire_partial_frame`](Self::expire_partial_frame).
 ///
-/// Pure and synchronous: the transport reads, pushes, and pops.
+/// Pure and synchronous: the transport reads, pushes, and pops (and tells the time).
 ///
 /// ```
 /// use svc_core::serial::{Decoder, RestRequest};
@@ -102,6 +113,10 @@ pub struct Decoder {
     partial: Option<Partial>,
     stats: DecoderStats,
     max_message_len: usize,
+    /// Silence after which an incomplete frame is abandoned; `None`: never.
+    inter_byte_timeout: Option<Duration>,
+    /// When the last byte was pushed with [`Decoder::push_at`].
+    last_byte_at: Option<Instant>,
 }
 
 /// A large message being reassembled.
@@ -123,6 +138,7 @@ impl fmt::Debug for Decoder {
             .field("ready_messages", &self.ready.len())
             .field("partial_message_len", &self.partial_message_len())
             .field("max_message_len", &self.max_message_len)
+            .field("inter_byte_timeout", &self.inter_byte_timeout)
             .field("stats", &self.stats)
             .finish()
     }
@@ -153,7 +169,89 @@ impl Decoder {
             partial: None,
             stats: DecoderStats::default(),
             max_message_len: max,
+            inter_byte_timeout: None,
+            last_byte_at: None,
         }
+    }
+
+    /// The same decoder, abandoning an incomplete frame once the line has been silent
+    /// for longer than `gap` (see [`push_at`](Self::push_at) and
+    /// [`expire_partial_frame`](Self::expire_partial_frame)). A serial line sends the
+    /// bytes of a frame back to back: a gap inside a frame means it was cut or its
+    /// header was corrupt.
+    #[must_use]
+    pub fn with_inter_byte_timeout(mut self, gap: Duration) -> Decoder {
+        self.inter_byte_timeout = Some(gap);
+        self
+    }
+
+    /// Sets (or, with `None`, removes) the inter-byte timeout.
+    pub fn set_inter_byte_timeout(&mut self, gap: Option<Duration>) {
+        self.inter_byte_timeout = gap;
+    }
+
+    /// The inter-byte timeout, if one is set.
+    #[must_use]
+    pub fn inter_byte_timeout(&self) -> Option<Duration> {
+        self.inter_byte_timeout
+    }
+
+    /// As [`push`](Self::push), for bytes read at `now`: an incomplete frame held since
+    /// a byte pushed longer than the inter-byte timeout before `now` is abandoned first
+    /// ([`abandon_partial_frame`](Self::abandon_partial_frame)), so that the new bytes
+    /// are searched for a sync of their own instead of completing a dead frame.
+    pub fn push_at(&mut self, bytes: &[u8], now: Instant) {
+        self.expire_partial_frame(now);
+        self.push(bytes);
+        if !bytes.is_empty() {
+            self.last_byte_at = Some(now);
+        }
+    }
+
+    /// When the incomplete frame held now is to be abandoned if no byte comes before:
+    /// the last [`push_at`](Self::push_at) plus the inter-byte timeout. `None` when
+    /// nothing is held, no timeout is set or the bytes were pushed without a time.
+    #[must_use]
+    pub fn partial_frame_deadline(&self) -> Option<Instant> {
+        if self.pending.is_empty() {
+            return None;
+        }
+        let gap = self.inter_byte_timeout?;
+        self.last_byte_at?.checked_add(gap)
+    }
+
+    /// Abandons the incomplete frame held if its deadline
+    /// ([`partial_frame_deadline`](Self::partial_frame_deadline)) has passed at `now`;
+    /// whether it did. Frames found behind its start are then ready.
+    pub fn expire_partial_frame(&mut self, now: Instant) -> bool {
+        match self.partial_frame_deadline() {
+            Some(deadline) if now > deadline => {
+                self.abandon_partial_frame();
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Gives up the incomplete frame held (counted in `truncated`), then searches the
+    /// bytes after its sync for the next frame at once: whole frames among them are
+    /// decoded, the start of another one is held. A large message being reassembled is
+    /// kept (its next page may still come: see [`resync`](Self::resync) to drop it too).
+    /// Whether something was held.
+    pub fn abandon_partial_frame(&mut self) -> bool {
+        if self.pending.is_empty() {
+            return false;
+        }
+        let held = std::mem::take(&mut self.pending);
+        if held.len() >= 2 {
+            self.stats.truncated += 1;
+        }
+        // The refused sync byte; the rest is scanned again.
+        self.stats.skipped_bytes += 1;
+        let rest = &held[1..];
+        let consumed = self.scan(rest);
+        self.pending = rest[consumed..].to_vec();
+        true
     }
 
     /// Feeds bytes read from the link (any chunk size, even empty). Frames completed
@@ -229,16 +327,7 @@ impl Decoder {
         if self.partial.take().is_some() {
             self.stats.dropped_messages += 1;
         }
-        while !self.pending.is_empty() {
-            let held = std::mem::take(&mut self.pending);
-            if held.len() >= 2 {
-                self.stats.truncated += 1;
-            }
-            self.stats.skipped_bytes += 1;
-            let rest = &held[1..];
-            let consumed = self.scan(rest);
-            self.pending = rest[consumed..].to_vec();
-        }
+        while self.abandon_partial_frame() {}
     }
 
     /// Decodes every whole frame in `data`; returns how many bytes were used (the

@@ -8,6 +8,10 @@
 //! - each answer has an idle deadline (silence, not total time); frames with a bad CRC
 //!   or ETX, and garbage, are skipped by the decoder, so a garbled answer looks like no
 //!   answer; ACKs and answers of other messages are skipped too;
+//! - a frame left incomplete for longer than the inter-byte timeout (a corrupt header
+//!   announcing a length that never comes, a frame cut off) is abandoned, and the
+//!   bytes after its start are searched again at once, so it cannot swallow the
+//!   answer behind it;
 //! - a GET that gets no answer is sent again (up to [`SerialOptions::get_attempts`]
 //!   times in all): reading twice is harmless;
 //! - a POST that gets no answer is **not** repeated: the unit may have applied it, and
@@ -17,7 +21,7 @@
 //!   request; it is reported with its code.
 
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Mutex;
@@ -33,6 +37,11 @@ pub struct SerialOptions {
     pub answer_timeout: Duration,
     /// How many times a GET is sent before giving up (at least 1).
     pub get_attempts: u32,
+    /// How long the line may stay silent in the middle of a frame before that frame is
+    /// abandoned and the bytes after its start are searched for the next one (a corrupt
+    /// header that announces a length in range would otherwise hold every following
+    /// frame until that many bytes have arrived). Default 250 ms.
+    pub inter_byte_timeout: Duration,
 }
 
 impl Default for SerialOptions {
@@ -40,9 +49,14 @@ impl Default for SerialOptions {
         Self {
             answer_timeout: Duration::from_secs(3),
             get_attempts: 3,
+            inter_byte_timeout: DEFAULT_INTER_BYTE_TIMEOUT,
         }
     }
 }
+
+/// The default [`SerialOptions::inter_byte_timeout`]: a serial line sends the bytes of a
+/// frame back to back; a TCP bridge may add some latency.
+pub const DEFAULT_INTER_BYTE_TIMEOUT: Duration = Duration::from_millis(250);
 
 /// Anything a byte stream can be read from and written to (a serial port, a TCP bridge).
 pub trait SerialIo: AsyncRead + AsyncWrite + Send + Unpin + 'static {}
@@ -76,7 +90,9 @@ impl SerialLink {
         Self {
             line: Mutex::new(Line {
                 io: Box::new(io),
-                decoder: Decoder::new(),
+                decoder: Decoder::new().with_inter_byte_timeout(
+                    options.inter_byte_timeout.max(Duration::from_millis(1)),
+                ),
             }),
             options,
             transfer: AtomicU8::new(0),
@@ -171,9 +187,12 @@ impl SerialLink {
 /// that request (an error). Other messages — an ACK or a late answer of an earlier
 /// request — are skipped. The deadline is an idle one: it restarts with every byte
 /// received, so a long answer (a whole settings tree) is not cut short while a silent
-/// unit (rebooting, unplugged) is given up on quickly.
+/// unit (rebooting, unplugged) is given up on quickly. While the line is silent, a frame
+/// left incomplete past the inter-byte timeout is abandoned at once (see
+/// [`Decoder::expire_partial_frame`]), so an answer held behind it is found.
 async fn read_answer(line: &mut Line, id: u8, idle: Duration) -> Result<ExchangeReply, Silence> {
     let mut buffer = vec![0u8; 8192];
+    let mut last_byte = Instant::now();
     loop {
         while let Some(message) = line.decoder.next_message() {
             if message.class != crate::serial::CLASS_REST {
@@ -198,13 +217,30 @@ async fn read_answer(line: &mut Line, id: u8, idle: Duration) -> Result<Exchange
                 })
                 .map_err(|e| Silence::Failed(format!("unreadable answer: {e}")));
         }
-        let n = match tokio::time::timeout(idle, line.io.read(&mut buffer)).await {
-            Err(_) => return Err(Silence::TimedOut),
+        let answer_deadline = last_byte + idle;
+        let wake = match line.decoder.partial_frame_deadline() {
+            Some(partial) => partial.min(answer_deadline),
+            None => answer_deadline,
+        };
+        let wait = wake.saturating_duration_since(Instant::now());
+        let n = match tokio::time::timeout(wait, line.io.read(&mut buffer)).await {
+            Err(_) => {
+                let now = Instant::now();
+                if line.decoder.expire_partial_frame(now) {
+                    // What was held behind the dead frame's start is decoded now.
+                    continue;
+                }
+                if now >= answer_deadline {
+                    return Err(Silence::TimedOut);
+                }
+                continue;
+            }
             Ok(Err(e)) => return Err(Silence::Failed(format!("read failed: {e}"))),
             Ok(Ok(0)) => return Err(Silence::Failed("the link was closed".to_owned())),
             Ok(Ok(n)) => n,
         };
-        line.decoder.push(&buffer[..n]);
+        last_byte = Instant::now();
+        line.decoder.push_at(&buffer[..n], last_byte);
     }
 }
 

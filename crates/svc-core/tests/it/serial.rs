@@ -507,6 +507,78 @@ fn a_bogus_huge_length_resyncs_at_once() {
     assert_eq!(decoder.stats().bad_length, 1);
 }
 
+/// Issue #11: a corrupt header whose length is in range (`ff 5a 30 10 f6 0f`, 4086
+/// bytes announced) and some junk. Without a timeout every frame behind it is held
+/// until 4095 bytes have arrived; with an inter-byte timeout the partial frame is
+/// abandoned once the line has been silent that long, and the next sync is searched
+/// at once.
+#[test]
+fn a_corrupt_header_in_range_is_abandoned_after_the_inter_byte_timeout() {
+    use std::time::{Duration, Instant};
+
+    let gap = Duration::from_millis(100);
+    let corrupt = hex("ff 5a 30 10 f6 0f 6a 75 6e 6b 00 01");
+    let good = RestReply::new(200, b"{}".to_vec()).encode(ID_GET, 0);
+    let t0 = Instant::now();
+
+    // Without a timeout (plain `push`): the valid frame is swallowed.
+    let mut decoder = Decoder::new();
+    decoder.push(&corrupt);
+    decoder.push(&good);
+    assert!(decoder.next_message().is_none());
+    assert_eq!(decoder.partial_frame_deadline(), None, "no timeout set");
+
+    // The valid frame after a pause longer than the gap: decoded at once.
+    let mut decoder = Decoder::new().with_inter_byte_timeout(gap);
+    assert_eq!(decoder.inter_byte_timeout(), Some(gap));
+    decoder.push_at(&corrupt, t0);
+    assert_eq!(decoder.partial_frame_deadline(), Some(t0 + gap));
+    decoder.push_at(&good, t0 + gap + Duration::from_millis(1));
+    let message = decoder.next_message().expect("the frame after the pause");
+    assert_eq!(RestReply::decode(&message).unwrap().status, 200);
+    assert_eq!(decoder.stats().truncated, 1);
+    assert_eq!(decoder.buffered_len(), 0);
+    assert_eq!(decoder.partial_frame_deadline(), None, "nothing held");
+    assert_accounted(&decoder, corrupt.len() + good.len());
+
+    // The valid frame right behind the junk, then silence: found when the deadline
+    // passes, not before.
+    let mut decoder = Decoder::new().with_inter_byte_timeout(gap);
+    decoder.push_at(&corrupt, t0);
+    decoder.push_at(&good, t0 + Duration::from_millis(10));
+    assert!(decoder.next_message().is_none());
+    let deadline = decoder.partial_frame_deadline().expect("a frame is held");
+    assert_eq!(deadline, t0 + Duration::from_millis(10) + gap);
+    assert!(!decoder.expire_partial_frame(deadline));
+    assert!(decoder.next_message().is_none());
+    assert!(decoder.expire_partial_frame(deadline + Duration::from_millis(1)));
+    let message = decoder.next_message().expect("the frame behind the junk");
+    assert_eq!(RestReply::decode(&message).unwrap().status, 200);
+    assert_accounted(&decoder, corrupt.len() + good.len());
+
+    // Bytes of one frame with gaps shorter than the timeout are one frame.
+    let mut decoder = Decoder::new().with_inter_byte_timeout(gap);
+    let mut at = t0;
+    for chunk in good.chunks(3) {
+        decoder.push_at(chunk, at);
+        at += gap / 2;
+    }
+    assert_eq!(decoder.messages().count(), 1);
+    assert_eq!(decoder.stats().truncated, 0);
+
+    // abandon_partial_frame() by hand, and the timeout can be removed.
+    let mut decoder = Decoder::new();
+    decoder.push(&corrupt);
+    decoder.push(&good);
+    assert!(decoder.abandon_partial_frame());
+    assert_eq!(decoder.messages().count(), 1);
+    assert!(!decoder.abandon_partial_frame(), "nothing held any more");
+    let mut decoder = Decoder::new().with_inter_byte_timeout(gap);
+    decoder.set_inter_byte_timeout(None);
+    decoder.push_at(&corrupt, t0);
+    assert!(!decoder.expire_partial_frame(t0 + gap * 10));
+}
+
 #[test]
 fn a_frame_inside_a_bad_frame_is_found() {
     // A corrupt frame whose data hold a whole valid frame: the decoder resyncs from the

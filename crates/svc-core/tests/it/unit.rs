@@ -16,7 +16,7 @@ use ins_device_api::Password;
 use ins_device_api::enums::UserName;
 use serde_json::{Value, json};
 use svc_core::serial::{Ack, CLASS_REST, Decoder, ID_GET, ID_POST, Method, RestReply, RestRequest};
-use svc_core::unit::serial_link::{SerialLink, SerialOptions};
+use svc_core::unit::serial_link::{DEFAULT_INTER_BYTE_TIMEOUT, SerialLink, SerialOptions};
 use svc_core::unit::{
     ApplyOptions, Exchange, ExchangeFuture, ExchangeRequest, Unit, UnitError, rights,
 };
@@ -42,6 +42,7 @@ enum Link {
 const SERIAL: SerialOptions = SerialOptions {
     answer_timeout: Duration::from_secs(2),
     get_attempts: 2,
+    inter_byte_timeout: DEFAULT_INTER_BYTE_TIMEOUT,
 };
 
 /// The factory password of every rig (never the default one).
@@ -842,6 +843,7 @@ async fn own_reboot_then_a_write_without_waiting_runs_as_the_user(link: Link) {
     let serial = SerialOptions {
         answer_timeout: Duration::from_millis(500),
         get_attempts: 1,
+        ..SERIAL
     };
     let rig = Rig::start_with(link, config(&passwords), serial).await;
     let a = rig
@@ -876,6 +878,7 @@ async fn reboot_mid_session_logs_in_again(link: Link) {
     let serial = SerialOptions {
         answer_timeout: Duration::from_secs(1),
         get_attempts: 2,
+        ..SERIAL
     };
     let rig = Rig::start_with(link, config(&passwords), serial).await;
     let a = rig.login(UserName::Setup, &password_of("setup")).await;
@@ -940,6 +943,7 @@ async fn default_user_is_chosen_again_at_reboot(link: Link) {
     let serial = SerialOptions {
         answer_timeout: Duration::from_secs(1),
         get_attempts: 2,
+        ..SERIAL
     };
     let power = password_of("powerUser");
     let rig = Rig::start_with(link, config(&[("powerUser", &power)]), serial).await;
@@ -1180,7 +1184,21 @@ enum Fake {
     GarbageThenReply,
     /// Answers an ACK of another message (a POST, code 0), then the valid reply.
     OtherAckThenReply,
+    /// Sends a corrupt header whose length is in range (4086) and a little junk, then,
+    /// after [`LINE_PAUSE`] of silence, the valid reply.
+    CorruptHeaderPauseThenReply,
+    /// Sends a corrupt header whose length is in range, a little junk and the valid
+    /// reply in one write.
+    CorruptHeaderThenReply,
 }
+
+/// A header whose length is in range (4086) but that starts no real frame: the
+/// sequence of issue #11.
+const CORRUPT_HEADER: [u8; 6] = [0xff, 0x5a, 0x30, 0x10, 0xf6, 0x0f];
+
+/// The silence of [`Fake::CorruptHeaderPauseThenReply`]: longer than the link's
+/// inter-byte timeout, much shorter than its answer timeout.
+const LINE_PAUSE: Duration = Duration::from_millis(600);
 
 const INFO_BODY: &str = r#"{"productCode":"FAKE-1","serialNumber":"F0001","hwRevision":"1","mnfVersion":"1","mnfDate":"2024-01-01","macAddress":"02:00:00:00:00:01","productType":"INS","fmwVersion":"9.9","btVersion":"1","eComVersion":"5","apiVersion":"1.3"}"#;
 
@@ -1205,8 +1223,27 @@ async fn fake_unit(behaviour: Fake) -> (String, tokio::sync::mpsc::UnboundedRece
                 let request = RestRequest::decode(&message).expect("a REST request");
                 let id = request.id();
                 let _ = tx.send(request);
+                let reply = || RestReply::new(200, INFO_BODY.as_bytes()).encode(id, 0);
+                let corrupt = || {
+                    let mut bytes = CORRUPT_HEADER.to_vec();
+                    bytes.extend_from_slice(b"junk\x00\x01");
+                    bytes
+                };
                 let answer = match behaviour {
                     Fake::Silent => continue,
+                    Fake::CorruptHeaderPauseThenReply => {
+                        if stream.write_all(&corrupt()).await.is_err() {
+                            return;
+                        }
+                        // The silence is the point of this fake: the line is idle.
+                        tokio::time::sleep(LINE_PAUSE).await;
+                        reply()
+                    }
+                    Fake::CorruptHeaderThenReply => {
+                        let mut bytes = corrupt();
+                        bytes.extend_from_slice(&reply());
+                        bytes
+                    }
                     Fake::AckError(code) => Ack {
                         id,
                         class: CLASS_REST,
@@ -1271,6 +1308,7 @@ async fn received(
 const FAST: SerialOptions = SerialOptions {
     answer_timeout: Duration::from_millis(200),
     get_attempts: 3,
+    inter_byte_timeout: Duration::from_millis(100),
 };
 
 #[tokio::test]
@@ -1359,6 +1397,41 @@ async fn serial_ack_of_another_message_is_not_the_answer() {
     let info = unit.info().await.expect("the reply after the other ACK");
     assert_eq!(info.product_code, "FAKE-1");
     assert_eq!(received(&mut rx, 1).await.len(), 1);
+}
+
+/// A corrupt header announcing 4086 bytes no longer swallows the answer behind it:
+/// the link gives the partial frame up once the line has been idle for the inter-byte
+/// timeout and finds the answer at once, well within the answer timeout. GETs are not
+/// sent again here, so a swallowed answer would fail the call.
+#[tokio::test]
+async fn serial_corrupt_header_is_abandoned_after_the_inter_byte_timeout() {
+    let options = SerialOptions {
+        answer_timeout: Duration::from_secs(3),
+        get_attempts: 1,
+        ..SerialOptions::default()
+    };
+    for fake in [
+        Fake::CorruptHeaderPauseThenReply,
+        Fake::CorruptHeaderThenReply,
+    ] {
+        let (address, mut rx) = fake_unit(fake).await;
+        let link = SerialLink::tcp(&address, options).await.unwrap();
+        let unit = Unit::over(Arc::new(link), "fake".to_owned());
+        for _ in 0..2 {
+            let started = Instant::now();
+            let info = unit
+                .info()
+                .await
+                .expect("the answer behind the corrupt header");
+            assert_eq!(info.product_code, "FAKE-1");
+            assert!(
+                started.elapsed() < LINE_PAUSE + Duration::from_secs(2),
+                "answered promptly: {:?}",
+                started.elapsed()
+            );
+        }
+        assert_eq!(received(&mut rx, 2).await.len(), 2, "each GET sent once");
+    }
 }
 
 #[tokio::test]
