@@ -61,7 +61,10 @@
 //! - **Serial**: sbgECom frames through `svc_core::serial` (standard and large frames
 //!   both ways); invalid frames (bad CRC, ETX, length) are skipped silently; a valid
 //!   frame that is not a well-formed REST request is answered by an ACK with an
-//!   sbgECom error code ([`ACK_INVALID_FRAME`], [`ACK_INVALID_PARAMETER`]). The pty
+//!   sbgECom error code ([`ACK_INVALID_FRAME`], [`ACK_INVALID_PARAMETER`]). A frame
+//!   left incomplete while the line is silent for
+//!   [`DeviceConfig::serial_inter_byte_timeout`] is abandoned and the bytes after its
+//!   start are searched for the next sync at once. The pty
 //!   (Unix only; needs `/dev/ptmx`) is opened with `nix`'s safe API, its slave in raw
 //!   mode; the TCP bridge treats each connection as one serial line.
 //! - **Other statuses**: an unknown path answers 404, a known path with another
@@ -126,6 +129,11 @@ pub struct DeviceConfig {
     pub reboot_time: Duration,
     /// How long the settings lock lasts without a request from its holder (60 s).
     pub lock_idle: Duration,
+    /// Serial links: how long the line may stay silent in the middle of a frame before
+    /// the unit abandons that frame and looks for the next sync in the bytes after its
+    /// start (250 ms). Without it, a corrupt header announcing a length in range would
+    /// hold every following frame until that many bytes had arrived.
+    pub serial_inter_byte_timeout: Duration,
 }
 
 impl Default for DeviceConfig {
@@ -139,6 +147,7 @@ impl Default for DeviceConfig {
             factory_password: "factory".to_owned(),
             reboot_time: Duration::from_secs(2),
             lock_idle: Duration::from_secs(60),
+            serial_inter_byte_timeout: Duration::from_millis(250),
         }
     }
 }
@@ -186,13 +195,14 @@ impl DeviceEmulator {
         let serial_path = None;
 
         let (stop, stopped) = watch::channel(false);
+        let gap = config.serial_inter_byte_timeout;
         #[cfg(unix)]
         let pty_task = pty.map(|pty| {
             let unit = unit.clone();
             let stopped = stopped.clone();
             tokio::spawn(async move {
                 let pty::Pty { master, slave, .. } = pty;
-                serial::serve_link(master, unit, stopped).await;
+                serial::serve_link(master, unit, gap, stopped).await;
                 drop(slave);
             })
         });
@@ -207,6 +217,7 @@ impl DeviceEmulator {
             Some(tokio::spawn(serial::serve_tcp(
                 serial_listener,
                 unit.clone(),
+                gap,
                 stopped,
             ))),
             pty_task,

@@ -6,7 +6,10 @@
 //!   goes to [`Unit::handle`]; the reply has the request's id, in a standard frame or
 //!   in large frames when its data exceed 4086 bytes (a new transfer id each time).
 //! - Bytes that are not a valid frame (bad CRC, bad ETX, bad length, noise) are
-//!   skipped by the decoder, without an answer.
+//!   skipped by the decoder, without an answer. A frame left incomplete while the line
+//!   is silent for longer than the inter-byte timeout (a corrupt header announcing a
+//!   length in range, a frame cut off) is abandoned, and the bytes after its start are
+//!   searched for the next sync at once.
 //! - A valid frame the unit cannot serve is answered by an ACK carrying an sbgECom
 //!   error code: [`ACK_INVALID_FRAME`] (4) for a REST request whose data are not
 //!   `path NUL query NUL [body NUL]` in UTF-8, [`ACK_INVALID_PARAMETER`] (9) for a
@@ -16,6 +19,7 @@
 //!   itself, pty or TCP connection, stays open as a real serial line would).
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use svc_core::serial::{
     Ack, CLASS_REST, Decoder, ID_ACK, Message, RestReply, RestRequest, SerialError,
@@ -73,24 +77,44 @@ pub fn answer(unit: &Unit, message: &Message, transfer_id: &mut u8) -> Option<Ve
     }
 }
 
-/// Serves one link (a pty master, a TCP connection) until it ends or `stop` turns true.
-pub async fn serve_link<S>(mut link: S, unit: Arc<Unit>, mut stop: watch::Receiver<bool>)
-where
+/// Serves one link (a pty master, a TCP connection) until it ends or `stop` turns true;
+/// a frame left incomplete for `inter_byte_timeout` of silence is abandoned.
+pub async fn serve_link<S>(
+    mut link: S,
+    unit: Arc<Unit>,
+    inter_byte_timeout: Duration,
+    mut stop: watch::Receiver<bool>,
+) where
     S: AsyncRead + AsyncWrite + Unpin,
 {
-    let mut decoder = Decoder::with_max_message_len(MAX_REQUEST);
+    let mut decoder = Decoder::with_max_message_len(MAX_REQUEST)
+        .with_inter_byte_timeout(inter_byte_timeout.max(Duration::from_millis(1)));
     let mut buf = vec![0_u8; 8192];
     let mut transfer_id = 0_u8;
     loop {
+        let deadline = decoder.partial_frame_deadline();
+        let expiry = async {
+            match deadline {
+                Some(at) => tokio::time::sleep_until(at.into()).await,
+                None => std::future::pending().await,
+            }
+        };
         let read = tokio::select! {
-            read = link.read(&mut buf) => read,
+            read = link.read(&mut buf) => Some(read),
+            () = expiry => None,
             _ = stop.wait_for(|stopped| *stopped) => return,
         };
-        let n = match read {
-            Ok(0) | Err(_) => return,
-            Ok(n) => n,
-        };
-        decoder.push(&buf[..n]);
+        match read {
+            // The line stayed silent in the middle of a frame: give it up, decode what
+            // was held behind its start.
+            None => {
+                if !decoder.expire_partial_frame(Instant::now()) {
+                    continue;
+                }
+            }
+            Some(Ok(0) | Err(_)) => return,
+            Some(Ok(n)) => decoder.push_at(&buf[..n], Instant::now()),
+        }
         while let Some(message) = decoder.next_message() {
             if let Some(bytes) = answer(&unit, &message, &mut transfer_id) {
                 let written = tokio::select! {
@@ -106,7 +130,12 @@ where
 }
 
 /// The serial-over-IP bridge: every TCP connection is one serial link.
-pub async fn serve_tcp(listener: TcpListener, unit: Arc<Unit>, mut stop: watch::Receiver<bool>) {
+pub async fn serve_tcp(
+    listener: TcpListener,
+    unit: Arc<Unit>,
+    inter_byte_timeout: Duration,
+    mut stop: watch::Receiver<bool>,
+) {
     let mut links = JoinSet::new();
     loop {
         let accepted = tokio::select! {
@@ -117,7 +146,12 @@ pub async fn serve_tcp(listener: TcpListener, unit: Arc<Unit>, mut stop: watch::
         match accepted {
             Ok((stream, _)) => {
                 let _ = stream.set_nodelay(true);
-                links.spawn(serve_link(stream, unit.clone(), stop.clone()));
+                links.spawn(serve_link(
+                    stream,
+                    unit.clone(),
+                    inter_byte_timeout,
+                    stop.clone(),
+                ));
             }
             Err(_) => tokio::time::sleep(std::time::Duration::from_millis(20)).await,
         }

@@ -1404,6 +1404,48 @@ async fn bad_frames_are_skipped_and_good_ones_answered() {
     unit.shutdown().await;
 }
 
+/// A header whose length is in range (4086) but that starts no real frame: the
+/// sequence of issue #11.
+const CORRUPT_HEADER: [u8; 6] = [0xff, 0x5a, 0x30, 0x10, 0xf6, 0x0f];
+
+/// A corrupt header announcing 4086 bytes, then a few bytes of junk: the unit gives the
+/// partial frame up once the line is idle for the inter-byte timeout, and answers the
+/// valid frame that follows at once (before, every later frame waited for 4095 bytes).
+#[tokio::test]
+async fn a_corrupt_header_does_not_stall_the_next_frames() {
+    let unit = start(config()).await;
+    let good = RestRequest::get("/api/v1/info", "").encode(0);
+    let mut corrupt = CORRUPT_HEADER.to_vec();
+    corrupt.extend_from_slice(b"junk\x00\x01");
+
+    // The valid frame after a pause longer than the inter-byte timeout.
+    let mut link = tcp_link(&unit).await;
+    link.send(&corrupt).await;
+    tokio::time::sleep(DeviceConfig::default().serial_inter_byte_timeout * 2).await;
+    let sent = Instant::now();
+    link.send(&good).await;
+    let message = link
+        .next_message(Duration::from_secs(2))
+        .await
+        .expect("the frame after the pause is answered");
+    assert_eq!(decode_reply(&message, ID_GET).expect("a reply").status, 200);
+    assert!(sent.elapsed() < Duration::from_secs(2));
+
+    // The valid frame right behind the junk, in the same write: found once the line
+    // has been idle for the inter-byte timeout.
+    let mut link = tcp_link(&unit).await;
+    let mut bytes = corrupt.clone();
+    bytes.extend_from_slice(&good);
+    link.send(&bytes).await;
+    let message = link
+        .next_message(Duration::from_secs(2))
+        .await
+        .expect("the frame behind the junk is answered");
+    assert_eq!(decode_reply(&message, ID_GET).expect("a reply").status, 200);
+    assert!(link.next_message(SILENCE).await.is_none(), "answered once");
+    unit.shutdown().await;
+}
+
 #[tokio::test]
 async fn malformed_requests_are_acked_with_an_error_code() {
     let unit = start(config()).await;
