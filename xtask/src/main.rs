@@ -3,7 +3,7 @@
 //! - `generate [--check]`: regenerate the API crates from `openapi/` and refresh the
 //!   in-crate copies of the documents crates embed (or fail on drift).
 //! - `validate`: validate the OpenAPI documents with a real OpenAPI 3.0.3 validator.
-//! - `bindings kotlin|swift`, `kotlin`: the mobile bindings (see `mobile.rs`).
+//! - `bindings kotlin|swift`, `kotlin`, `swift`: the mobile bindings (see `mobile.rs`).
 //! - `ci`: everything CI runs, in order, installing what it needs.
 
 mod ci;
@@ -24,6 +24,7 @@ fn main() -> ExitCode {
         ["validate"] => ci::validate_documents(&root()),
         ["bindings", language] => mobile::bindings(&root(), language).map(|_| ()),
         ["kotlin"] => mobile::kotlin(&root()),
+        ["swift"] => mobile::swift(&root()),
         ["ci"] => ci::run(&root()),
         _ => {
             eprintln!(
@@ -34,7 +35,8 @@ fn main() -> ExitCode {
             );
             eprintln!(
                 "  bindings kotlin|swift  generate the uniffi bindings into target/bindings/\n  \
-                 kotlin              the Kotlin bindings' Maven suite against the emulator"
+                 kotlin              the Kotlin bindings' Maven suite against the emulator\n  \
+                 swift               the Swift package's tests in a Debian trixie folder with swiftlang"
             );
             return ExitCode::from(2);
         }

@@ -113,3 +113,236 @@ pub fn kotlin(root: &Path) -> Result<()> {
     );
     Ok(())
 }
+
+// ------------------------------------------------------------------ Swift
+
+/// Debian trixie's packages the Swift folder is made of (swiftlang 6.0: Foundation,
+/// XCTest and swift-testing).
+const SWIFT_PACKAGES: &str = "swiftlang,libc6-dev,ca-certificates";
+
+/// Where the Debian trixie folder with `swiftlang` lives, kept between runs (outside
+/// the work tree, so that a fresh clone on the same machine reuses it):
+/// `SVC_SWIFT_ROOT`, or `~/.cache/svc-sdk/swift-trixie`.
+fn swift_root() -> PathBuf {
+    if let Some(dir) = std::env::var_os("SVC_SWIFT_ROOT") {
+        return PathBuf::from(dir);
+    }
+    let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("/root"), PathBuf::from);
+    home.join(".cache/svc-sdk/swift-trixie")
+}
+
+/// The trixie folder, made with debootstrap on first use (about 90 s, 3.2 GB). A
+/// marker file says it is complete, so that an interrupted run starts over.
+fn trixie(dir: &Path) -> Result<()> {
+    let marker = dir.join(".svc-swift-ready");
+    if std::fs::read_to_string(&marker).ok().as_deref() == Some(SWIFT_PACKAGES) {
+        return Ok(());
+    }
+    if !Command::new("debootstrap")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        run(
+            Path::new("."),
+            "install debootstrap",
+            Command::new("apt-get").args(["install", "-y", "-q", "debootstrap"]),
+        )?;
+    }
+    if dir.exists() {
+        unmount_proc(dir);
+        std::fs::remove_dir_all(dir).with_context(|| format!("removing {}", dir.display()))?;
+    }
+    if let Some(parent) = dir.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    run(
+        Path::new("."),
+        "debootstrap trixie with swiftlang",
+        Command::new("debootstrap").args([
+            "--variant=minbase",
+            &format!("--include={SWIFT_PACKAGES}"),
+            "trixie",
+            &dir.to_string_lossy(),
+            "http://deb.debian.org/debian",
+        ]),
+    )?;
+    // Downloaded packages are not needed once installed.
+    let _ = std::fs::remove_dir_all(dir.join("var/cache/apt/archives"));
+    std::fs::write(&marker, SWIFT_PACKAGES).context("writing the folder's marker")?;
+    Ok(())
+}
+
+fn proc_mounted(dir: &Path) -> bool {
+    let target = dir.join("proc");
+    std::fs::read_to_string("/proc/mounts").is_ok_and(|mounts| {
+        mounts
+            .lines()
+            .any(|l| l.split(' ').nth(1) == Some(&*target.to_string_lossy()))
+    })
+}
+
+fn unmount_proc(dir: &Path) {
+    if proc_mounted(dir) {
+        let _ = Command::new("umount").arg(dir.join("proc")).status();
+    }
+}
+
+/// Unmounts the folder's `/proc` and stops the emulator when the Swift run ends,
+/// whatever its outcome.
+struct SwiftRun {
+    dir: PathBuf,
+    emulator: Option<std::process::Child>,
+}
+
+impl Drop for SwiftRun {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.emulator.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        unmount_proc(&self.dir);
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to).with_context(|| format!("creating {}", to.display()))?;
+    for entry in std::fs::read_dir(from).with_context(|| format!("reading {}", from.display()))? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_dir(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), &target)
+                .with_context(|| format!("copying {}", entry.path().display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// `cargo xtask swift`: the SwiftPM package `bindings/swift` with the generated code,
+/// built and tested by `swift test` in the Debian trixie folder (this machine has no
+/// Swift toolchain, and its glibc is too old for trixie's), against an emulator
+/// started here on the host (the folder shares the network).
+pub fn swift(root: &Path) -> Result<()> {
+    if !cfg!(target_os = "linux") {
+        bail!(
+            "cargo xtask swift runs Linux Swift in a Debian folder; on macOS run `swift test` in bindings/swift"
+        );
+    }
+    let started = Instant::now();
+    let generated = bindings(root, "swift")?;
+    cargo(
+        root,
+        "svc binary",
+        &["build", "-p", "svc-cli", "--bin", "svc", "--locked"],
+    )?;
+    let dir = swift_root();
+    trixie(&dir)?;
+    let mut guard = SwiftRun {
+        dir: dir.clone(),
+        emulator: None,
+    };
+
+    // The package as the folder sees it, under /svc: the committed sources, the
+    // generated code, the library, the test data. `.build` is kept between runs.
+    let pkg = dir.join("svc/pkg");
+    for sub in ["Sources", "Tests", "fixtures"] {
+        let _ = std::fs::remove_dir_all(pkg.join(sub));
+    }
+    let source = root.join("bindings/swift");
+    copy_dir(&source.join("Sources"), &pkg.join("Sources"))?;
+    copy_dir(&source.join("Tests"), &pkg.join("Tests"))?;
+    std::fs::copy(source.join("Package.swift"), pkg.join("Package.swift"))?;
+    std::fs::copy(
+        generated.join("SvcSdk.swift"),
+        pkg.join("Sources/SvcSdk/SvcSdk.swift"),
+    )?;
+    std::fs::copy(
+        generated.join("SvcFfi.h"),
+        pkg.join("Sources/SvcFfi/SvcFfi.h"),
+    )?;
+    let lib = dir.join("svc/lib");
+    std::fs::create_dir_all(&lib)?;
+    std::fs::copy(library(root, "debug"), lib.join("libsvc_ffi.so"))?;
+    let fixtures = pkg.join("fixtures");
+    std::fs::create_dir_all(&fixtures)?;
+    for name in ["rover.nmea", "imu.csv", "processing.json"] {
+        std::fs::copy(root.join("samples").join(name), fixtures.join(name))?;
+    }
+    std::fs::copy(
+        root.join("tests/data/webhook_vectors.json"),
+        fixtures.join("webhook_vectors.json"),
+    )?;
+
+    // The emulator, on the host.
+    let mut emulator = Command::new(root.join("target/debug/svc"))
+        .args(["emulator", "--processing-seconds", "2", "--no-device-pty"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .context("starting svc emulator")?;
+    let stdout = emulator.stdout.take().context("the emulator's stdout")?;
+    guard.emulator = Some(emulator);
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line)
+        .context("reading the emulator's line")?;
+    let info: serde_json::Value =
+        serde_json::from_str(line.trim()).context("the emulator's line is not JSON")?;
+    let field = |name: &str| info[name].as_str().unwrap_or_default().to_owned();
+
+    // The trajectory `svc process` gives, for the Swift workflow test to compare with.
+    let cli = fixtures.join("cli");
+    run(
+        root,
+        "svc process (the reference trajectory)",
+        Command::new(root.join("target/debug/svc"))
+            .args(["process", "samples/rover.nmea", "samples/imu.csv"])
+            .args(["--config", "samples/processing.json", "--json"])
+            .args(["--wait-for-organization", "--out"])
+            .arg(&cli)
+            .env("SVC_BASE_URL", field("base_url"))
+            .env("SVC_AUTH_URL", field("auth_url"))
+            .env("SVC_NOTIFICATION_URL", field("notification_url"))
+            .env("SVC_API_KEY", field("api_key"))
+            .env("SVC_API_SECRET", field("api_secret"))
+            .env("SVC_ORGANIZATION_ID", field("organization_id"))
+            .stdout(std::process::Stdio::null()),
+    )?;
+
+    if !proc_mounted(&dir) {
+        run(
+            Path::new("."),
+            "mount /proc in the folder",
+            Command::new("mount")
+                .args(["-t", "proc", "proc"])
+                .arg(dir.join("proc")),
+        )?;
+    }
+    run(
+        Path::new("."),
+        "swift test",
+        Command::new("chroot")
+            .arg(&dir)
+            .args([
+                "/usr/bin/env",
+                "-i",
+                "HOME=/root",
+                "PATH=/usr/bin:/bin",
+                "LANG=C.UTF-8",
+            ])
+            .arg(format!("SVC_EMULATOR_JSON={}", line.trim()))
+            .args([
+                "SVC_FFI_LIB_DIR=/svc/lib",
+                "SVC_FIXTURES=/svc/pkg/fixtures",
+                "/bin/sh",
+                "-c",
+                "cd /svc/pkg && swift test",
+            ]),
+    )?;
+    drop(guard);
+    println!(
+        "swift bindings checked in {:.0} s",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}

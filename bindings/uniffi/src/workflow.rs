@@ -197,6 +197,7 @@ impl WorkflowOptions {
                 })
             }),
             transfer: self.transfer.clone().unwrap_or_default().to_core(None),
+            ..sw::WorkflowOptions::default()
         }
     }
 }
