@@ -9,12 +9,44 @@ use crate::cloud::CloudError;
 use crate::error::ErrorKind;
 use crate::transfer::TransferError;
 
+/// What became of the container of a workflow that failed after creating it and before
+/// a processing of it was started (see
+/// [`WorkflowOptions::cleanup_on_failure`](super::WorkflowOptions::cleanup_on_failure)).
+#[non_exhaustive]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Cleanup {
+    /// Nothing was deleted: the cleanup was not asked for, no container had been
+    /// created, or a processing of it had been started (the container stays with its
+    /// processing).
+    #[default]
+    NotAttempted,
+    /// The container and the files uploaded to it were deleted.
+    Deleted,
+    /// Deleting the container failed (best effort): it remains.
+    Failed {
+        /// Why, e.g. the service's answer.
+        reason: String,
+    },
+}
+
+impl Cleanup {
+    /// Whether the container was deleted.
+    #[must_use]
+    pub fn deleted(&self) -> bool {
+        matches!(self, Self::Deleted)
+    }
+}
+
 /// Why [`Workflow::run`](super::Workflow::run) failed.
 ///
 /// A processing that ended with the result `failed` is **not** an error: it is
 /// returned in the [`WorkflowOutcome`](super::WorkflowOutcome) with its errors. The
 /// variants raised after the container was created, or the processing started, carry
-/// their identifiers, so that the caller can look at them, cancel or delete them.
+/// their identifiers, so that the caller can look at them, cancel or delete them, and
+/// their message names them. When the workflow failed after creating the container
+/// and before starting a processing, [`cleanup`](Self::cleanup) says whether the
+/// container was deleted
+/// ([`WorkflowOptions::cleanup_on_failure`](super::WorkflowOptions::cleanup_on_failure)).
 #[non_exhaustive]
 #[derive(Debug, thiserror::Error)]
 pub enum WorkflowError {
@@ -40,7 +72,7 @@ pub enum WorkflowError {
 
     /// The cloud service refused or failed a request (after the client's own retries,
     /// and the workflow's recovery for creations whose answer was lost).
-    #[error("{stage}: {source}")]
+    #[error("{stage}: {source}{}", left(*container_id, *processing_id, cleanup))]
     Cloud {
         /// What the workflow was doing, e.g. "starting the processing".
         stage: &'static str,
@@ -51,11 +83,13 @@ pub enum WorkflowError {
         /// The service's error.
         #[source]
         source: Box<CloudError>,
+        /// Whether the container was deleted (before a processing was started).
+        cleanup: Cleanup,
     },
 
     /// An upload or a download failed (an unsafe output path is refused here too, as
     /// [`TransferError::UnsafeOutputPath`], before anything is written).
-    #[error("{stage}: {source}")]
+    #[error("{stage}: {source}{}", left(*container_id, *processing_id, cleanup))]
     Transfer {
         /// "uploading the files" or "downloading the outputs".
         stage: &'static str,
@@ -66,14 +100,18 @@ pub enum WorkflowError {
         /// The transfer's error.
         #[source]
         source: Box<TransferError>,
+        /// Whether the container was deleted (when uploading).
+        cleanup: Cleanup,
     },
 
     /// The organization still had an ongoing processing after `max_wait` (see
     /// [`WorkflowOptions::wait_for_free_organization`](super::WorkflowOptions::wait_for_free_organization)).
-    /// The container and its uploaded files remain: start a processing of it later.
+    /// The container and its uploaded files remain, ready for a processing started
+    /// later, unless they were cleaned up.
     #[error(
-        "the organization still has an ongoing processing after waiting {} s; container {container_id} is ready to be processed: {source}",
-        waited.as_secs()
+        "the organization still has an ongoing processing after waiting {} s: {source}{}",
+        waited.as_secs(),
+        left(Some(*container_id), None, cleanup)
     )]
     OrganizationBusy {
         /// How long the workflow waited.
@@ -82,7 +120,9 @@ pub enum WorkflowError {
         container_id: Uuid,
         /// The last 409 answer.
         #[source]
-        source: CloudError,
+        source: Box<CloudError>,
+        /// Whether the container was deleted.
+        cleanup: Cleanup,
     },
 
     /// The processing had not ended after
@@ -106,12 +146,14 @@ pub enum WorkflowError {
     /// already started goes on in the cloud: cancel it with
     /// [`CloudClient::cancel_processing`](crate::cloud::CloudClient::cancel_processing)
     /// if it is not wanted.
-    #[error("the workflow was canceled{}", ids(*container_id, *processing_id))]
+    #[error("the workflow was canceled{}", canceled(*container_id, *processing_id, cleanup))]
     Canceled {
         /// The container, when it had been created.
         container_id: Option<Uuid>,
         /// The processing, when it had been started.
         processing_id: Option<Uuid>,
+        /// Whether the container was deleted (when no processing had been started).
+        cleanup: Cleanup,
     },
 
     /// The workflow's task failed unexpectedly (a panic in a progress callback).
@@ -122,11 +164,28 @@ pub enum WorkflowError {
     },
 }
 
-fn ids(container: Option<Uuid>, processing: Option<Uuid>) -> String {
+/// What a failed workflow leaves in the cloud, for its message.
+fn left(container: Option<Uuid>, processing: Option<Uuid>, cleanup: &Cleanup) -> String {
+    match (container, processing) {
+        (Some(c), Some(p)) => format!(" (processing {p}, container {c})"),
+        (None, Some(p)) => format!(" (processing {p})"),
+        (Some(c), None) => match cleanup {
+            Cleanup::Deleted => format!(" (container {c} was deleted)"),
+            Cleanup::Failed { reason } => {
+                format!(" (container {c} remains: deleting it failed: {reason})")
+            }
+            Cleanup::NotAttempted => {
+                format!(" (container {c} remains, with its files: process it or delete it)")
+            }
+        },
+        (None, None) => String::new(),
+    }
+}
+
+fn canceled(container: Option<Uuid>, processing: Option<Uuid>, cleanup: &Cleanup) -> String {
     match (container, processing) {
         (_, Some(p)) => format!(" (processing {p} goes on in the cloud)"),
-        (Some(c), None) => format!(" (container {c} was created)"),
-        (None, None) => String::new(),
+        (c, None) => left(c, None, cleanup),
     }
 }
 
@@ -150,6 +209,31 @@ impl WorkflowError {
             | Self::Canceled { container_id, .. } => *container_id,
             Self::OrganizationBusy { container_id, .. } => Some(*container_id),
             _ => None,
+        }
+    }
+
+    /// Whether the container created by the workflow was deleted after the failure
+    /// ([`Cleanup::NotAttempted`] for the failures that leave nothing or that happened
+    /// once a processing was started).
+    pub fn cleanup(&self) -> &Cleanup {
+        const NOT_ATTEMPTED: &Cleanup = &Cleanup::NotAttempted;
+        match self {
+            Self::Cloud { cleanup, .. }
+            | Self::Transfer { cleanup, .. }
+            | Self::OrganizationBusy { cleanup, .. }
+            | Self::Canceled { cleanup, .. } => cleanup,
+            _ => NOT_ATTEMPTED,
+        }
+    }
+
+    /// Records what became of the container (the workflow's cleanup).
+    pub(super) fn set_cleanup(&mut self, outcome: Cleanup) {
+        match self {
+            Self::Cloud { cleanup, .. }
+            | Self::Transfer { cleanup, .. }
+            | Self::OrganizationBusy { cleanup, .. }
+            | Self::Canceled { cleanup, .. } => *cleanup = outcome,
+            _ => {}
         }
     }
 

@@ -103,6 +103,7 @@ pub(super) async fn follow(
                     container_id: current.container_id,
                     processing_id: Some(id),
                     source: Box::new(source),
+                    cleanup: super::Cleanup::NotAttempted,
                 });
             }
         }

@@ -7,8 +7,8 @@
 //!
 //! 1. **checks the job** before anything is sent: at least one input, every file a
 //!    readable regular file, every file name (its container path) unique, the
-//!    metadata within the service's limits ([`WorkflowError::InvalidJob`],
-//!    [`WorkflowError::LocalFile`]);
+//!    metadata within the service's limits, the output folder not an existing file
+//!    ([`WorkflowError::InvalidJob`], [`WorkflowError::LocalFile`]);
 //! 2. **creates the container** with every file registered at once (inputs as
 //!    `input`, resources as `resources`, each at its file name);
 //! 3. **uploads** the files in parallel ([`crate::transfer`]), reporting
@@ -27,6 +27,12 @@
 //!    `processed`, and **downloads** them to
 //!    [`output_folder`](ProcessingJob::output_folder) when one is given — streamed,
 //!    in parallel, each output path checked so that none can escape the folder.
+//!
+//! A failure names what it leaves in the cloud (the container, the processing once
+//! started). With [`cleanup_on_failure`](WorkflowOptions::cleanup_on_failure), a
+//! workflow that fails or is canceled after creating the container and before a
+//! processing of it was started deletes the container and its uploaded files, best
+//! effort ([`WorkflowError::cleanup`] says whether it did).
 //!
 //! A processing whose result is `failed` is not an error of the workflow: it is
 //! returned in the [`WorkflowOutcome`] with its errors (a command-line tool decides
@@ -103,7 +109,7 @@ use crate::transfer::{
     Progress, TransferError, TransferHandle, TransferOptions, TransferReport, Transfers, UploadJob,
 };
 
-pub use error::WorkflowError;
+pub use error::{Cleanup, WorkflowError};
 pub use events::EventSource;
 #[cfg(feature = "webhook-listener")]
 pub use events::WebhookListener;
@@ -267,6 +273,13 @@ pub struct WorkflowOptions {
     /// Uploads and downloads: parallelism, retries, idle timeout (its own
     /// `on_progress` is called as well, with the raw transfer progress).
     pub transfer: TransferOptions,
+    /// When the workflow fails (or is canceled) after creating the container and
+    /// before a processing of it was started — a refused start (409, 403 no credit
+    /// left, 413), a failed upload, a busy organization — delete the container and
+    /// the files uploaded to it, best effort;
+    /// [`WorkflowError::cleanup`] says whether that succeeded. Default `false`: the
+    /// container remains (the error names it) and can be processed later.
+    pub cleanup_on_failure: bool,
 }
 
 impl Default for WorkflowOptions {
@@ -280,6 +293,7 @@ impl Default for WorkflowOptions {
             events: None,
             on_progress: None,
             transfer: TransferOptions::default(),
+            cleanup_on_failure: false,
         }
     }
 }
@@ -301,6 +315,7 @@ impl fmt::Debug for WorkflowOptions {
                 &self.on_progress.as_ref().map(|_| "callback"),
             )
             .field("transfer", &self.transfer)
+            .field("cleanup_on_failure", &self.cleanup_on_failure)
             .finish()
     }
 }
@@ -419,7 +434,8 @@ impl Workflow {
     /// # Panics
     /// Outside a Tokio runtime.
     pub fn start(&self, job: ProcessingJob, options: WorkflowOptions) -> WorkflowHandle {
-        self.spawn(options.on_progress.clone(), move |run| {
+        let cleanup = options.cleanup_on_failure;
+        self.spawn(options.on_progress.clone(), cleanup, move |run| {
             run.execute(job, options)
         })
     }
@@ -459,7 +475,8 @@ impl Workflow {
         output_folder: Option<PathBuf>,
         options: WorkflowOptions,
     ) -> WorkflowHandle {
-        self.spawn(options.on_progress.clone(), move |run| {
+        // A resumed processing exists: there is nothing to clean up.
+        self.spawn(options.on_progress.clone(), false, move |run| {
             run.resume(processing_id, output_folder, options)
         })
     }
@@ -467,6 +484,7 @@ impl Workflow {
     fn spawn<F, Fut>(
         &self,
         on_progress: Option<WorkflowProgressCallback>,
+        cleanup_on_failure: bool,
         body: F,
     ) -> WorkflowHandle
     where
@@ -484,18 +502,29 @@ impl Workflow {
         let work = body(run);
         let token = cancel.clone();
         let known = ids.clone();
+        let client = self.client.clone();
         let task = tokio::spawn(async move {
-            tokio::select! {
+            let mut result = tokio::select! {
                 biased;
                 () = token.cancelled() => {
                     let ids = read_ids(&known);
                     Err(WorkflowError::Canceled {
                         container_id: ids.container,
                         processing_id: ids.processing,
+                        cleanup: Cleanup::NotAttempted,
                     })
                 }
                 result = work => result,
+            };
+            if cleanup_on_failure && let Err(e) = &mut result {
+                // A processing started (or a start whose answer was lost) keeps its
+                // container: the service refuses the delete while it runs.
+                let started = e.processing_id().or(read_ids(&known).processing);
+                if let (Some(container), None) = (e.container_id(), started) {
+                    e.set_cleanup(delete_container(&client, container).await);
+                }
             }
+            result
         });
         WorkflowHandle {
             task: Some(task),
@@ -674,6 +703,7 @@ impl Run {
                 container_id: None,
                 processing_id: None,
                 source: Box::new(source),
+                cleanup: Cleanup::NotAttempted,
             })?;
         let container_id = container.id;
         self.set_ids(Some(container_id), None);
@@ -684,6 +714,7 @@ impl Run {
             container_id: Some(container_id),
             processing_id: None,
             source: Box::new(source),
+            cleanup: Cleanup::NotAttempted,
         })?;
         let transfers = Transfers::new(self.http.clone(), options.transfer.clone());
         if !jobs.is_empty() {
@@ -694,6 +725,7 @@ impl Run {
                     container_id: Some(container_id),
                     processing_id: None,
                     source: Box::new(source),
+                    cleanup: Cleanup::NotAttempted,
                 })?;
         }
 
@@ -743,6 +775,7 @@ impl Run {
                 container_id: None,
                 processing_id: Some(processing_id),
                 source: Box::new(source),
+                cleanup: Cleanup::NotAttempted,
             })?;
         self.set_ids(processing.container_id, None);
         let transfers = Transfers::new(self.http.clone(), options.transfer.clone());
@@ -773,6 +806,7 @@ impl Run {
             container_id,
             processing_id: Some(processing_id),
             source: Box::new(source),
+            cleanup: Cleanup::NotAttempted,
         };
         let mut status_reads = 0;
         let processing = follow::follow(
@@ -811,6 +845,7 @@ impl Run {
                         container_id,
                         processing_id: Some(processing_id),
                         source: Box::new(source),
+                        cleanup: Cleanup::NotAttempted,
                     })?;
                 report.written_paths()
             }
@@ -1004,6 +1039,7 @@ impl Run {
             container_id: Some(container_id),
             processing_id: None,
             source: Box::new(source),
+            cleanup: Cleanup::NotAttempted,
         };
         let began = Instant::now();
         let policy = creation_policy();
@@ -1062,7 +1098,8 @@ impl Run {
                 return Err(WorkflowError::OrganizationBusy {
                     waited,
                     container_id,
-                    source: e,
+                    source: Box::new(e),
+                    cleanup: Cleanup::NotAttempted,
                 });
             }
             self.report(WorkflowProgress::WaitingForOrganization { waited });
@@ -1080,6 +1117,22 @@ fn creation_policy() -> RetryPolicy {
         base_delay: Duration::from_millis(200),
         max_delay: Duration::from_secs(5),
         max_elapsed: Duration::from_secs(120),
+    }
+}
+
+/// The longest a cleanup may take (the client retries transient failures within it).
+const CLEANUP_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Deletes the container of a failed workflow, best effort.
+async fn delete_container(client: &CloudClient, container: Uuid) -> Cleanup {
+    match tokio::time::timeout(CLEANUP_TIMEOUT, client.delete_container(container)).await {
+        Ok(Ok(())) => Cleanup::Deleted,
+        Ok(Err(e)) => Cleanup::Failed {
+            reason: e.to_string(),
+        },
+        Err(_) => Cleanup::Failed {
+            reason: format!("no answer within {} s", CLEANUP_TIMEOUT.as_secs()),
+        },
     }
 }
 
@@ -1109,6 +1162,9 @@ async fn check_job(job: &ProcessingJob) -> Result<Vec<LocalFile>, WorkflowError>
         return Err(invalid("no input file".to_owned()));
     }
     limits::check_metadata(&job.metadata).map_err(|e| invalid(format!("metadata: {e}")))?;
+    if let Some(folder) = &job.output_folder {
+        check_output_folder(folder).map_err(invalid)?;
+    }
     let mut files = Vec::new();
     let mut seen: HashMap<String, PathBuf> = HashMap::new();
     let all = job
@@ -1170,6 +1226,32 @@ async fn check_job(job: &ProcessingJob) -> Result<Vec<LocalFile>, WorkflowError>
         });
     }
     Ok(files)
+}
+
+/// Checks that the output folder can be a folder: the nearest part of it that exists
+/// must be a folder (it is created below that). Checked before anything is sent, so
+/// that a mistaken path does not cost a processing credit.
+fn check_output_folder(folder: &std::path::Path) -> Result<(), String> {
+    for at in folder.ancestors().filter(|p| !p.as_os_str().is_empty()) {
+        match std::fs::metadata(at) {
+            Ok(m) if m.is_dir() => return Ok(()),
+            Ok(_) if at == folder => {
+                return Err(format!(
+                    "the output folder `{}` is an existing file, not a folder",
+                    folder.display()
+                ));
+            }
+            Ok(_) => {
+                return Err(format!(
+                    "the output folder `{}` cannot be created: `{}` is a file",
+                    folder.display(),
+                    at.display()
+                ));
+            }
+            Err(_) => {}
+        }
+    }
+    Ok(())
 }
 
 /// The uploads of the container's files still waiting for their content.

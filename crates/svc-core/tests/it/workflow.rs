@@ -13,8 +13,8 @@ use svc_core::cloud::{
 use svc_core::retry::RetryPolicy;
 use svc_core::transfer::TransferOptions;
 use svc_core::workflow::{
-    ProcessingJob, WORKFLOW_TAG_KEY, WebhookListener, Workflow, WorkflowError, WorkflowOptions,
-    WorkflowOutcome, WorkflowProgress,
+    Cleanup, ProcessingJob, WORKFLOW_TAG_KEY, WebhookListener, Workflow, WorkflowError,
+    WorkflowOptions, WorkflowOutcome, WorkflowProgress,
 };
 use svc_emulator::{Emulator, EmulatorConfig, FaultConfig};
 
@@ -548,5 +548,189 @@ async fn a_processing_started_earlier_is_resumed_by_its_id() {
         .await
         .unwrap_err();
     assert_eq!(e.kind(), svc_core::ErrorKind::NotFound, "{e:?}");
+    emulator.shutdown().await;
+}
+
+/// A start refused with 409 (the organization's processing is ongoing) names the
+/// container the workflow created, so that it is not left behind unknown; with
+/// `cleanup_on_failure` the container is deleted and the error says so.
+#[tokio::test]
+async fn a_refused_start_names_its_container_and_cleans_it_up_when_asked() {
+    let emulator = quick_emulator(Duration::from_secs(30)).await;
+    let client = client_for(&emulator);
+    let workflow = Workflow::new(client.clone());
+    let no_follow = WorkflowOptions {
+        follow: false,
+        ..quick_options()
+    };
+    let first = workflow.run(sample_job(None), no_follow).await.unwrap();
+
+    // Without cleanup: the container remains, named in the error.
+    let e = workflow
+        .run(sample_job(None), quick_options())
+        .await
+        .unwrap_err();
+    assert_eq!(e.cloud_error().and_then(|c| c.status()), Some(409), "{e}");
+    let kept = e.container_id().expect("the container was created");
+    assert_eq!(e.processing_id(), None);
+    assert_eq!(e.cleanup(), &Cleanup::NotAttempted);
+    assert!(e.to_string().contains(&kept.to_string()), "{e}");
+    assert!(e.to_string().contains("remains"), "{e}");
+    assert_eq!(client.get_container(kept).await.unwrap().files.len(), 2);
+
+    // With cleanup: the container and its uploads are gone, and the error says so.
+    let e = workflow
+        .run(
+            sample_job(None),
+            WorkflowOptions {
+                cleanup_on_failure: true,
+                ..quick_options()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.cloud_error().and_then(|c| c.status()), Some(409), "{e}");
+    assert_eq!(e.kind(), svc_core::ErrorKind::Conflict);
+    let deleted = e.container_id().expect("named even though deleted");
+    assert_eq!(e.cleanup(), &Cleanup::Deleted);
+    assert!(e.cleanup().deleted());
+    assert!(
+        e.to_string()
+            .contains(&format!("container {deleted} was deleted")),
+        "{e}"
+    );
+    let gone = client.get_container(deleted).await.unwrap_err();
+    assert_eq!(gone.status(), Some(404), "{gone}");
+    let mut left: Vec<_> = client
+        .list_containers_all()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|c| c.id)
+        .collect();
+    left.sort_unstable();
+    let mut expected = vec![first.container_id.unwrap(), kept];
+    expected.sort_unstable();
+    assert_eq!(left, expected, "only the deleted container is gone");
+    emulator.shutdown().await;
+}
+
+/// No processing credit left (403): the container is cleaned up as well; a started
+/// processing's container never is.
+#[tokio::test]
+async fn a_start_without_credit_cleans_up_and_a_started_processing_keeps_its_container() {
+    let emulator = emulator(EmulatorConfig {
+        processing_time: Duration::from_millis(300),
+        credits: 1,
+        ..EmulatorConfig::default()
+    })
+    .await;
+    let client = client_for(&emulator);
+    let workflow = Workflow::new(client.clone());
+    let cleanup = || WorkflowOptions {
+        cleanup_on_failure: true,
+        ..quick_options()
+    };
+    // The one credit: the workflow succeeds, nothing is deleted.
+    let outcome = workflow.run(sample_job(None), cleanup()).await.unwrap();
+    assert!(outcome.succeeded());
+    let processed = outcome.container_id.unwrap();
+
+    let e = workflow.run(sample_job(None), cleanup()).await.unwrap_err();
+    assert_eq!(e.cloud_error().and_then(|c| c.status()), Some(403), "{e}");
+    assert_eq!(e.cleanup(), &Cleanup::Deleted, "{e}");
+    let ids: Vec<_> = client
+        .list_containers_all()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|c| c.id)
+        .collect();
+    assert_eq!(ids, [processed]);
+
+    // A processing started and then canceled: its container stays.
+    emulator.set_credits(emulator.info().organization_id, 1);
+    let (started, mut started_rx) = tokio::sync::mpsc::unbounded_channel();
+    let handle = workflow.start(
+        sample_job(None),
+        WorkflowOptions {
+            on_progress: Some(Arc::new(move |p: &WorkflowProgress| {
+                if let WorkflowProgress::Queued { processing_id }
+                | WorkflowProgress::Running { processing_id, .. } = p
+                {
+                    let _ = started.send(*processing_id);
+                }
+            })),
+            ..cleanup()
+        },
+    );
+    started_rx.recv().await.unwrap();
+    handle.cancel();
+    let e = handle.wait().await.unwrap_err();
+    assert!(matches!(e, WorkflowError::Canceled { .. }), "{e:?}");
+    assert_eq!(e.cleanup(), &Cleanup::NotAttempted);
+    let container = e.container_id().unwrap();
+    client.get_container(container).await.expect("kept");
+    emulator.shutdown().await;
+}
+
+/// An output folder that is an existing file is refused before anything is sent (it
+/// used to be found only after the processing, and its credit, were spent).
+#[tokio::test]
+async fn an_output_folder_that_is_a_file_is_refused_before_sending() {
+    let emulator = quick_emulator(Duration::from_millis(300)).await;
+    let client = client_for(&emulator);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("results");
+    std::fs::write(&file, "not a folder").unwrap();
+    for folder in [file.clone(), file.join("{processing_id}")] {
+        let e = Workflow::new(client.clone())
+            .run(sample_job(Some(folder.clone())), quick_options())
+            .await
+            .unwrap_err();
+        assert!(matches!(e, WorkflowError::InvalidJob { .. }), "{e:?}");
+        assert!(e.is_refused_before_sending());
+        assert!(e.to_string().contains("results"), "{e}");
+    }
+    assert!(client.list_containers_all().await.unwrap().is_empty());
+    assert!(client.list_processings_all().await.unwrap().is_empty());
+    emulator.shutdown().await;
+}
+
+/// A workflow canceled while uploading, with `cleanup_on_failure`, deletes its
+/// container (no processing was started).
+#[tokio::test]
+async fn a_workflow_canceled_while_uploading_cleans_up_when_asked() {
+    let emulator = quick_emulator(Duration::from_millis(300)).await;
+    let client = client_for(&emulator);
+    // The test runs on one thread: the canceler is set before the workflow's task runs.
+    let canceler = Arc::new(std::sync::OnceLock::<svc_core::workflow::WorkflowCanceler>::new());
+    let cancel_at_upload = canceler.clone();
+    let handle = Workflow::new(client.clone()).start(
+        sample_job(None),
+        WorkflowOptions {
+            cleanup_on_failure: true,
+            on_progress: Some(Arc::new(move |p: &WorkflowProgress| {
+                if matches!(p, WorkflowProgress::Uploading(_))
+                    && let Some(c) = cancel_at_upload.get()
+                {
+                    c.cancel();
+                }
+            })),
+            ..quick_options()
+        },
+    );
+    canceler.set(handle.canceler()).unwrap();
+    let e = handle.wait().await.unwrap_err();
+    assert!(matches!(e, WorkflowError::Canceled { .. }), "{e:?}");
+    assert_eq!(e.processing_id(), None);
+    let container = e.container_id().expect("created before the upload");
+    assert_eq!(e.cleanup(), &Cleanup::Deleted, "{e}");
+    assert!(e.to_string().contains("was deleted"), "{e}");
+    assert_eq!(
+        client.get_container(container).await.unwrap_err().status(),
+        Some(404)
+    );
+    assert!(client.list_processings_all().await.unwrap().is_empty());
     emulator.shutdown().await;
 }
