@@ -71,16 +71,20 @@ impl From<UnitError> for Failure {
     }
 }
 
+/// The exit code of a cloud error. One rule for settings, whether from a flag or the
+/// environment: one that is not given is a usage error (2), one given with an invalid
+/// value is invalid input (5).
+pub fn cloud_code(e: &CloudError) -> u8 {
+    match e {
+        CloudError::Config { missing: true, .. } => USAGE,
+        _ => code_for(e.kind()),
+    }
+}
+
 impl From<CloudError> for Failure {
-    /// One rule for settings, whether from a flag or the environment: one that is not
-    /// given is a usage error (2), one given with an invalid value is invalid input (5).
     fn from(e: CloudError) -> Self {
-        let code = match &e {
-            CloudError::Config { missing: true, .. } => USAGE,
-            _ => code_for(e.kind()),
-        };
         Self {
-            code,
+            code: cloud_code(&e),
             message: e.to_string(),
         }
     }

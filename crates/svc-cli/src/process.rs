@@ -9,14 +9,17 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
+use svc_core::ErrorKind;
 use svc_core::cloud::{
-    ApiSecret, CloudClient, CloudConfig, ContainerRegion, ENV_BASE_URL, Metadata, ProcessingStatus,
+    ApiSecret, CloudClient, CloudConfig, CloudError, ContainerRegion, ENV_BASE_URL, Metadata,
+    ProcessingStatus,
 };
 use svc_core::transfer::{Progress, TransferError};
 use svc_core::workflow::{
     PROCESSING_ID_PLACEHOLDER, ProcessingJob, Workflow, WorkflowError, WorkflowOptions,
     WorkflowOutcome, WorkflowProgress,
 };
+use uuid::Uuid;
 
 use crate::exit::{self, Failure};
 
@@ -38,9 +41,15 @@ Exit codes:
   3  authentication or permission
   4  conflict: another processing is ongoing (see --wait-for-organization)
   5  invalid input: a missing file, two files with the same name, a configuration that
-     is not a JSON object (nothing is sent)
+     is not a JSON object, an --out that is an existing file (nothing is sent)
   6  unreachable
-  7  not found";
+  7  not found
+
+A failure names what it leaves in the cloud: the container (and the processing, once
+started). With --cleanup-on-failure, a run that fails (or is interrupted) after creating
+the container and before starting the processing deletes the container and its uploads.
+With --json, a failure prints one JSON object on stdout: kind, message, containerId,
+processingId, cleanedUp.";
 
 /// How long a processing takes on the embedded emulator.
 const EMULATOR_PROCESSING_TIME: Duration = Duration::from_secs(2);
@@ -58,7 +67,8 @@ const EMULATOR_PROCESSING_TIME: Duration = Duration::from_secs(2);
 /// or archived, a transfer failed); 2 usage; 3 authentication or permission; 4
 /// conflict (another processing is ongoing: see --wait-for-organization); 5 invalid
 /// input (a missing or unreadable file, two files with the same name, a configuration
-/// that is not a JSON object; nothing is sent); 6 unreachable; 7 not found.
+/// that is not a JSON object, an --out that is an existing file; nothing is sent);
+/// 6 unreachable; 7 not found.
 #[derive(clap::Args, Debug)]
 #[command(after_help = AFTER_HELP)]
 pub struct ProcessArgs {
@@ -96,9 +106,15 @@ pub struct ProcessArgs {
     #[arg(long, default_value_t = 1800, value_name = "SECONDS")]
     max_wait: u64,
     /// Print the outcome as one JSON object on stdout (processing, errors, outputs,
-    /// downloaded paths), for scripts.
+    /// downloaded paths), for scripts; a failure as one JSON object too (kind, message,
+    /// containerId, processingId, cleanedUp).
     #[arg(long)]
     json: bool,
+    /// When the run fails (or is interrupted) after creating the container and before
+    /// the processing is started (a refused start, a failed upload), delete the
+    /// container and its uploaded files instead of leaving them behind.
+    #[arg(long)]
+    cleanup_on_failure: bool,
 }
 
 fn parse_entry(text: &str) -> Result<(String, String), String> {
@@ -109,13 +125,63 @@ fn parse_entry(text: &str) -> Result<(String, String), String> {
 }
 
 pub async fn run(args: ProcessArgs) -> ExitCode {
+    let json = args.json;
     match process(args).await {
         Ok(code) => code,
-        Err(failure) => failure.report("svc process"),
+        Err(failure) => {
+            if json {
+                println!("{}", failure.to_json());
+            }
+            failure.failure.report("svc process")
+        }
     }
 }
 
-async fn process(args: ProcessArgs) -> Result<ExitCode, Failure> {
+/// Why `svc process` failed: the message and exit code, the kind of failure, and what
+/// it leaves in the cloud (for `--json`).
+#[derive(Debug)]
+struct ProcessFailure {
+    failure: Failure,
+    kind: ErrorKind,
+    container_id: Option<Uuid>,
+    processing_id: Option<Uuid>,
+    cleaned_up: bool,
+}
+
+impl ProcessFailure {
+    fn local(failure: Failure, kind: ErrorKind) -> Self {
+        Self {
+            failure,
+            kind,
+            container_id: None,
+            processing_id: None,
+            cleaned_up: false,
+        }
+    }
+
+    fn invalid(message: impl Into<String>) -> Self {
+        Self::local(Failure::invalid(message), ErrorKind::InvalidInput)
+    }
+
+    fn to_json(&self) -> serde_json::Value {
+        json!({
+            "kind": self.kind.as_str(),
+            "message": self.failure.message,
+            "containerId": self.container_id,
+            "processingId": self.processing_id,
+            "cleanedUp": self.cleaned_up,
+        })
+    }
+}
+
+impl From<CloudError> for ProcessFailure {
+    fn from(e: CloudError) -> Self {
+        let kind = e.kind();
+        Self::local(Failure::from(e), kind)
+    }
+}
+
+async fn process(args: ProcessArgs) -> Result<ExitCode, ProcessFailure> {
     // Everything local is checked before anything is started or sent.
     for file in args.inputs.iter().chain(&args.resources) {
         check_file(file)?;
@@ -123,11 +189,16 @@ async fn process(args: ProcessArgs) -> Result<ExitCode, Failure> {
     let processing_json = read_config(&args.config)?;
     let region = ContainerRegion::from(args.region.clone());
     if !region.is_known() {
-        return Err(Failure::invalid(format!(
+        return Err(ProcessFailure::invalid(format!(
             "unknown region `{}` (known: eu-west-3, us-west-1, ap-northeast-1, ap-southeast-2)",
             args.region
         )));
     }
+    let output_folder = args
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("svc-output").join(PROCESSING_ID_PLACEHOLDER));
+    check_out(&output_folder)?;
 
     let (client, emulator) = connect().await?;
 
@@ -138,24 +209,27 @@ async fn process(args: ProcessArgs) -> Result<ExitCode, Failure> {
         name: args.name.clone(),
         metadata: args.metadata.iter().cloned().collect::<Metadata>(),
         region,
-        output_folder: Some(
-            args.out
-                .clone()
-                .unwrap_or_else(|| Path::new("svc-output").join(PROCESSING_ID_PLACEHOLDER)),
-        ),
+        output_folder: Some(output_folder),
     };
     let bars = std::io::stderr()
         .is_terminal()
         .then(|| Arc::new(Bars::default()));
-    let on_progress = bars.clone().map(|bars| {
-        Arc::new(move |p: &WorkflowProgress| bars.show(p))
-            as svc_core::workflow::WorkflowProgressCallback
-    });
+    let on_progress = match bars.clone() {
+        Some(bars) => Arc::new(move |p: &WorkflowProgress| bars.show(p))
+            as svc_core::workflow::WorkflowProgressCallback,
+        // Without bars (a log, a script): one line once the processing has started, so
+        // that its identifier is known even if the command is interrupted.
+        None => {
+            let notes = Notes::default();
+            Arc::new(move |p: &WorkflowProgress| notes.show(p))
+        }
+    };
     let options = WorkflowOptions {
         wait_for_free_organization: args.wait_for_organization,
         max_wait: Duration::from_secs(args.max_wait),
         follow: !args.no_wait,
-        on_progress,
+        on_progress: Some(on_progress),
+        cleanup_on_failure: args.cleanup_on_failure,
         ..WorkflowOptions::default()
     };
 
@@ -173,7 +247,7 @@ async fn process(args: ProcessArgs) -> Result<ExitCode, Failure> {
     if let Some(bars) = &bars {
         bars.clear();
     }
-    let outcome = result.map_err(failure)?;
+    let outcome = result.map_err(|e| failure(e, emulator.is_some()))?;
 
     if args.json {
         println!("{}", outcome_json(&outcome));
@@ -191,34 +265,54 @@ async fn process(args: ProcessArgs) -> Result<ExitCode, Failure> {
     Ok(exit_code(&outcome, args.no_wait))
 }
 
-fn check_file(file: &Path) -> Result<(), Failure> {
+/// Refuses an output folder that cannot be one (an existing file, or below a file)
+/// before anything is sent: finding it out after the processing would waste its
+/// credit.
+fn check_out(folder: &Path) -> Result<(), ProcessFailure> {
+    for at in folder.ancestors().filter(|p| !p.as_os_str().is_empty()) {
+        match std::fs::metadata(at) {
+            Ok(m) if m.is_dir() => return Ok(()),
+            Ok(_) => {
+                return Err(ProcessFailure::invalid(format!(
+                    "--out `{}`: `{}` is an existing file, not a folder; nothing was sent",
+                    folder.display(),
+                    at.display()
+                )));
+            }
+            Err(_) => {}
+        }
+    }
+    Ok(())
+}
+
+fn check_file(file: &Path) -> Result<(), ProcessFailure> {
     match std::fs::metadata(file) {
         Ok(m) if m.is_file() => Ok(()),
-        Ok(_) => Err(Failure::invalid(format!(
+        Ok(_) => Err(ProcessFailure::invalid(format!(
             "`{}` is not a regular file; nothing was sent",
             file.display()
         ))),
-        Err(e) => Err(Failure::invalid(format!(
+        Err(e) => Err(ProcessFailure::invalid(format!(
             "cannot read `{}`: {e}; nothing was sent",
             file.display()
         ))),
     }
 }
 
-fn read_config(path: &Path) -> Result<serde_json::Map<String, serde_json::Value>, Failure> {
+fn read_config(path: &Path) -> Result<serde_json::Map<String, serde_json::Value>, ProcessFailure> {
     let text = std::fs::read_to_string(path).map_err(|e| {
-        Failure::invalid(format!(
+        ProcessFailure::invalid(format!(
             "cannot read the configuration `{}`: {e}; nothing was sent",
             path.display()
         ))
     })?;
     match serde_json::from_str::<serde_json::Value>(&text) {
         Ok(serde_json::Value::Object(map)) => Ok(map),
-        Ok(_) => Err(Failure::invalid(format!(
+        Ok(_) => Err(ProcessFailure::invalid(format!(
             "the configuration `{}` is not a JSON object; nothing was sent",
             path.display()
         ))),
-        Err(e) => Err(Failure::invalid(format!(
+        Err(e) => Err(ProcessFailure::invalid(format!(
             "the configuration `{}` is not valid JSON: {e}; nothing was sent",
             path.display()
         ))),
@@ -227,7 +321,7 @@ fn read_config(path: &Path) -> Result<serde_json::Map<String, serde_json::Value>
 
 /// The client of the configured service, or of the embedded emulator when
 /// SVC_BASE_URL is not set (the emulator runs as long as the returned value lives).
-async fn connect() -> Result<(CloudClient, Option<svc_emulator::Emulator>), Failure> {
+async fn connect() -> Result<(CloudClient, Option<svc_emulator::Emulator>), ProcessFailure> {
     let configured = std::env::var(ENV_BASE_URL).is_ok_and(|v| !v.trim().is_empty());
     if configured {
         let config = CloudConfig::from_env()?;
@@ -242,7 +336,12 @@ async fn connect() -> Result<(CloudClient, Option<svc_emulator::Emulator>), Fail
         ..svc_emulator::EmulatorConfig::default()
     })
     .await
-    .map_err(|e| Failure::other(format!("the embedded emulator did not start: {e}")))?;
+    .map_err(|e| {
+        ProcessFailure::local(
+            Failure::other(format!("the embedded emulator did not start: {e}")),
+            ErrorKind::Internal,
+        )
+    })?;
     let info = emulator.info();
     let config = CloudConfig::new(
         info.base_url.clone(),
@@ -255,7 +354,9 @@ async fn connect() -> Result<(CloudClient, Option<svc_emulator::Emulator>), Fail
     Ok((CloudClient::new(config)?, Some(emulator)))
 }
 
-fn failure(e: WorkflowError) -> Failure {
+/// The failure of a workflow; `embedded`: it ran against the embedded emulator, which
+/// stops with the command.
+fn failure(e: WorkflowError, embedded: bool) -> ProcessFailure {
     let code = match &e {
         // A local input the command was given, or an output path it refuses to write.
         WorkflowError::LocalFile { .. } => exit::INVALID,
@@ -264,31 +365,48 @@ fn failure(e: WorkflowError) -> Failure {
         {
             exit::INVALID
         }
+        // The service's error decides (e.g. a missing setting is a usage error).
+        WorkflowError::Cloud { source, .. } => exit::cloud_code(source),
         e => exit::code_for(e.kind()),
     };
-    match e {
-        WorkflowError::Cloud {
-            stage,
-            source,
-            processing_id,
-            ..
-        } => {
-            let conflict = source.status() == Some(409);
-            let Failure { code, message } = Failure::from(*source);
-            let mut message = format!("{stage}: {message}");
-            if let Some(id) = processing_id {
-                message.push_str(&format!(" (processing {id})"));
-            }
-            if conflict && processing_id.is_none() {
-                message
-                    .push_str("; use --wait-for-organization to wait for the ongoing processing");
-            }
-            Failure { code, message }
+    let processing_id = e.processing_id();
+    // The core's message names what is left in the cloud.
+    let mut message = e.to_string();
+    match &e {
+        WorkflowError::Cloud { source, .. }
+            if source.status() == Some(409) && processing_id.is_none() =>
+        {
+            message.push_str("; use --wait-for-organization to wait for the ongoing processing");
         }
-        e => Failure {
-            code,
-            message: e.to_string(),
-        },
+        WorkflowError::Canceled {
+            processing_id: Some(p),
+            ..
+        } if embedded => {
+            message = format!(
+                "the workflow was canceled; processing {p} ran in the embedded emulator, which stops with this command: the processing ends with it"
+            );
+        }
+        _ => {}
+    }
+    let container_id = e.container_id();
+    let cleaned_up = e.cleanup().deleted();
+    if embedded {
+        if container_id.is_some() && !cleaned_up && !message.contains("embedded emulator") {
+            message.push_str(
+                "; this ran on the embedded emulator, which stops with this command: nothing of it remains",
+            );
+        }
+    } else if let (Some(c), None, false) = (container_id, processing_id, cleaned_up) {
+        message.push_str(&format!(
+            "; `svc containers delete {c}` deletes it (--cleanup-on-failure does so on failure)"
+        ));
+    }
+    ProcessFailure {
+        failure: Failure { code, message },
+        kind: e.kind(),
+        container_id,
+        processing_id,
+        cleaned_up,
     }
 }
 
@@ -346,6 +464,41 @@ fn print_summary(outcome: &WorkflowOutcome) {
         println!("  files written:");
         for path in &outcome.downloaded {
             println!("    {}", path.display());
+        }
+    }
+}
+
+/// Without progress bars: says once on stderr that the processing has started.
+#[derive(Default)]
+struct Notes {
+    container: Mutex<Option<Uuid>>,
+    started: std::sync::atomic::AtomicBool,
+}
+
+impl Notes {
+    fn show(&self, progress: &WorkflowProgress) {
+        use std::sync::atomic::Ordering;
+        match progress {
+            WorkflowProgress::Starting { container_id } => {
+                if let Ok(mut container) = self.container.lock() {
+                    *container = Some(*container_id);
+                }
+            }
+            WorkflowProgress::Queued { processing_id }
+            | WorkflowProgress::Running { processing_id, .. }
+                if !self.started.swap(true, Ordering::Relaxed) =>
+            {
+                let container = self.container.lock().ok().and_then(|c| *c);
+                match container {
+                    Some(c) => {
+                        eprintln!(
+                            "svc process: processing {processing_id} started (container {c})"
+                        );
+                    }
+                    None => eprintln!("svc process: processing {processing_id} started"),
+                }
+            }
+            _ => {}
         }
     }
 }

@@ -5,6 +5,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use serde_json::Value;
+use svc_emulator::EmulatorConfig;
+use uuid::Uuid;
+
+use crate::resources::Cloud;
 use crate::support::{Run, command, finish};
 
 fn repository() -> PathBuf {
@@ -177,4 +182,185 @@ fn a_failed_processing_exits_with_8_and_its_errors() {
     assert_eq!(run.code, 8, "{run:#?}");
     assert!(run.stdout.contains("failed"), "{run:#?}");
     assert!(run.stdout.contains("[error]"), "{run:#?}");
+}
+
+/// The one JSON object a failed `svc process --json` prints on stdout.
+fn failure_json(run: &Run) -> Value {
+    assert_ne!(run.code, 0, "{run:#?}");
+    let value: Value = serde_json::from_str(run.stdout.trim())
+        .unwrap_or_else(|e| panic!("stdout is one JSON object: {e}: {run:#?}"));
+    for key in [
+        "kind",
+        "message",
+        "containerId",
+        "processingId",
+        "cleanedUp",
+    ] {
+        assert!(value.get(key).is_some(), "`{key}` in {value}");
+    }
+    value
+}
+
+/// A start refused (403, no processing credit left) names the container it leaves
+/// behind, on stderr and in the `--json` object; `--cleanup-on-failure` deletes it.
+#[test]
+fn a_refused_start_names_its_container_and_cleanup_on_failure_deletes_it() {
+    let cloud = Cloud::with(EmulatorConfig {
+        processing_time: Duration::from_millis(500),
+        credits: 0,
+        device: None,
+        ..EmulatorConfig::default()
+    });
+    let cwd = tempfile::tempdir().unwrap();
+    let samples = repository().join("samples");
+    let rover = samples.join("rover.nmea");
+    let config = samples.join("processing.json");
+    let args = [
+        "process",
+        rover.to_str().unwrap(),
+        "--config",
+        config.to_str().unwrap(),
+        "--json",
+    ];
+
+    let run = cloud.svc_in(&args, &cloud.env(), Some(cwd.path()));
+    run.fails_with(3);
+    let failure = failure_json(&run);
+    assert_eq!(failure["kind"], "permission_denied", "{failure}");
+    assert_eq!(failure["processingId"], Value::Null);
+    assert_eq!(failure["cleanedUp"], false);
+    let kept = failure["containerId"]
+        .as_str()
+        .expect("the container is named");
+    assert!(
+        failure["message"].as_str().unwrap().contains(kept),
+        "{failure}"
+    );
+    assert!(run.stderr.contains(kept), "{run:#?}");
+    let kept: Uuid = kept.parse().unwrap();
+    cloud
+        .block_on(cloud.client.get_container(kept))
+        .expect("the container remains");
+
+    let mut with_cleanup = args.to_vec();
+    with_cleanup.push("--cleanup-on-failure");
+    let run = cloud.svc_in(&with_cleanup, &cloud.env(), Some(cwd.path()));
+    run.fails_with(3);
+    let failure = failure_json(&run);
+    assert_eq!(failure["cleanedUp"], true, "{failure}");
+    let deleted = failure["containerId"].as_str().expect("named");
+    assert!(
+        run.stderr
+            .contains(&format!("container {deleted} was deleted")),
+        "{run:#?}"
+    );
+    let deleted: Uuid = deleted.parse().unwrap();
+    let gone = cloud
+        .block_on(cloud.client.get_container(deleted))
+        .unwrap_err();
+    assert_eq!(gone.status(), Some(404), "{gone}");
+    let left: Vec<Uuid> = cloud
+        .block_on(cloud.client.list_containers_all())
+        .unwrap()
+        .into_iter()
+        .map(|c| c.id)
+        .collect();
+    assert_eq!(left, [kept]);
+}
+
+/// `--out` naming an existing file is refused before anything is started or sent (it
+/// used to be found only after the processing, and its credit, were spent).
+#[test]
+fn an_existing_file_as_out_is_refused_before_anything_is_sent() {
+    let cwd = tempfile::tempdir().unwrap();
+    std::fs::write(cwd.path().join("results"), "a file").unwrap();
+    let samples = repository().join("samples");
+    let config = samples.join("processing.json");
+    let rover = samples.join("rover.nmea");
+    for out in ["results", "results/{processing_id}"] {
+        let run = process(
+            cwd.path(),
+            &[
+                rover.to_str().unwrap(),
+                "--config",
+                config.to_str().unwrap(),
+                "--out",
+                out,
+                "--json",
+            ],
+        );
+        run.fails_with(5);
+        assert!(run.stderr.contains("results"), "{run:#?}");
+        assert!(run.stderr.contains("nothing was sent"), "{run:#?}");
+        assert!(
+            !run.stderr.contains("emulator"),
+            "nothing was started: {run:#?}"
+        );
+        let failure = failure_json(&run);
+        assert_eq!(failure["kind"], "invalid_input");
+        assert_eq!(failure["containerId"], Value::Null);
+        assert_eq!(failure["cleanedUp"], false);
+    }
+}
+
+/// Ctrl-C while the embedded emulator runs the processing: the message says what is
+/// true — the emulator stops with the command, so the processing ends with it — and
+/// not that it "goes on in the cloud".
+#[cfg(unix)]
+#[test]
+fn ctrl_c_with_the_embedded_emulator_says_the_processing_ends() {
+    use std::io::BufRead as _;
+    use std::time::Instant;
+
+    let cwd = tempfile::tempdir().unwrap();
+    let samples = repository().join("samples");
+    let mut command = command(&[
+        "process",
+        samples.join("rover.nmea").to_str().unwrap(),
+        "--config",
+        samples.join("processing.json").to_str().unwrap(),
+    ]);
+    for name in svc_core::cloud::ENV_VARS {
+        command.env_remove(name);
+    }
+    command.current_dir(cwd.path());
+    let mut child = command.spawn().expect("svc starts");
+    let stderr = child.stderr.take().unwrap();
+    let (lines, received) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    // Wait (with a deadline) for the line saying the processing started.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut seen = Vec::new();
+    while !seen.iter().any(|l: &String| l.contains("started")) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match received.recv_timeout(left) {
+            Ok(line) => seen.push(line),
+            Err(_) => {
+                let _ = child.kill();
+                panic!("no `started` line: {seen:#?}");
+            }
+        }
+    }
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    let status =
+        crate::support::wait(&mut child, Duration::from_secs(30)).expect("svc ends after Ctrl-C");
+    reader.join().unwrap();
+    seen.extend(received.try_iter());
+    let text = seen.join("\n");
+    assert_eq!(status.code(), Some(1), "{text}");
+    assert!(text.contains("canceled"), "{text}");
+    assert!(text.contains("embedded emulator"), "{text}");
+    assert!(text.contains("ends with it"), "{text}");
+    assert!(!text.contains("goes on in the cloud"), "{text}");
 }

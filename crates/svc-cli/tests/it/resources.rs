@@ -20,11 +20,12 @@ use crate::support::{Run, command, finish};
 /// An identifier that nothing in the emulator has.
 const UNKNOWN_ID: &str = "3fa85f64-5717-4562-b3fc-2c963f66afa6";
 
-/// The cloud emulator on its own runtime, and an SDK client for setting up data.
-struct Cloud {
+/// The cloud emulator on its own runtime, and an SDK client for setting up data (also
+/// used by the `svc process` tests that need the emulator's state).
+pub(crate) struct Cloud {
     emulator: Option<Emulator>,
     runtime: tokio::runtime::Runtime,
-    client: CloudClient,
+    pub(crate) client: CloudClient,
 }
 
 impl Cloud {
@@ -36,7 +37,7 @@ impl Cloud {
         })
     }
 
-    fn with(config: EmulatorConfig) -> Cloud {
+    pub(crate) fn with(config: EmulatorConfig) -> Cloud {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -62,15 +63,15 @@ impl Cloud {
         }
     }
 
-    fn emulator(&self) -> &Emulator {
+    pub(crate) fn emulator(&self) -> &Emulator {
         self.emulator.as_ref().expect("running")
     }
 
-    fn env(&self) -> Vec<(&'static str, String)> {
+    pub(crate) fn env(&self) -> Vec<(&'static str, String)> {
         env_of(self.emulator())
     }
 
-    fn block_on<F: Future>(&self, future: F) -> F::Output {
+    pub(crate) fn block_on<F: Future>(&self, future: F) -> F::Output {
         self.runtime.block_on(future)
     }
 
@@ -81,7 +82,7 @@ impl Cloud {
 
     /// Runs `svc ARGS` with exactly the `SVC_*` variables of `env`, optionally in `dir`;
     /// checks that the API secret appears nowhere in what it prints.
-    fn svc_in(&self, args: &[&str], env: &[(&str, String)], dir: Option<&Path>) -> Run {
+    pub(crate) fn svc_in(&self, args: &[&str], env: &[(&str, String)], dir: Option<&Path>) -> Run {
         let mut command = command(args);
         for name in ENV_VARS {
             command.env_remove(name);
