@@ -17,8 +17,10 @@
 //! In this order: unknown bucket → 404 `NoSuchBucket`; no `Content-Length` → 411
 //! `MissingContentLength`; not `multipart/form-data` → 400. When the `file` part
 //! arrives, the fields sent before it are checked (403 `AccessDenied`): each of the 7
-//! fields present once, bucket field equal to the bucket in the address, algorithm,
-//! credential (known access key), signature of the `Policy` string, expiration, every
+//! fields present once, every field but `x-ignore-*` valid UTF-8 (a value that is not
+//! cannot match its signature), bucket field equal to the bucket in the address,
+//! algorithm, credential (known access key), signature of the `Policy` string (lower-case
+//! hex, as SigV4 writes it: an upper-case signature does not match), expiration, every
 //! policy condition, every form field covered by a condition (S3's exemptions:
 //! `X-Amz-Signature`, `Policy`, `file`, `x-ignore-*`). The file is then streamed to
 //! disk; a field after `file` → 400 `InvalidArgument`; a length outside
@@ -339,7 +341,9 @@ impl Storage {
         dir: &Path,
         form: &mut multer::Multipart<'_>,
     ) -> Result<UploadEvent, S3Error> {
-        let mut fields: Vec<(String, String)> = Vec::new();
+        // Values that are not UTF-8 are kept as `None`: such a field cannot match its
+        // signature (403), unless it is ignored (`x-ignore-*`).
+        let mut fields: Vec<(String, Option<String>)> = Vec::new();
         while let Some(mut field) = form.next_field().await.map_err(malformed)? {
             let name = field.name().unwrap_or_default().to_owned();
             if name == "file" {
@@ -423,8 +427,14 @@ impl Storage {
         })
     }
 
-    /// Checks the form fields received before `file` against the signed policy.
-    fn check_form(&self, bucket: &str, fields: &[(String, String)]) -> Result<Expected, S3Error> {
+    /// Checks the form fields received before `file` against the signed policy. A
+    /// value that is not UTF-8 (`None`) cannot match its signature: 403, like any
+    /// modified field, unless the field is ignored (`x-ignore-*`).
+    fn check_form(
+        &self,
+        bucket: &str,
+        fields: &[(String, Option<String>)],
+    ) -> Result<Expected, S3Error> {
         for (i, (name, _)) in fields.iter().enumerate() {
             if fields
                 .iter()
@@ -436,17 +446,24 @@ impl Storage {
                 )));
             }
         }
+        for name in UPLOAD_FIELDS {
+            if !fields.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)) {
+                return Err(S3Error::denied(format!("Field {name} missing")));
+            }
+        }
+        for (name, value) in fields {
+            if value.is_none() && !name.to_ascii_lowercase().starts_with("x-ignore-") {
+                return Err(S3Error::denied(format!(
+                    "Field {name} is not valid UTF-8: it does not match its signature"
+                )));
+            }
+        }
         let get = |name: &str| {
             fields
                 .iter()
                 .find(|(n, _)| n.eq_ignore_ascii_case(name))
-                .map(|(_, v)| v.as_str())
+                .and_then(|(_, v)| v.as_deref())
         };
-        for name in UPLOAD_FIELDS {
-            if get(name).is_none() {
-                return Err(S3Error::denied(format!("Field {name} missing")));
-            }
-        }
         let field = |name: &str| get(name).unwrap_or_default();
         if field("bucket") != bucket {
             return Err(S3Error::denied(
@@ -466,7 +483,7 @@ impl Storage {
             ));
         }
         let policy_b64 = field("Policy");
-        let signature = hex::decode(field("X-Amz-Signature")).unwrap_or_default();
+        let signature = signature_bytes(field("X-Amz-Signature"));
         let mac = hmac_for(
             &signing_key(
                 &self.config.secret_key,
@@ -660,10 +677,7 @@ impl Storage {
             ),
             string_to_sign(amz_date, &credential.date, &credential.region, &request).as_bytes(),
         );
-        if mac
-            .verify_slice(&hex::decode(signature).unwrap_or_default())
-            .is_err()
-        {
+        if mac.verify_slice(&signature_bytes(signature)).is_err() {
             return Err(S3Error::denied("Signature does not match"));
         }
         let now = self.now();
@@ -806,7 +820,24 @@ struct Expected {
     length_range: Option<(u64, u64)>,
 }
 
-async fn read_text_field(name: &str, field: &mut multer::Field<'_>) -> Result<String, S3Error> {
+/// The bytes of a SigV4 signature: exactly lower-case hex, as SigV4 writes it (an
+/// upper-case or malformed one gives no bytes, so it matches nothing).
+fn signature_bytes(text: &str) -> Vec<u8> {
+    if text
+        .bytes()
+        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    {
+        hex::decode(text).unwrap_or_default()
+    } else {
+        Vec::new()
+    }
+}
+
+/// A text field's value; `None` when it is not UTF-8.
+async fn read_text_field(
+    name: &str,
+    field: &mut multer::Field<'_>,
+) -> Result<Option<String>, S3Error> {
     let mut buf = Vec::new();
     while let Some(chunk) = field.chunk().await.map_err(malformed)? {
         if buf.len().saturating_add(chunk.len()) > MAX_FIELD_LEN {
@@ -816,8 +847,7 @@ async fn read_text_field(name: &str, field: &mut multer::Field<'_>) -> Result<St
         }
         buf.extend_from_slice(&chunk);
     }
-    String::from_utf8(buf)
-        .map_err(|_| S3Error::invalid_argument(format!("Field {name} is not UTF-8")))
+    Ok(String::from_utf8(buf).ok())
 }
 
 /// Reads and discards what is left of a form (so the client reads the answer).

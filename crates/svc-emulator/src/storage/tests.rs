@@ -435,6 +435,83 @@ async fn a_bad_signature_or_unknown_access_key_is_refused_with_403() {
     h.assert_nothing_stored();
 }
 
+/// SigV4 signatures are lower-case hex: an upper-case one does not match (as on S3),
+/// for uploads and for downloads.
+#[tokio::test]
+async fn an_upper_case_signature_is_refused_with_403() {
+    let h = Harness::start().await;
+    let (url, fields) = h.presign("k", 10);
+    let signature = fields
+        .iter()
+        .find(|(n, _)| n == "X-Amz-Signature")
+        .map(|(_, v)| v.to_ascii_uppercase())
+        .unwrap();
+    assert!(signature.bytes().any(|b| b.is_ascii_uppercase()));
+    let answer = h
+        .post(
+            &url,
+            form(
+                &with_value(&fields, "X-Amz-Signature", &signature),
+                Some(content(10)),
+            ),
+        )
+        .await;
+    assert_error(&answer, 403, "AccessDenied", "Signature does not match");
+    h.assert_nothing_stored();
+
+    h.storage
+        .put_object(BUCKET, "out/a.txt", b"aaa")
+        .await
+        .unwrap();
+    let url = h.storage.presign_download(BUCKET, "out/a.txt");
+    let at = url.find("X-Amz-Signature=").unwrap() + "X-Amz-Signature=".len();
+    let upper = format!("{}{}", &url[..at], url[at..].to_ascii_uppercase());
+    let (status, _, body) = h.get(&upper).await;
+    let body = String::from_utf8(body).unwrap();
+    assert_eq!(status.as_u16(), 403, "{body}");
+    assert!(body.contains("Signature does not match"), "{body}");
+    assert_eq!(h.get(&url).await.0.as_u16(), 200);
+}
+
+/// A signed field whose value is not UTF-8 cannot match its signature: 403, like any
+/// other modified field (it was 400). An ignored field (`x-ignore-*`) may hold any bytes.
+#[tokio::test]
+async fn a_signed_field_that_is_not_utf8_is_refused_with_403() {
+    let h = Harness::start().await;
+    let (url, fields) = h.presign("k", 10);
+    for name in ["key", "X-Amz-Credential", "X-Amz-Signature", "Policy"] {
+        let mut form = Form::new();
+        for (n, v) in &fields {
+            form = if n == name {
+                let mut bytes = v.as_bytes().to_vec();
+                bytes.push(0xff);
+                form.part(n.clone(), Part::bytes(bytes))
+            } else {
+                form.text(n.clone(), v.clone())
+            };
+        }
+        form = form.part("file", Part::bytes(content(10)).file_name("data.bin"));
+        let answer = h.post(&url, form).await;
+        assert_eq!(answer.status.as_u16(), 403, "{name}: {}", answer.body);
+        assert!(
+            answer.body.contains("<Code>AccessDenied</Code>"),
+            "{name}: {}",
+            answer.body
+        );
+    }
+    h.assert_nothing_stored();
+
+    let mut form = Form::new();
+    for (n, v) in &fields {
+        form = form.text(n.clone(), v.clone());
+    }
+    form = form
+        .part("x-ignore-note", Part::bytes(vec![0xff, 0xfe]))
+        .part("file", Part::bytes(content(10)).file_name("data.bin"));
+    let answer = h.post(&url, form).await;
+    assert_eq!(answer.status.as_u16(), 204, "{}", answer.body);
+}
+
 #[tokio::test]
 async fn an_expired_policy_is_refused_with_403() {
     let h = Harness::start().await;
