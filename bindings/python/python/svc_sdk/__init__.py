@@ -1,0 +1,60 @@
+"""Python SDK for the cloud GNSS/INS post-processing service and for configuring
+inertial navigation units.
+
+- :mod:`svc_sdk.settings`: settings trees of a unit: minimal diff, apply, three-way
+  merge, :class:`~svc_sdk.settings.SettingsTree` for fleets;
+- :mod:`svc_sdk.webhook`: :class:`Webhook` verifies the service's webhook deliveries
+  (helpers for FastAPI and Flask);
+- :mod:`svc_sdk.rights`: the unit's rights matrix;
+- :mod:`svc_sdk.errors`: the exceptions (every one an :class:`SvcError`).
+
+The work is done by a native extension (Rust, ``svc_sdk._native``); importing the
+package imports nothing heavy (no pandas, no web framework).
+"""
+
+from svc_sdk import errors, rights, settings, webhook
+from svc_sdk._native import __version__
+from svc_sdk.errors import (
+    AuthenticationError,
+    CanceledError,
+    ConflictError,
+    InvalidInputError,
+    InvalidResponseError,
+    NodeError,
+    NotFoundError,
+    PermissionDeniedError,
+    SettingsError,
+    SvcError,
+    TransferError,
+    TransientError,
+    UnreachableError,
+    WaitTimeoutError,
+    WebhookVerificationError,
+    WorkflowError,
+)
+from svc_sdk.webhook import Webhook
+
+__all__ = [
+    "AuthenticationError",
+    "CanceledError",
+    "ConflictError",
+    "InvalidInputError",
+    "InvalidResponseError",
+    "NodeError",
+    "NotFoundError",
+    "PermissionDeniedError",
+    "SettingsError",
+    "SvcError",
+    "TransferError",
+    "TransientError",
+    "UnreachableError",
+    "WaitTimeoutError",
+    "Webhook",
+    "WebhookVerificationError",
+    "WorkflowError",
+    "__version__",
+    "errors",
+    "rights",
+    "settings",
+    "webhook",
+]

@@ -1,0 +1,347 @@
+"""The exceptions of the SDK.
+
+Every failure is an :class:`SvcError`. Its class says two things, each catchable on its
+own:
+
+- the *kind* of failure, the same few cases whatever the subsystem (the strings of
+  ``svc_core::ErrorKind::as_str()``): :class:`AuthenticationError`,
+  :class:`PermissionDeniedError`, :class:`NotFoundError`, :class:`ConflictError`,
+  :class:`InvalidInputError`, :class:`UnreachableError`, :class:`TransientError`,
+  :class:`CanceledError`, :class:`WaitTimeoutError`, :class:`InvalidResponseError`
+  (the kinds ``verification``, ``io`` and ``internal`` have no class of their own:
+  test :attr:`SvcError.kind`);
+- the *subsystem* that failed, when it has details of its own:
+  :class:`TransferError`, :class:`WorkflowError`, :class:`WebhookVerificationError`
+  (with :attr:`~WebhookVerificationError.code`), :class:`SettingsError` (with
+  :attr:`~SettingsError.paths`).
+
+A failure that is both is raised as a class inheriting from both, so that a workflow
+conflict is caught by ``except WorkflowError`` and by ``except ConflictError``::
+
+    try:
+        ...
+    except ConflictError as error:     # whatever the subsystem
+        print(error.kind, error.status, error.title)
+
+Messages, ``str()`` and ``repr()`` never contain a secret (keys, tokens, passwords,
+webhook secrets, setting values of password nodes).
+
+This module is pure Python (the native module raises these classes; a stable-ABI
+extension cannot subclass exceptions itself) and imports nothing but the standard
+library.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any, ClassVar, NamedTuple
+
+__all__ = [
+    "AuthenticationError",
+    "CanceledError",
+    "ConflictError",
+    "InvalidInputError",
+    "InvalidResponseError",
+    "NodeError",
+    "NotFoundError",
+    "PermissionDeniedError",
+    "SettingsError",
+    "SvcError",
+    "TransferError",
+    "TransientError",
+    "UnreachableError",
+    "WaitTimeoutError",
+    "WebhookVerificationError",
+    "WorkflowError",
+]
+
+#: Every kind, as ``svc_core::ErrorKind::as_str()`` names them.
+KINDS = (
+    "authentication",
+    "permission_denied",
+    "not_found",
+    "conflict",
+    "invalid_input",
+    "unreachable",
+    "transient",
+    "canceled",
+    "timeout",
+    "invalid_response",
+    "verification",
+    "io",
+    "internal",
+)
+
+#: The kinds for which repeating the same request later, unchanged, may succeed.
+_RETRYABLE_KINDS = frozenset({"unreachable", "transient"})
+
+
+class NodeError(NamedTuple):
+    """A node of a settings tree that the unit (or the SDK) refused, and why."""
+
+    path: str
+    message: str
+
+
+class SvcError(Exception):
+    """Any failure of the SDK.
+
+    Attributes:
+        kind: what kind of failure it is (one of :data:`KINDS`).
+        retryable: whether repeating the same request later, unchanged, may succeed.
+        status: the HTTP status of the answer that failed, if any.
+        title: the service's or unit's short description of the problem, if any.
+        details: the service's or unit's longer explanation, if any.
+    """
+
+    #: The kind of an error of this class built without ``kind=``.
+    default_kind: ClassVar[str] = "internal"
+
+    kind: str
+    retryable: bool
+    status: int | None
+    title: str | None
+    details: str | None
+
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        kind: str | None = None,
+        retryable: bool | None = None,
+        status: int | None = None,
+        title: str | None = None,
+        details: str | None = None,
+        **extra: Any,
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind if kind is not None else type(self).default_kind
+        self.retryable = retryable if retryable is not None else self.kind in _RETRYABLE_KINDS
+        self.status = status
+        self.title = title
+        self.details = details
+        for klass in reversed(type(self).__mro__):
+            for name, default in vars(klass).get("_extra_defaults", {}).items():
+                setattr(self, name, default())
+        for name, value in extra.items():
+            setattr(self, name, value)
+
+    @property
+    def message(self) -> str:
+        """The message (what ``str()`` gives)."""
+        return str(self.args[0]) if self.args else ""
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __repr__(self) -> str:
+        shown = [repr(self.message), f"kind={self.kind!r}"]
+        if self.status is not None:
+            shown.append(f"status={self.status}")
+        if self.title is not None:
+            shown.append(f"title={self.title!r}")
+        return f"{type(self).__name__}({', '.join(shown)})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Keyword-only arguments and dynamically made classes: rebuilt by name.
+        state = dict(vars(self))
+        return (_rebuild, (type(self).__name__, self.message, state))
+
+
+def _rebuild(class_name: str, message: str, state: dict[str, Any]) -> SvcError:
+    klass = globals().get(class_name) or __getattr__(class_name)
+    error: SvcError = klass(message)
+    vars(error).update(state)
+    return error
+
+
+# --- Kinds -------------------------------------------------------------------------
+
+
+class AuthenticationError(SvcError):
+    """The credentials were refused (API key and secret, a 401, a unit user or password)."""
+
+    default_kind = "authentication"
+
+
+class PermissionDeniedError(SvcError):
+    """Known credentials without the right (a 403: role, scope, credits, unit rights)."""
+
+    default_kind = "permission_denied"
+
+
+class NotFoundError(SvcError):
+    """The resource does not exist (a 404)."""
+
+    default_kind = "not_found"
+
+
+class ConflictError(SvcError):
+    """The request conflicts with the current state (a 409: a processing running, the
+    unit's settings locked by someone else, a path taken)."""
+
+    default_kind = "conflict"
+
+
+class InvalidInputError(SvcError, ValueError):
+    """The request is invalid (refused by the SDK's checks or by the other side: 400,
+    413, 422); change it before repeating it.
+
+    Attributes:
+        node_errors: the settings nodes refused, each with its reason (empty when the
+            failure is not about settings nodes).
+    """
+
+    default_kind = "invalid_input"
+    _extra_defaults: ClassVar[dict[str, Any]] = {"node_errors": list}
+    node_errors: list[NodeError]
+
+
+class UnreachableError(SvcError):
+    """The service, identity provider, storage or unit could not be reached, or the
+    connection broke. Repeating later may help."""
+
+    default_kind = "unreachable"
+
+
+class TransientError(SvcError):
+    """A transient failure of the other side (5xx, 429, a timeout, retries used up).
+    Repeating later may help."""
+
+    default_kind = "transient"
+
+
+class CanceledError(SvcError):
+    """The operation was canceled by the caller."""
+
+    default_kind = "canceled"
+
+
+class WaitTimeoutError(SvcError, builtins.TimeoutError):
+    """A wait ran out (a processing not ended, a unit not back after a reboot). Also a
+    built-in :class:`TimeoutError`."""
+
+    default_kind = "timeout"
+
+
+class InvalidResponseError(SvcError):
+    """The other side answered something the SDK cannot read, or did not do what it
+    acknowledged."""
+
+    default_kind = "invalid_response"
+
+
+# --- Subsystems --------------------------------------------------------------------
+
+
+class TransferError(SvcError):
+    """An upload or a download failed."""
+
+
+class WorkflowError(SvcError):
+    """The one-call workflow (container, uploads, processing, outputs) failed."""
+
+
+class WebhookVerificationError(SvcError):
+    """A webhook delivery failed its verification.
+
+    Attributes:
+        code: which check failed: ``missing_header``, ``invalid_timestamp``,
+            ``too_old``, ``too_new``, ``bad_signature``, ``invalid_payload`` or
+            ``no_secret`` (``svc_core::webhook::WebhookError::code()``, the outcomes of
+            the shared test vectors).
+    """
+
+    default_kind = "verification"
+    _extra_defaults: ClassVar[dict[str, Any]] = {"code": str}
+    code: str
+
+
+class SettingsError(SvcError):
+    """A settings tree, node path or patch is refused.
+
+    Attributes:
+        paths: the nodes concerned, if any (for instance the removed nodes a write
+            cannot express).
+    """
+
+    default_kind = "invalid_input"
+    _extra_defaults: ClassVar[dict[str, Any]] = {"paths": list}
+    paths: list[str]
+
+
+_KIND_CLASSES: dict[str, type[SvcError]] = {
+    "authentication": AuthenticationError,
+    "permission_denied": PermissionDeniedError,
+    "not_found": NotFoundError,
+    "conflict": ConflictError,
+    "invalid_input": InvalidInputError,
+    "unreachable": UnreachableError,
+    "transient": TransientError,
+    "canceled": CanceledError,
+    "timeout": WaitTimeoutError,
+    "invalid_response": InvalidResponseError,
+}
+
+#: Subsystem name (as the native module gives it) -> class. Add an entry for a new
+#: subsystem with details of its own.
+_SUBSYSTEM_CLASSES: dict[str, type[SvcError]] = {
+    "transfer": TransferError,
+    "workflow": WorkflowError,
+    "webhook": WebhookVerificationError,
+    "settings": SettingsError,
+}
+
+_combined: dict[tuple[str, str], type[SvcError]] = {}
+
+
+def _error_class(kind: str, subsystem: str | None = None) -> type[SvcError]:
+    """The class of a failure of `kind` in `subsystem`: the subsystem's class and the
+    kind's class when both exist (a class inheriting from both, made once), else the
+    one that exists, else :class:`SvcError`. Unknown kinds and subsystems are no error
+    (a newer native module may report more): they fall back the same way."""
+    kind_class = _KIND_CLASSES.get(kind)
+    sub_class = _SUBSYSTEM_CLASSES.get(subsystem) if subsystem is not None else None
+    if sub_class is None:
+        return kind_class or SvcError
+    if kind_class is None or issubclass(sub_class, kind_class):
+        return sub_class
+    key = (sub_class.__name__, kind_class.__name__)
+    combined = _combined.get(key)
+    if combined is None:
+        name = sub_class.__name__.removesuffix("Error") + kind_class.__name__
+        combined = type(
+            name,
+            (sub_class, kind_class),
+            {
+                "__module__": __name__,
+                "__qualname__": name,
+                "__doc__": f"A {sub_class.__name__} that is also a {kind_class.__name__}.",
+                "default_kind": kind,
+            },
+        )
+        _combined[key] = combined
+    return combined
+
+
+def __getattr__(name: str) -> type[SvcError]:
+    """The combined classes by name (``WorkflowConflictError``), for pickling and for
+    ``except svc_sdk.errors.WorkflowConflictError``."""
+    for subsystem, sub_class in _SUBSYSTEM_CLASSES.items():
+        prefix = sub_class.__name__.removesuffix("Error")
+        for kind, kind_class in _KIND_CLASSES.items():
+            if name == prefix + kind_class.__name__:
+                return _error_class(kind, subsystem)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _new_error(
+    message: str,
+    *,
+    kind: str,
+    subsystem: str | None = None,
+    **attributes: Any,
+) -> SvcError:
+    """The exception for a failure, as the native module builds it (keyword arguments:
+    ``retryable``, ``status``, ``title``, ``details`` and the subsystem's own)."""
+    return _error_class(kind, subsystem)(message, kind=kind, **attributes)

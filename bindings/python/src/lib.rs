@@ -1,0 +1,27 @@
+//! `svc_sdk._native`: the extension module of the Python package `svc-sdk`.
+//!
+//! One file per area, each with a `register` function adding its classes and functions
+//! to the module; the Python package (`python/svc_sdk/`) re-exports them under their
+//! public modules and adds what is easier written in Python (the exception classes,
+//! framework helpers). Shared helpers: `errors` (the exceptions of `svc_sdk.errors`),
+//! `runtime` (the tokio runtime and `block_on`), `convert` (JSON values).
+
+use pyo3::prelude::*;
+
+mod convert;
+mod errors;
+mod json_diff;
+mod rights;
+mod runtime;
+mod settings;
+mod webhook;
+
+#[pymodule]
+fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    runtime::register(module)?;
+    settings::register(module)?;
+    webhook::register(module)?;
+    rights::register(module)?;
+    Ok(())
+}

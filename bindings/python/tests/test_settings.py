@@ -1,0 +1,336 @@
+from __future__ import annotations
+
+import copy
+import enum
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings as hypothesis_settings, strategies as st
+from unit_trees import change_leaves, unit_trees
+
+from svc_sdk import InvalidInputError, SettingsError, _native, settings
+
+
+def strict(value: Any) -> Any:
+    """`value` with every scalar tagged with its type, so that `==` is JSON equality
+    (`True` is not `1`, `1` is not `1.0`); objects compare whatever their key order."""
+    if isinstance(value, dict):
+        return {key: strict(child) for key, child in value.items()}
+    if isinstance(value, (list, tuple)):
+        return ("array", [strict(item) for item in value])
+    return (type(value).__name__, value)
+
+
+def text(value: Any) -> str:
+    """JSON text: equal texts mean equal trees with the same key order and types."""
+    return json.dumps(value)
+
+
+def same_patch(a: settings.Patch, b: settings.Patch) -> None:
+    assert text(a.tree) == text(b.tree)
+    assert a.changed == b.changed
+    assert a.removed == b.removed
+
+
+# --- The semantics of svc_core::settings::diff ---------------------------------------
+
+
+def test_lever_arm_change() -> None:
+    old: dict[str, Any] = {
+        "aiding": {
+            "gnss1": {"model": "internal", "leverArmPrimary": [0.0, 0.0, 0.0]},
+            "gnss2": {"model": "none", "leverArmPrimary": [0.0, 0.0, 0.0]},
+        },
+        "clock": {"leapSec": 18},
+    }
+    new = copy.deepcopy(old)
+    new["aiding"]["gnss1"]["leverArmPrimary"] = [0.5, 0.0, -1.2]
+    patch = settings.diff(old, new)
+    assert patch.tree == {"aiding": {"gnss1": {"leverArmPrimary": [0.5, 0.0, -1.2]}}}
+    assert patch.changed == ["aiding/gnss1/leverArmPrimary"]
+    assert patch.removed == []
+    assert not patch.is_empty() and not patch.has_removals() and len(patch) == 1
+    assert strict(settings.apply(old, patch.to_write())) == strict(new)
+
+
+def test_no_change_is_empty() -> None:
+    tree = {"a": {"b": 1, "c": [1, 2]}}
+    assert settings.diff(tree, tree).is_empty()
+    assert settings.diff(tree, copy.deepcopy(tree)).tree == {}
+    assert settings.diff(tree, {"a": {"c": (1, 2), "b": 1}}).is_empty(), "order, tuple"
+    patch = settings.diff(3, 3)
+    assert patch.is_empty() and patch.tree == 3
+
+
+def test_reordered_keys_still_diff_in_the_new_order() -> None:
+    patch = settings.diff({"a": 1, "b": 2, "c": 3, "d": 4}, {"b": 2, "a": 1, "d": 5, "c": 3, "e": 6})
+    assert text(patch.tree) == text({"d": 5, "e": 6})
+    assert patch.changed == ["d", "e"]
+
+
+def test_type_changes_are_whole_replacements() -> None:
+    old = {"a": {"x": 1, "y": 2}, "b": 3, "c": [1], "d": {"z": 1}}
+    new = {"a": 5, "b": {"p": True}, "c": {"q": 1}, "d": {"z": 1.0}}
+    patch = settings.diff(old, new)
+    assert patch.changed == ["a", "b", "c", "d/z"]
+    assert patch.removed == []
+    assert strict(patch.tree) == strict(new)
+    root = settings.diff({"a": 1}, [1])
+    assert root.changed == [""] and root.tree == [1]
+
+
+def test_removals_are_reported_and_refused_as_a_write() -> None:
+    patch = settings.diff({"a": {"x": 1, "y": {"deep": 2}, "z": 3}, "b": 1}, {"a": {"x": 2}, "b": 1})
+    assert patch.changed == ["a/x"]
+    assert patch.removed == ["a/y", "a/z"]
+    assert patch.has_removals()
+    with pytest.raises(SettingsError) as caught:
+        patch.to_write()
+    assert isinstance(caught.value, InvalidInputError)
+    assert caught.value.paths == ["a/y", "a/z"]
+    assert str(caught.value) == "the write cannot remove nodes a/y, a/z (a settings write only adds and changes)"
+
+
+def test_nulls_are_values() -> None:
+    patch = settings.diff({"a": 1, "b": None}, {"a": None, "b": None})
+    assert patch.tree == {"a": None}
+    assert settings.apply({"a": 1, "b": None}, patch.tree) == {"a": None, "b": None}
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (True, 1), (False, 0), (1, 1.0), (0, 0.0), (True, 1.0), (0, False),
+        ([True], [1]), ([1, 2], [1.0, 2]), ({"x": [{"y": False}]}, {"x": [{"y": 0}]}),
+        ([[1]], [[True]]), ([(1,)], [[1.0]]),
+    ],
+)
+def test_json_semantics_not_python_equality(old: Any, new: Any) -> None:
+    assert old == new or isinstance(old[0], tuple)  # Python says so...
+    patch = settings.diff({"node": old}, {"node": new})
+    assert not patch.is_empty()  # ...JSON does not.
+    assert patch.changed == (["node/x"] if isinstance(old, dict) else ["node"])
+    same_patch(patch, settings.diff_json(text({"node": old}), text({"node": new})))
+
+
+def test_equal_numbers_and_subclasses() -> None:
+    class Level(enum.IntEnum):
+        HIGH = 3
+
+    class Name(str):
+        pass
+
+    assert settings.diff({"a": 0.0, "b": 3, "c": "x"}, {"a": -0.0, "b": Level.HIGH, "c": Name("x")}).is_empty()
+    patch = settings.diff({"b": 2}, {"b": Level.HIGH})
+    assert patch.tree == {"b": 3} and type(patch.tree["b"]) is int  # The base type, as JSON.
+    assert settings.diff({"b": True}, {"b": Level.HIGH}).changed == ["b"]
+
+
+def test_non_json_values_are_refused_with_their_path() -> None:
+    for bad, what in [
+        (float("nan"), "not finite"), (math.inf, "not finite"), ({1, 2}, "type set"),
+        (b"x", "type bytes"), (2**64, "64 bits"), ({1: "x"}, "key of type int"),
+    ]:
+        with pytest.raises(SettingsError) as caught:
+            settings.diff({"a": {"b": 0}}, {"a": {"b": bad}})
+        assert isinstance(caught.value, InvalidInputError)
+        assert what in str(caught.value), str(caught.value)
+        assert caught.value.paths[0].startswith("a/b"), caught.value.paths
+    with pytest.raises(SettingsError):
+        settings.diff({"a": 1.0}, {"a": float("nan")})
+    with pytest.raises(SettingsError):
+        settings.diff({1: "a"}, {"x": "a"})
+    with pytest.raises(SettingsError):
+        settings.apply({"a": 1}, {"a": float("inf")})
+    with pytest.raises(SettingsError):
+        settings.SettingsTree.from_dict({"a": object()})
+
+
+def test_patch_values_are_copies() -> None:
+    new: dict[str, Any] = {"a": {"list": [1, 2], "added": {"x": [3]}}}
+    patch = settings.diff({"a": {"list": [1]}}, new)
+    patch.tree["a"]["list"].append(99)
+    patch.tree["a"]["added"]["x"].append(99)
+    assert new == {"a": {"list": [1, 2], "added": {"x": [3]}}}
+
+
+def test_apply_makes_a_new_tree_in_the_unit_order() -> None:
+    tree: dict[str, Any] = {"a": {"b": 1}, "c": "x"}
+    before = copy.deepcopy(tree)
+    out = settings.apply(tree, {"a": {"n": [1, 2]}, "c": {"o": 1}, "d": 4})
+    assert tree == before
+    assert text(out) == text({"a": {"b": 1, "n": [1, 2]}, "c": {"o": 1}, "d": 4})
+    out["a"]["b"] = 5
+    assert tree["a"]["b"] == 1
+
+
+def test_merge() -> None:
+    base = {"clock": {"leapSec": 18}, "oem": {"label": "a"}, "dataLogger": {"mode": "auto"}}
+    ours = {"clock": {"leapSec": 19}, "oem": {"label": "b"}, "dataLogger": {"mode": "auto"}}
+    theirs = {"clock": {"leapSec": 18}, "oem": {"label": "c"}, "dataLogger": {"mode": "manual"}}
+    merged = settings.merge(base, ours, theirs)
+    assert merged.tree == {"clock": {"leapSec": 19}, "oem": {"label": "b"}, "dataLogger": {"mode": "manual"}}
+    assert not merged.is_clean()
+    [conflict] = merged.conflicts
+    assert (conflict.path, conflict.base, conflict.ours, conflict.theirs) == ("oem/label", "a", "b", "c")
+    removed = settings.merge({"a": 1}, {}, {"a": 2}).conflicts[0]
+    assert removed.ours is settings.ABSENT and not settings.ABSENT
+    assert repr(settings.ABSENT) == "ABSENT"
+    assert settings.merge(base, ours, base).is_clean()
+
+
+def test_reprs_show_paths_not_values() -> None:
+    old = {"network": {"ntrip": {"password": "old-secret"}}}
+    new = {"network": {"ntrip": {"password": "new-secret"}}}
+    assert "secret" not in repr(settings.diff(old, new))
+    assert "network/ntrip/password" in repr(settings.diff(old, new))
+    assert "secret" not in repr(settings.merge(old, new, {"network": {"ntrip": {"password": "x-secret"}}}))
+    assert "secret" not in repr(settings.SettingsTree.from_dict(new))
+
+
+# --- diff_json, SettingsTree, fleet_diff -----------------------------------------------
+
+
+def test_diff_json_takes_str_and_bytes_and_refuses_bad_json() -> None:
+    same_patch(settings.diff_json('{"a": 1}', b'{"a": 2}'), settings.diff({"a": 1}, {"a": 2}))
+    with pytest.raises(SettingsError) as caught:
+        settings.diff_json('{"a": 1}', '{"a": tru}')
+    assert "the new tree is not JSON (line 1" in str(caught.value)
+    with pytest.raises(TypeError):
+        settings.diff_json({"a": 1}, "{}")  # type: ignore[arg-type]
+
+
+def test_the_unit_tree_every_way() -> None:
+    old_text, new_text = unit_trees(0.01)
+    old, new = json.loads(old_text), json.loads(new_text)
+    patch = settings.diff(old, new)
+    assert len(patch.changed) == 11 and not patch.removed
+    same_patch(patch, settings.diff_json(old_text, new_text))
+    same_patch(patch, _native._diff_json_reference(old_text, new_text))
+    same_patch(patch, settings.diff(old, change_leaves(old, 0.01)))
+    old_tree, new_tree = settings.SettingsTree.from_dict(old), settings.SettingsTree.from_json(new_text)
+    assert old_tree.same_shape(new_tree) and old_tree.leaf_count == 1061
+    tree_patch = old_tree.diff(new_tree)
+    assert tree_patch.changed == patch.changed and tree_patch.removed == []
+    assert tree_patch.to_json() == json.dumps(patch.tree, separators=(",", ":"))
+    assert text(tree_patch.tree) == text(patch.tree)
+    same_patch(tree_patch.to_patch(), patch)
+    assert strict(settings.apply(old, patch.tree)) == strict(new)
+    assert old_tree.to_dict() == old and json.loads(old_tree.to_json()) == old
+    assert old_tree == settings.SettingsTree.from_json(old_text) and old_tree != new_tree
+
+
+def test_settings_tree_get() -> None:
+    tree = settings.SettingsTree.from_dict({"aiding": {"gnss1": {"model": "internal", "arm": [0.0, 1.0]}}})
+    assert tree.get("aiding/gnss1/arm") == [0.0, 1.0]
+    assert tree.get("aiding/gnss1") == {"model": "internal", "arm": [0.0, 1.0]}
+    assert tree.get("aiding/nothing") is None
+    assert tree.get("aiding/nothing", "default") == "default"
+    with pytest.raises(SettingsError):
+        tree.get("aiding//gnss1")
+    assert repr(tree) == "SettingsTree(leaves=2)"
+
+
+def test_fleet_diff(tmp_path: Path) -> None:
+    reference: dict[str, Any] = {"output": {"comA": {"imuShort": "off", "ekfNav": "10ms"}}, "clock": {"leapSec": 18}}
+    van1 = copy.deepcopy(reference)
+    van1["output"]["comA"]["imuShort"] = "10ms"
+    van2 = {"output": {"comA": {"imuShort": "off"}}, "clock": {"leapSec": 18}}
+    files = []
+    for name, tree in [("reference", reference), ("van1", van1), ("van2", van2)]:
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(tree), encoding="utf-8")
+        files.append(path)
+    entries = settings.fleet_diff(files[0], [str(files[1]), files[2]])
+    assert entries == [
+        {"file": str(files[1]), "changed": ["output/comA/imuShort"], "removed": [],
+         "patch": {"output": {"comA": {"imuShort": "10ms"}}}},
+        {"file": str(files[2]), "changed": [], "removed": ["output/comA/ekfNav"], "patch": {}},
+    ]
+    (tmp_path / "bad.json").write_text("{", encoding="utf-8")
+    with pytest.raises(SettingsError) as caught:
+        settings.fleet_diff(files[0], [files[1], tmp_path / "bad.json"])
+    assert "bad.json is not JSON" in str(caught.value)
+    with pytest.raises(SettingsError) as missing:
+        settings.fleet_diff(files[0], [tmp_path / "missing.json"])
+    assert missing.value.kind == "io"
+
+
+# --- Properties ------------------------------------------------------------------------
+
+# Leaves that Python's `==` confuses, often, and others.
+tricky = st.sampled_from([True, False, 0, 1, 0.0, 1.0, -0.0, 2, 2.0, None, "", "1"])
+leaves = st.one_of(
+    tricky,
+    st.integers(min_value=-(2**63), max_value=2**64 - 1),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=5),
+)
+values = st.recursive(
+    leaves,
+    lambda children: st.one_of(
+        st.lists(children, max_size=3),
+        st.dictionaries(st.text(max_size=3), children, max_size=4),
+    ),
+    max_leaves=12,
+)
+trees = st.dictionaries(st.text(max_size=3), values, max_size=5)
+
+
+@st.composite
+def edited(draw: st.DrawFn, tree: dict[str, Any]) -> dict[str, Any]:
+    """A copy of `tree` with some nodes changed and some added, none removed."""
+    out: dict[str, Any] = {}
+    for key, value in tree.items():
+        choice = draw(st.integers(0, 3))
+        if choice == 0 and isinstance(value, dict):
+            out[key] = draw(edited(value))
+        elif choice == 1:
+            # A new value; a dict replaced by a dict could drop keys, so by a leaf.
+            out[key] = draw(leaves if isinstance(value, dict) else values)
+        elif choice == 2:
+            out[key] = copy.deepcopy(value)  # Equal, not the same objects.
+        else:
+            out[key] = value
+    for key, value in draw(st.dictionaries(st.text(max_size=3), values, max_size=2)).items():
+        out.setdefault(key, value)
+    return out
+
+
+@st.composite
+def tree_and_edit(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
+    tree = draw(trees)
+    return tree, draw(edited(tree))
+
+
+@hypothesis_settings(max_examples=300, deadline=None)
+@given(tree_and_edit())
+def test_apply_of_diff_gives_the_new_tree(pair: tuple[dict[str, Any], dict[str, Any]]) -> None:
+    old, new = pair
+    patch = settings.diff(old, new)
+    assert patch.removed == []
+    assert strict(settings.apply(old, patch.tree)) == strict(new)
+    assert settings.diff(new, settings.apply(old, patch.tree)).is_empty()
+
+
+@hypothesis_settings(max_examples=300, deadline=None)
+@given(trees, trees)
+def test_diff_of_dicts_is_the_diff_of_their_json(old: dict[str, Any], new: dict[str, Any]) -> None:
+    patch = settings.diff(old, new)
+    same_patch(patch, settings.diff_json(json.dumps(old), json.dumps(new)))
+    same_patch(patch, _native._diff_json_reference(json.dumps(old), json.dumps(new)))
+    # Other formatting, other key order of the old tree: the same patch.
+    pretty = json.dumps(dict(reversed(list(old.items()))), indent=1)
+    same_patch(_native._diff_json_reference(pretty, json.dumps(new)), settings.diff_json(pretty, json.dumps(new)))
+    tree_patch = settings.SettingsTree.from_dict(old).diff(settings.SettingsTree.from_dict(new))
+    same_patch(tree_patch.to_patch(), patch)
+
+
+@hypothesis_settings(max_examples=200, deadline=None)
+@given(tree_and_edit())
+def test_edits_diff_like_their_json(pair: tuple[dict[str, Any], dict[str, Any]]) -> None:
+    old, new = pair
+    same_patch(settings.diff(old, new), settings.diff_json(json.dumps(old), json.dumps(new)))
