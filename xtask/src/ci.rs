@@ -52,6 +52,7 @@ pub fn run(root: &Path) -> Result<()> {
         "cargo",
         &["test", "--workspace", "--doc", "--locked"],
     )?;
+    crate::python::run(root)?;
     conformance(root)?;
     sample_is_reproducible(root)?;
     println!("==> all checks passed");

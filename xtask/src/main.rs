@@ -4,11 +4,13 @@
 //!   in-crate copies of the documents crates embed (or fail on drift).
 //! - `validate`: validate the OpenAPI documents with a real OpenAPI 3.0.3 validator.
 //! - `bindings kotlin|swift`, `kotlin`, `swift`: the mobile bindings (see `mobile.rs`).
+//! - `python`: build the Python package's release wheel and run its checks.
 //! - `ci`: everything CI runs, in order, installing what it needs.
 
 mod ci;
 mod generate;
 mod mobile;
+mod python;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -25,6 +27,7 @@ fn main() -> ExitCode {
         ["bindings", language] => mobile::bindings(&root(), language).map(|_| ()),
         ["kotlin"] => mobile::kotlin(&root()),
         ["swift"] => mobile::swift(&root()),
+        ["python"] => python::run(&root()),
         ["ci"] => ci::run(&root()),
         _ => {
             eprintln!(
@@ -36,7 +39,8 @@ fn main() -> ExitCode {
             eprintln!(
                 "  bindings kotlin|swift  generate the uniffi bindings into target/bindings/\n  \
                  kotlin              the Kotlin bindings' Maven suite against the emulator\n  \
-                 swift               the Swift package's tests in a Debian trixie folder with swiftlang"
+                 swift               the Swift package's tests in a Debian trixie folder with swiftlang\n  \
+                 python              the Python package: release wheel, pytest, mypy, stubtest"
             );
             return ExitCode::from(2);
         }
