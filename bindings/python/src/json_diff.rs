@@ -14,7 +14,7 @@
 //! value at the place of the first) is compared through `Value`s instead.
 
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fmt;
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -35,11 +35,16 @@ pub(crate) struct NotJson {
 
 /// The patch from the JSON text `old` to the JSON text `new`.
 pub(crate) fn diff(old: &[u8], new: &[u8]) -> Result<JsonPatch, NotJson> {
-    let old_doc = Doc::parse(old).map_err(|error| NotJson {
+    // Checked as UTF-8 once, whole: the parser then borrows strings without checking
+    // each. Text that is not UTF-8 is not JSON: the value path names the error.
+    let (Ok(old_text), Ok(new_text)) = (std::str::from_utf8(old), std::str::from_utf8(new)) else {
+        return through_values(old, new);
+    };
+    let old_doc = Doc::parse(old_text).map_err(|error| NotJson {
         which: "the old tree",
         error,
     })?;
-    let new_doc = Doc::parse(new).map_err(|error| NotJson {
+    let new_doc = Doc::parse(new_text).map_err(|error| NotJson {
         which: "the new tree",
         error,
     })?;
@@ -97,6 +102,8 @@ struct Doc<'a> {
     nodes: Vec<Node<'a>>,
     /// Whether an object has a key twice.
     duplicates: bool,
+    /// The keys of the object being checked for duplicates (kept for the next one).
+    keys: Vec<&'a str>,
 }
 
 /// A node: its key in its parent (empty for the root), where its sub-tree ends (one past
@@ -119,13 +126,14 @@ enum Leaf<'a> {
 }
 
 impl<'a> Doc<'a> {
-    fn parse(text: &'a [u8]) -> Result<Self, serde_json::Error> {
+    fn parse(text: &'a str) -> Result<Self, serde_json::Error> {
         let mut doc = Doc {
             // About one node per 25 bytes in settings trees: few reallocations.
             nodes: Vec::with_capacity(text.len() / 24 + 1),
             duplicates: false,
+            keys: Vec::new(),
         };
-        let mut deserializer = serde_json::Deserializer::from_slice(text);
+        let mut deserializer = serde_json::Deserializer::from_str(text);
         NodeSeed {
             doc: &mut doc,
             key: Cow::Borrowed(""),
@@ -143,24 +151,39 @@ impl<'a> Doc<'a> {
         leaf_value(&self.nodes, index, node)
     }
 
-    /// Whether the object at `index` has a key twice.
-    fn has_duplicate_keys(&self, index: usize) -> bool {
-        let end = self.nodes[index].end;
-        let mut keys: Vec<&str> = Vec::new();
+    /// Whether the object at `index` has a key twice (its keys sorted: no hashing of
+    /// keys that come from the text).
+    fn has_duplicate_keys(&mut self, index: usize) -> bool {
+        let (nodes, keys) = (&self.nodes, &mut self.keys);
+        keys.clear();
+        let end = nodes[index].end;
         let mut child = index + 1;
         while child < end {
-            keys.push(&self.nodes[child].key);
-            child = self.nodes[child].end;
+            // A key borrowed from the text lives as long as the text; an unescaped copy
+            // is compared in place below instead.
+            match &nodes[child].key {
+                Cow::Borrowed(key) => keys.push(key),
+                Cow::Owned(_) => return has_duplicates_slow(nodes, index),
+            }
+            child = nodes[child].end;
         }
-        if keys.len() <= 12 {
-            keys.iter()
+        if keys.len() <= 8 {
+            return keys
+                .iter()
                 .enumerate()
-                .any(|(at, key)| keys[..at].contains(key))
-        } else {
-            let mut seen = HashSet::with_capacity(keys.len());
-            !keys.iter().all(|key| seen.insert(*key))
+                .any(|(at, key)| keys[..at].contains(key));
         }
+        keys.sort_unstable();
+        keys.windows(2).any(|pair| pair[0] == pair[1])
     }
+}
+
+/// [`Doc::has_duplicate_keys`] for an object with an escaped key.
+#[cold]
+fn has_duplicates_slow(nodes: &[Node<'_>], index: usize) -> bool {
+    let mut keys: Vec<&str> = children(nodes, index).map(|(key, _)| key).collect();
+    keys.sort_unstable();
+    keys.windows(2).any(|pair| pair[0] == pair[1])
 }
 
 fn leaf_value(nodes: &[Node<'_>], index: usize, node: &Node<'_>) -> Value {
