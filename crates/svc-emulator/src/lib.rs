@@ -22,7 +22,12 @@
 //!
 //! Every server listens on `config.host`; with `port` 0 each takes any free port, with
 //! `port` P they take P (cloud), P+1 (identity provider), P+2 (notification), P+3
-//! (storage), P+4 (unit HTTP) and P+5 (unit serial-over-TCP bridge).
+//! (storage), P+4 (unit HTTP) and P+5 (unit serial-over-TCP bridge). Every HTTP server
+//! closes a connection whose request head does not arrive within
+//! [`ReadTimeouts::header`], answers 408 (in its documented error body) a request body
+//! that stops arriving for [`ReadTimeouts::body`], and answers every error, also those
+//! raised before a route runs (a body over 2 MB: 413; a method a path does not take:
+//! 405), with its documented error body.
 
 #![forbid(unsafe_code)]
 
@@ -32,6 +37,7 @@ mod faults;
 mod http;
 mod idp;
 mod notify;
+mod server;
 mod state;
 mod storage;
 
@@ -44,12 +50,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
+use server::ErrorFormat;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use uuid::Uuid;
 
 pub use faults::FaultConfig;
+pub use server::ReadTimeouts;
 
 /// How the emulator runs. `Default` gives the service's real rules with a quick pace.
 #[derive(Clone, Debug)]
@@ -75,8 +83,12 @@ pub struct EmulatorConfig {
     pub upload_ttl: Duration,
     pub download_ttl: Duration,
     pub faults: FaultConfig,
-    /// The emulated unit; `None` runs the cloud side only. Its host and ports follow
-    /// `host` and `port` (P+4, P+5).
+    /// Header and body read timeouts of every server (cloud, identity provider,
+    /// notification, storage, the unit's HTTP): a half-sent request does not hold a
+    /// connection longer (default 10 s each).
+    pub read_timeouts: ReadTimeouts,
+    /// The emulated unit; `None` runs the cloud side only. Its host, ports (P+4, P+5)
+    /// and HTTP read timeouts follow `host`, `port` and `read_timeouts`.
     pub device: Option<device::DeviceConfig>,
 }
 
@@ -95,6 +107,7 @@ impl Default for EmulatorConfig {
             upload_ttl: Duration::from_secs(3600),
             download_ttl: Duration::from_secs(3600),
             faults: FaultConfig::default(),
+            read_timeouts: ReadTimeouts::default(),
             device: Some(device::DeviceConfig::default()),
         }
     }
@@ -171,29 +184,35 @@ impl Emulator {
         let faults = faults::Faults::new(config.faults.clone());
         let (stop, stopped) = watch::channel(false);
         let routers = [
-            (cloud_listener, cloud::router(app.clone())),
-            (idp_listener, idp::router(app.clone())),
-            (notification_listener, notify::router(app.clone())),
-            (storage_listener, app.storage.router()),
+            (
+                cloud_listener,
+                cloud::router(app.clone()),
+                ErrorFormat::Cloud,
+            ),
+            (idp_listener, idp::router(app.clone()), ErrorFormat::OAuth),
+            (
+                notification_listener,
+                notify::router(app.clone()),
+                ErrorFormat::Cloud,
+            ),
+            (storage_listener, app.storage.router(), ErrorFormat::S3),
         ];
         let mut servers = Vec::new();
-        for (listener, router) in routers {
-            let router = faults.wrap(router);
-            let mut stopped = stopped.clone();
-            servers.push(tokio::spawn(async move {
-                let shutdown = async move {
-                    let _ = stopped.wait_for(|s| *s).await;
-                };
-                let _ = axum::serve(listener, router)
-                    .with_graceful_shutdown(shutdown)
-                    .await;
-            }));
+        for (listener, router, format) in routers {
+            servers.push(tokio::spawn(server::serve(
+                listener,
+                faults.wrap(router),
+                format,
+                config.read_timeouts,
+                stopped.clone(),
+            )));
         }
         let device = match &config.device {
             None => None,
             Some(device_config) => {
                 let mut device_config = device_config.clone();
                 device_config.host = config.host;
+                device_config.http_read_timeouts = config.read_timeouts;
                 if config.port != 0 {
                     device_config.http_port = config.port.saturating_add(4);
                     device_config.serial_tcp_port = config.port.saturating_add(5);

@@ -782,6 +782,11 @@ impl IntoResponse for S3Error {
     }
 }
 
+/// An S3-style XML error answer (for errors raised outside the storage's routes).
+pub(crate) fn s3_error(status: StatusCode, code: &'static str, message: &str) -> Response {
+    S3Error::new(status, code, message).into_response()
+}
+
 fn malformed(e: multer::Error) -> S3Error {
     S3Error::new(
         StatusCode::BAD_REQUEST,

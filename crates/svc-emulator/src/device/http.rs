@@ -8,23 +8,30 @@
 //! gets no answer either (hyper closes the connection): clients see a failed request
 //! ("connection closed"), never an HTTP status. The listener itself stays bound, so
 //! the port cannot be taken by someone else meanwhile.
+//!
+//! Read timeouts ([`ReadTimeouts`]): a connection whose request head does not arrive
+//! in time is closed; a body that stops arriving is answered 408 with the unit's error
+//! body, and the connection closed.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
-use hyper::header::{CONTENT_DISPOSITION, CONTENT_TYPE, HeaderValue};
+use hyper::header::{CONNECTION, CONTENT_DISPOSITION, CONTENT_TYPE, HeaderValue};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use super::unit::{Outcome, Unit};
+use crate::ReadTimeouts;
+use crate::server::IdleBody;
 
 /// Largest request body accepted (a whole settings tree is about 20 KB).
 const MAX_BODY: usize = 4 << 20;
@@ -35,7 +42,13 @@ const MAX_BODY: usize = 4 << 20;
 struct Rebooting;
 
 /// Serves HTTP on `listener` until `stop` turns true.
-pub async fn serve(listener: TcpListener, unit: Arc<Unit>, mut stop: watch::Receiver<bool>) {
+pub async fn serve(
+    listener: TcpListener,
+    unit: Arc<Unit>,
+    timeouts: ReadTimeouts,
+    mut stop: watch::Receiver<bool>,
+) {
+    let timeouts = timeouts.positive();
     let mut connections = JoinSet::new();
     loop {
         let accepted = tokio::select! {
@@ -49,7 +62,7 @@ pub async fn serve(listener: TcpListener, unit: Arc<Unit>, mut stop: watch::Rece
                     drop(stream);
                     continue;
                 }
-                connections.spawn(connection(stream, unit.clone(), stop.clone()));
+                connections.spawn(connection(stream, unit.clone(), timeouts, stop.clone()));
             }
             // Out of file descriptors and the like: wait a little, go on.
             Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
@@ -58,12 +71,21 @@ pub async fn serve(listener: TcpListener, unit: Arc<Unit>, mut stop: watch::Rece
     connections.shutdown().await;
 }
 
-async fn connection(stream: TcpStream, unit: Arc<Unit>, mut stop: watch::Receiver<bool>) {
+async fn connection(
+    stream: TcpStream,
+    unit: Arc<Unit>,
+    timeouts: ReadTimeouts,
+    mut stop: watch::Receiver<bool>,
+) {
     let mut boots = unit.boots();
     boots.borrow_and_update();
     let service_unit = unit.clone();
-    let service = service_fn(move |request| respond(service_unit.clone(), request));
-    let conn = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
+    let service = service_fn(move |request| respond(service_unit.clone(), request, timeouts.body));
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(timeouts.header);
+    let conn = builder.serve_connection(TokioIo::new(stream), service);
     let mut conn = std::pin::pin!(conn);
     tokio::select! {
         _ = conn.as_mut() => return,
@@ -77,10 +99,28 @@ async fn connection(stream: TcpStream, unit: Arc<Unit>, mut stop: watch::Receive
 async fn respond(
     unit: Arc<Unit>,
     request: Request<Incoming>,
+    body_timeout: Duration,
 ) -> Result<Response<Full<Bytes>>, Rebooting> {
     let (parts, body) = request.into_parts();
+    let timed_out = Arc::new(AtomicBool::new(false));
+    let body = IdleBody::new(body, body_timeout, timed_out.clone());
     let body = match Limited::new(body, MAX_BODY).collect().await {
         Ok(collected) => collected.to_bytes(),
+        Err(_) if timed_out.load(Ordering::Relaxed) => {
+            let detail = serde_json::json!({
+                "status": 408,
+                "title": "Request Timeout",
+                "detail": format!(
+                    "the request body stopped arriving for {} ms; the connection is closed",
+                    body_timeout.as_millis()
+                ),
+            });
+            let mut response = json_response(408, detail.to_string().into_bytes(), None);
+            response
+                .headers_mut()
+                .insert(CONNECTION, HeaderValue::from_static("close"));
+            return Ok(response);
+        }
         Err(e) => {
             let detail = serde_json::json!({
                 "status": 400,

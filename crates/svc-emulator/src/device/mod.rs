@@ -134,6 +134,11 @@ pub struct DeviceConfig {
     /// start (250 ms). Without it, a corrupt header announcing a length in range would
     /// hold every following frame until that many bytes had arrived.
     pub serial_inter_byte_timeout: Duration,
+    /// HTTP: the request head must arrive within `header` (else the connection is
+    /// closed); a body that stops arriving for `body` is answered 408 (default 10 s
+    /// each). Within an [`Emulator`](crate::Emulator), the emulator's own
+    /// `read_timeouts` apply.
+    pub http_read_timeouts: crate::ReadTimeouts,
 }
 
 impl Default for DeviceConfig {
@@ -148,6 +153,7 @@ impl Default for DeviceConfig {
             reboot_time: Duration::from_secs(2),
             lock_idle: Duration::from_secs(60),
             serial_inter_byte_timeout: Duration::from_millis(250),
+            http_read_timeouts: crate::ReadTimeouts::default(),
         }
     }
 }
@@ -212,6 +218,7 @@ impl DeviceEmulator {
             Some(tokio::spawn(http::serve(
                 http_listener,
                 unit.clone(),
+                config.http_read_timeouts,
                 stopped.clone(),
             ))),
             Some(tokio::spawn(serial::serve_tcp(

@@ -10,5 +10,6 @@ mod faults;
 mod files;
 mod processings;
 mod samples;
+mod servers;
 mod uploads;
 mod webhooks;
