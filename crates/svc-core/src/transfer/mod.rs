@@ -71,7 +71,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use svc_cloud_api::cloud::types::{OutputFile, UploadInfo};
+use svc_cloud_api::cloud::types::{Container, OutputFile, UploadInfo};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -152,6 +152,47 @@ pub struct UploadJob {
     pub upload_info: UploadInfo,
 }
 
+impl UploadJob {
+    /// The jobs that upload local files to the registered files of `container`:
+    /// `files` pairs each file's container path with the local file. The size and the
+    /// form are the registered ones (read the container again for fresh forms).
+    ///
+    /// # Errors
+    /// [`TransferError::InvalidUploadForm`] naming the first container path that is not
+    /// registered in the container, or that came without its upload form (a file
+    /// already `ready` has none). Nothing is sent.
+    pub fn for_container(
+        container: &Container,
+        files: impl IntoIterator<Item = (String, PathBuf)>,
+    ) -> Result<Vec<UploadJob>, TransferError> {
+        files
+            .into_iter()
+            .map(|(container_path, local_path)| {
+                let refused = |reason: &str| TransferError::InvalidUploadForm {
+                    file: container_path.clone(),
+                    reason: reason.to_owned(),
+                };
+                let registered = container
+                    .files
+                    .iter()
+                    .find(|f| f.path == container_path)
+                    .ok_or_else(|| refused("no file of the container has this path"))?;
+                let upload_info = registered.upload_info.clone().ok_or_else(|| {
+                    refused("the container gave no upload form for it (already uploaded?)")
+                })?;
+                let size = u64::try_from(registered.size)
+                    .map_err(|_| refused("its registered size is negative"))?;
+                Ok(UploadJob {
+                    local_path,
+                    container_path,
+                    size,
+                    upload_info,
+                })
+            })
+            .collect()
+    }
+}
+
 impl fmt::Debug for UploadJob {
     /// The form's field names only: its signature and credential are not printed.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -222,6 +263,22 @@ impl Transfers {
     /// [`TransferOptions::idle_timeout`]).
     pub fn new(http: reqwest::Client, options: TransferOptions) -> Self {
         Self { http, options }
+    }
+
+    /// Transfers with an HTTP client of their own: a 10 s connect timeout and no
+    /// total timeout (stalls are caught by [`TransferOptions::idle_timeout`]).
+    ///
+    /// # Errors
+    /// [`TransferError::Internal`] when the HTTP client cannot be built (no TLS
+    /// backend); bring your own with [`Transfers::new`].
+    pub fn with_options(options: TransferOptions) -> Result<Self, TransferError> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .build()
+            .map_err(|e| TransferError::Internal {
+                reason: format!("the HTTP client cannot be built: {e}"),
+            })?;
+        Ok(Self::new(http, options))
     }
 
     /// The options in use.

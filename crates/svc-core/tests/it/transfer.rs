@@ -1304,3 +1304,50 @@ async fn soak(seed: u64) -> (u32, u32, usize) {
     );
     (upload_retries, download_retries, restarts)
 }
+
+#[test]
+fn upload_jobs_come_from_the_registered_files_of_a_container() {
+    let form = json!({"url": "http://storage.invalid/bucket", "fields": {"key": "k"}});
+    let at = "2026-11-25T10:00:00.000Z";
+    let who = "00000000-0000-4000-8000-00000000000f";
+    let file = |id: &str, path: &str, size: u64, status: &str| {
+        json!({"id": id, "type": "input", "status": status, "size": size, "path": path,
+               "createdAt": at, "updatedAt": at, "creatorId": who, "metadata": {}})
+    };
+    let mut pending = file(
+        "00000000-0000-4000-8000-000000000002",
+        "rover.nmea",
+        12,
+        "pending",
+    );
+    pending["uploadInfo"] = form;
+    let container: svc_core::cloud::Container = serde_json::from_value(json!({
+        "id": "00000000-0000-4000-8000-000000000001",
+        "status": "valid",
+        "region": "eu-west-3",
+        "expirationDate": at, "createdAt": at, "updatedAt": at,
+        "creatorId": who, "organizationId": who, "metadata": {},
+        "files": [pending, file("00000000-0000-4000-8000-000000000003", "done.csv", 5, "ready")]
+    }))
+    .expect("a container");
+    let jobs = UploadJob::for_container(
+        &container,
+        [("rover.nmea".to_owned(), PathBuf::from("/data/rover.nmea"))],
+    )
+    .expect("jobs");
+    assert_eq!(jobs.len(), 1);
+    assert_eq!(jobs[0].size, 12, "the registered size");
+    assert_eq!(jobs[0].container_path, "rover.nmea");
+    assert_eq!(jobs[0].upload_info.url, "http://storage.invalid/bucket");
+
+    for (path, why) in [("missing.nmea", "no file"), ("done.csv", "no upload form")] {
+        let e = UploadJob::for_container(&container, [(path.to_owned(), PathBuf::from("x"))])
+            .expect_err(path);
+        assert!(
+            matches!(e, TransferError::InvalidUploadForm { .. }),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains(path), "{e}");
+        assert!(e.to_string().contains(why), "{e}");
+    }
+}
