@@ -4,17 +4,25 @@
 //! to the module; the Python package (`python/svc_sdk/`) re-exports them under their
 //! public modules and adds what is easier written in Python (the exception classes,
 //! framework helpers). Shared helpers: `errors` (the exceptions of `svc_sdk.errors`),
-//! `runtime` (the tokio runtime and `block_on`), `convert` (JSON values).
+//! `runtime` (the tokio runtime and `block_on`), `convert` (JSON values), `call` (an
+//! operation awaited from sync or asyncio Python), `failures` (svc-core errors as
+//! exceptions).
 
 use pyo3::prelude::*;
 
+mod call;
+mod cloud;
 mod convert;
+mod emulator;
 mod errors;
+mod failures;
 mod json_diff;
 mod rights;
 mod runtime;
 mod settings;
+mod unit;
 mod webhook;
+mod workflow;
 
 #[pymodule]
 fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -23,5 +31,10 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     settings::register(module)?;
     webhook::register(module)?;
     rights::register(module)?;
+    call::register(module)?;
+    cloud::register(module)?;
+    workflow::register(module)?;
+    unit::register(module)?;
+    emulator::register(module)?;
     Ok(())
 }

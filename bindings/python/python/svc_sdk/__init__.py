@@ -1,6 +1,14 @@
 """Python SDK for the cloud GNSS/INS post-processing service and for configuring
 inertial navigation units.
 
+- :class:`CloudClient`: every operation of the cloud service (containers,
+  processings, webhook endpoints); :class:`Workflow`: files in, downloaded outputs
+  out, in one call (``outcome.trajectory()`` as a pandas DataFrame);
+- :class:`Unit`: a session with an inertial navigation unit over HTTP, a serial port
+  or a serial-over-IP bridge;
+- :class:`Emulator`: the local emulator of the service and of a unit, so notebooks
+  and tests run offline;
+- :mod:`svc_sdk.aio`: the client, workflow and unit as awaitables (asyncio);
 - :mod:`svc_sdk.settings`: settings trees of a unit: minimal diff, apply, three-way
   merge, :class:`~svc_sdk.settings.SettingsTree` for fleets;
 - :mod:`svc_sdk.webhook`: :class:`Webhook` verifies the service's webhook deliveries
@@ -12,8 +20,10 @@ The work is done by a native extension (Rust, ``svc_sdk._native``); importing th
 package imports nothing heavy (no pandas, no web framework).
 """
 
-from svc_sdk import errors, rights, settings, webhook
+from svc_sdk import errors, records, rights, settings, webhook
 from svc_sdk._native import __version__
+from svc_sdk.cloud import CloudClient
+from svc_sdk.emulator import Emulator
 from svc_sdk.errors import (
     AuthenticationError,
     CanceledError,
@@ -32,10 +42,19 @@ from svc_sdk.errors import (
     WebhookVerificationError,
     WorkflowError,
 )
+from svc_sdk.unit import Unit
 from svc_sdk.webhook import Webhook
+from svc_sdk.workflow import Workflow, WorkflowOutcome, WorkflowTask
 
 __all__ = [
     "AuthenticationError",
+    "CloudClient",
+    "Emulator",
+    "Unit",
+    "Workflow",
+    "WorkflowOutcome",
+    "WorkflowTask",
+    "records",
     "CanceledError",
     "ConflictError",
     "InvalidInputError",

@@ -235,11 +235,35 @@ class InvalidResponseError(SvcError):
 
 
 class TransferError(SvcError):
-    """An upload or a download failed."""
+    """An upload or a download failed.
+
+    Attributes:
+        failures: the message of each failed file.
+    """
+
+    _extra_defaults: ClassVar[dict[str, Any]] = {"failures": list}
+    failures: list[str]
 
 
 class WorkflowError(SvcError):
-    """The one-call workflow (container, uploads, processing, outputs) failed."""
+    """The one-call workflow (container, uploads, processing, outputs) failed.
+
+    Attributes:
+        container_id: the container it had created, if any (it stays in the cloud
+            unless ``cleaned_up``).
+        processing_id: the processing it had started, if any (it goes on in the cloud).
+        cleaned_up: whether the container was deleted (``cleanup_on_failure``).
+        operation: the service operation that failed, if any.
+    """
+
+    _extra_defaults: ClassVar[dict[str, Any]] = {
+        "container_id": lambda: None,
+        "processing_id": lambda: None,
+        "cleaned_up": lambda: False,
+    }
+    container_id: str | None
+    processing_id: str | None
+    cleaned_up: bool
 
 
 class WebhookVerificationError(SvcError):

@@ -1,0 +1,336 @@
+"""The cloud client, the workflow and the unit as awaitables, for asyncio services
+(a FastAPI webhook receiver, an aiohttp app).
+
+>>> client = AsyncCloudClient.from_env()                       # doctest: +SKIP
+>>> processing = await client.get_processing(pid)              # doctest: +SKIP
+>>> async for container in client.list_containers(): ...       # doctest: +SKIP
+
+The work runs on the SDK's own threads; the event loop never blocks. Cancelling the
+awaiting task (a timeout, a client that went away) cancels the operation itself: its
+requests are abandoned and its transfers stopped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, AsyncIterator, Callable, Iterable, Mapping, Optional, TypeVar, Union
+
+from svc_sdk import _native
+from svc_sdk.cloud import EVENT_TYPES, CloudClient, Id, _drop_none
+from svc_sdk.records import (
+    Container,
+    ContainerFile,
+    MissedWebhook,
+    OutputFile,
+    Processing,
+    ProcessingError,
+    ServerInfo,
+    WebhookEndpoint,
+)
+from svc_sdk.unit import ApplyReport, Unit, WriteOutcome
+from svc_sdk.workflow import (
+    PathLike,
+    ProgressCallback,
+    Workflow,
+    WorkflowOutcome,
+    _config,
+    _paths,
+)
+
+__all__ = ["AsyncCloudClient", "AsyncUnit", "AsyncWorkflow", "wait"]
+
+T = TypeVar("T")
+
+
+def _settle(future: asyncio.Future[Any], call: _native.Call) -> None:
+    if future.done():  # cancelled meanwhile
+        return
+    try:
+        future.set_result(call.result())
+    except BaseException as e:  # the operation's error, raised in the awaiting task
+        future.set_exception(e)
+
+
+async def wait(call: _native.Call) -> Any:
+    """Awaits a native call; cancelling the awaiting task cancels the call."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+    call.add_done_callback(lambda done: loop.call_soon_threadsafe(_settle, future, done))
+    try:
+        return await future
+    except asyncio.CancelledError:
+        call.cancel()
+        raise
+
+
+async def _as(kind: Callable[[Any], T], call: _native.Call) -> T:
+    return kind(await wait(call))
+
+
+async def _pages(pager: _native.Pager, kind: Callable[[Any], T]) -> AsyncIterator[T]:
+    while True:
+        item = await wait(pager.next_call())
+        if item is None:
+            return
+        yield kind(item)
+
+
+class AsyncCloudClient:
+    """:class:`~svc_sdk.CloudClient` with awaitable operations. Build it like a
+    ``CloudClient`` (same arguments), with :meth:`from_env`, or from one."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.sync = CloudClient(*args, **kwargs)
+        self._n = self.sync._n
+
+    @classmethod
+    def from_env(cls) -> AsyncCloudClient:
+        return cls.of(CloudClient.from_env())
+
+    @classmethod
+    def of(cls, client: CloudClient) -> AsyncCloudClient:
+        """The same client (its token shared), awaitable."""
+        self = cls.__new__(cls)
+        self.sync = client
+        self._n = client._n
+        return self
+
+    @property
+    def organization_id(self) -> str:
+        return self.sync.organization_id
+
+    async def server_info(self) -> ServerInfo:
+        return await _as(ServerInfo, self._n.server_info())
+
+    async def create_container(
+        self,
+        *,
+        region: str = "eu-west-3",
+        files: Iterable[Mapping[str, Any]] = (),
+        metadata: Optional[Mapping[str, str]] = None,
+    ) -> Container:
+        request = _drop_none(
+            {"region": region, "files": [dict(f) for f in files], "metadata": metadata}
+        )
+        return await _as(Container, self._n.create_container(request))
+
+    async def get_container(self, container_id: Id) -> Container:
+        return await _as(Container, self._n.get_container(str(container_id)))
+
+    async def update_container(self, container_id: Id, *, metadata: Mapping[str, str]) -> Container:
+        call = self._n.update_container(str(container_id), {"metadata": dict(metadata)})
+        return await _as(Container, call)
+
+    async def delete_container(self, container_id: Id) -> None:
+        await wait(self._n.delete_container(str(container_id)))
+
+    async def add_container_files(
+        self, container_id: Id, files: Iterable[Mapping[str, Any]]
+    ) -> list[ContainerFile]:
+        answer = await wait(self._n.add_container_files(str(container_id), [dict(f) for f in files]))
+        return [ContainerFile(f) for f in answer]
+
+    async def delete_container_file(self, container_file_id: Id) -> None:
+        await wait(self._n.delete_container_file(str(container_file_id)))
+
+    def list_containers(self) -> AsyncIterator[Container]:
+        return _pages(self._n.list_containers(), Container)
+
+    async def start_processing(
+        self,
+        container_id: Id,
+        processing_json: Mapping[str, Any],
+        *,
+        name: Optional[str] = None,
+        metadata: Optional[Mapping[str, str]] = None,
+    ) -> Processing:
+        request = _drop_none(
+            {
+                "containerId": str(container_id),
+                "processingJson": dict(processing_json),
+                "name": name,
+                "metadata": metadata,
+            }
+        )
+        return await _as(Processing, self._n.start_processing(request))
+
+    async def get_processing(self, processing_id: Id) -> Processing:
+        return await _as(Processing, self._n.get_processing(str(processing_id)))
+
+    async def cancel_processing(self, processing_id: Id) -> None:
+        await wait(self._n.cancel_processing(str(processing_id)))
+
+    async def archive_processing(self, processing_id: Id) -> Processing:
+        return await _as(Processing, self._n.archive_processing(str(processing_id)))
+
+    async def list_processing_outputs(self, processing_id: Id) -> list[OutputFile]:
+        answer = await wait(self._n.list_processing_outputs(str(processing_id)))
+        return [OutputFile(o) for o in answer]
+
+    async def list_processing_errors(self, processing_id: Id) -> list[ProcessingError]:
+        answer = await wait(self._n.list_processing_errors(str(processing_id)))
+        return [ProcessingError(e) for e in answer]
+
+    def list_processings(self) -> AsyncIterator[Processing]:
+        return _pages(self._n.list_processings(), Processing)
+
+    async def create_webhook_endpoint(
+        self,
+        url: str,
+        *,
+        event_types: Iterable[str] = EVENT_TYPES,
+        metadata: Optional[Mapping[str, str]] = None,
+    ) -> WebhookEndpoint:
+        request = _drop_none(
+            {"url": url, "enabledEventTypes": list(event_types), "metadata": metadata}
+        )
+        return await _as(WebhookEndpoint, self._n.create_webhook_endpoint(request))
+
+    async def delete_webhook_endpoint(self, webhook_endpoint_id: Id) -> None:
+        await wait(self._n.delete_webhook_endpoint(str(webhook_endpoint_id)))
+
+    def list_webhook_endpoints(self) -> AsyncIterator[WebhookEndpoint]:
+        return _pages(self._n.list_webhook_endpoints(), WebhookEndpoint)
+
+    def list_missed_webhooks(self, webhook_endpoint_id: Id) -> AsyncIterator[MissedWebhook]:
+        return _pages(self._n.list_missed_webhooks(str(webhook_endpoint_id)), MissedWebhook)
+
+
+class AsyncWorkflow:
+    """:class:`~svc_sdk.Workflow` as awaitables. Cancelling the awaiting task cancels
+    the workflow (a started processing goes on in the cloud)."""
+
+    def __init__(self, client: Union[AsyncCloudClient, CloudClient]) -> None:
+        sync = client.sync if isinstance(client, AsyncCloudClient) else client
+        self._workflow = Workflow(sync)
+
+    async def run(
+        self,
+        inputs: Iterable[PathLike],
+        config: Union[Mapping[str, Any], PathLike],
+        *,
+        resources: Iterable[PathLike] = (),
+        name: Optional[str] = None,
+        metadata: Optional[Mapping[str, str]] = None,
+        out: Optional[PathLike] = None,
+        region: Optional[str] = None,
+        follow_timeout: Optional[float] = None,
+        wait_for_organization: bool = False,
+        progress: Optional[ProgressCallback] = None,
+    ) -> WorkflowOutcome:
+        import os
+
+        task = self._workflow._n.start(
+            _paths(inputs),
+            _config(config),
+            resources=_paths(resources),
+            name=name,
+            metadata=None if metadata is None else dict(metadata),
+            out=None if out is None else os.fspath(out),
+            region=region,
+            follow=True,
+            follow_timeout=follow_timeout,
+            wait_for_organization=wait_for_organization,
+        )
+        return await self._wait(task, progress)
+
+    async def resume(
+        self,
+        processing_id: Id,
+        *,
+        out: Optional[PathLike] = None,
+        follow_timeout: Optional[float] = None,
+        progress: Optional[ProgressCallback] = None,
+    ) -> WorkflowOutcome:
+        import os
+
+        task = self._workflow._n.resume(
+            str(processing_id),
+            out=None if out is None else os.fspath(out),
+            follow_timeout=follow_timeout,
+        )
+        return await self._wait(task, progress)
+
+    @staticmethod
+    async def _wait(
+        task: _native.WorkflowTask, progress: Optional[ProgressCallback]
+    ) -> WorkflowOutcome:
+        # The blocking wait runs in a worker thread (it releases the GIL); progress
+        # reports are handed to the event loop.
+        loop = asyncio.get_running_loop()
+
+        def report(p: dict[str, Any]) -> None:
+            if progress is not None:
+                loop.call_soon_threadsafe(progress, p)
+
+        try:
+            data = await loop.run_in_executor(None, task.wait, None, report)
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+        return WorkflowOutcome(data)
+
+
+class AsyncUnit:
+    """:class:`~svc_sdk.Unit` with awaitable operations."""
+
+    def __init__(self, unit: Unit) -> None:
+        self.sync = unit
+        self._n = unit._n
+
+    @classmethod
+    def http(cls, url: str) -> AsyncUnit:
+        return cls(Unit.http(url))
+
+    @classmethod
+    async def serial_tcp(cls, address: str) -> AsyncUnit:
+        loop = asyncio.get_running_loop()
+        return cls(await loop.run_in_executor(None, Unit.serial_tcp, address))
+
+    async def login(self, user: str, password: str = "") -> None:
+        await wait(self._n.login(user, password))
+
+    async def logout(self) -> None:
+        await wait(self._n.logout())
+
+    async def info(self) -> dict[str, str]:
+        info: dict[str, str] = await wait(self._n.info())
+        return info
+
+    async def settings(self) -> dict[str, Any]:
+        tree: dict[str, Any] = await wait(self._n.settings())
+        return tree
+
+    async def get(self, path: str) -> Any:
+        return await wait(self._n.node(path))
+
+    async def set(self, path: str, value: Any, *, check_only: bool = False) -> WriteOutcome:
+        outcome: WriteOutcome = await wait(self._n.write_node(path, value, check_only))
+        return outcome
+
+    async def write(self, patch: Mapping[str, Any], *, check_only: bool = False) -> WriteOutcome:
+        outcome: WriteOutcome = await wait(self._n.write(dict(patch), check_only))
+        return outcome
+
+    async def apply(
+        self, wanted: Mapping[str, Any], *, check_only: bool = False, lock: bool = False
+    ) -> ApplyReport:
+        report: ApplyReport = await wait(self._n.apply(dict(wanted), check_only, lock))
+        return report
+
+    async def export_settings(self) -> dict[str, Any]:
+        tree: dict[str, Any] = await wait(self._n.export())
+        return tree
+
+    async def lock(self) -> None:
+        await wait(self._n.lock())
+
+    async def unlock(self) -> None:
+        await wait(self._n.unlock())
+
+    async def reboot(self) -> None:
+        await wait(self._n.reboot())
+
+    async def wait_until_back(self, timeout: float = 60.0) -> dict[str, str]:
+        info: dict[str, str] = await wait(self._n.wait_until_back(timeout))
+        return info

@@ -1,0 +1,126 @@
+"""The local emulator of the cloud service (its identity provider, object storage
+and notification service) and of a unit, in this process, so notebooks and test
+suites run offline:
+
+>>> with Emulator() as emulator:                              # doctest: +SKIP
+...     outcome = Workflow(emulator.cloud()).run(["rover.nmea"], config, out="results")
+...     unit = emulator.unit()
+
+It is a second implementation of the service's rules (rights, conflicts, limits,
+signatures), not a mock: what works against it works against the service.
+"""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import Any, Optional
+
+from svc_sdk import _native
+from svc_sdk.cloud import CloudClient
+from svc_sdk.unit import Unit
+
+__all__ = ["Emulator"]
+
+
+class Emulator:
+    """A running emulator; a context manager (``close()`` on exit)."""
+
+    def __init__(
+        self,
+        *,
+        processing_time: float = 1.0,
+        token_lifetime: float = 300.0,
+        credits: int = 100,
+        device: bool = True,
+        fault_rate: float = 0.0,
+        seed: int = 1,
+    ) -> None:
+        self._n = _native.Emulator(
+            processing_time=processing_time,
+            token_lifetime=token_lifetime,
+            credits=credits,
+            device=device,
+            fault_rate=fault_rate,
+            seed=seed,
+        )
+
+    @property
+    def info(self) -> dict[str, Any]:
+        """Addresses (``base_url``, ``auth_url``, ``notification_url``,
+        ``storage_url``, ``device_url``, ``device_serial_tcp``) and credentials
+        (``organization_id``, ``api_key``, ``api_secret``, ``member_api_key``...)."""
+        info: dict[str, Any] = self._n.info
+        return info
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The ``SVC_*`` environment variables of :meth:`CloudClient.from_env` (for
+        subprocesses such as the ``svc`` command)."""
+        i = self.info
+        return {
+            "SVC_BASE_URL": i["base_url"],
+            "SVC_AUTH_URL": i["auth_url"],
+            "SVC_NOTIFICATION_URL": i["notification_url"],
+            "SVC_API_KEY": i["api_key"],
+            "SVC_API_SECRET": i["api_secret"],
+            "SVC_ORGANIZATION_ID": i["organization_id"],
+        }
+
+    def cloud(self, *, member: bool = False, **options: Any) -> CloudClient:
+        """A client of the first organization: its administrator key, or with
+        ``member`` a key without the administrator role (403 everywhere)."""
+        i = self.info
+        key, secret = (
+            (i["member_api_key"], i["member_api_secret"])
+            if member
+            else (i["api_key"], i["api_secret"])
+        )
+        return CloudClient(
+            i["base_url"],
+            i["auth_url"],
+            i["notification_url"],
+            key,
+            secret,
+            i["organization_id"],
+            **options,
+        )
+
+    def unit(self) -> Unit:
+        """A session with the emulated unit over HTTP."""
+        url = self.info.get("device_url")
+        if url is None:
+            raise RuntimeError("this emulator runs no unit (device=False)")
+        return Unit.http(url)
+
+    def unit_serial_tcp(self) -> Unit:
+        """A session with the emulated unit over its serial-over-IP bridge."""
+        address = self.info.get("device_serial_tcp")
+        if address is None:
+            raise RuntimeError("this emulator runs no unit (device=False)")
+        return Unit.serial_tcp(address)
+
+    def set_credits(self, credits: int, organization_id: Optional[str] = None) -> None:
+        """Sets an organization's processing credits (default: the first's)."""
+        self._n.set_credits(organization_id or self.info["organization_id"], credits)
+
+    @property
+    def running(self) -> bool:
+        return self._n.running
+
+    def close(self) -> None:
+        """Stops the servers and removes their files."""
+        self._n.close()
+
+    def __enter__(self) -> Emulator:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: Optional[type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Emulator(base_url={self.info['base_url']!r}, running={self.running})"

@@ -1,0 +1,182 @@
+"""A session with an inertial navigation unit: over its HTTP interface
+(:meth:`Unit.http`), a local serial port (:meth:`Unit.serial`) or a serial-over-IP
+bridge (:meth:`Unit.serial_tcp`) — the same operations on every link.
+
+>>> unit = Unit.http("http://192.168.1.1")                    # doctest: +SKIP
+>>> unit.login("setup", "secret")                             # doctest: +SKIP
+>>> with unit.locked():                                       # doctest: +SKIP
+...     unit.apply({"aiding": {"gnss1": {"leverArmPrimary": [0.5, 0.0, -1.2]}}})
+
+Settings trees are dicts (key order kept; ``True`` is not ``1``; NaN is refused).
+Failures raise :class:`~svc_sdk.errors.SvcError` subclasses: a refused write is an
+``InvalidInputError`` whose ``node_errors`` name every invalid node, a write while
+another session holds the lock a ``ConflictError``, a missing right a
+``PermissionDeniedError``. Passwords never appear in ``repr`` or messages.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Iterator, Mapping, Optional, TypedDict
+
+from svc_sdk import _native
+
+__all__ = ["Unit", "WriteOutcome", "ApplyReport", "USERS"]
+
+#: The unit's users, lowest role first.
+USERS = ("viewer", "operator", "powerUser", "setup", "factory")
+
+
+class WriteOutcome(TypedDict):
+    """The answer of a settings write."""
+
+    need_reboot: bool
+
+
+class ApplyReport(TypedDict):
+    """What :meth:`Unit.apply` did."""
+
+    changed: list[str]
+    need_reboot: bool
+    written: bool
+
+
+class Unit:
+    """A session with one unit. Thread-safe."""
+
+    def __init__(self, native: _native.Unit) -> None:
+        self._n = native
+
+    @classmethod
+    def http(cls, url: str) -> Unit:
+        """The unit at ``url`` (e.g. ``http://192.168.1.1``; plain HTTP only)."""
+        return cls(_native.Unit.http(url))
+
+    @classmethod
+    def serial(cls, path: str, baud: int = 115_200) -> Unit:
+        """The unit on a local serial port (e.g. ``/dev/ttyUSB0``) at ``baud``."""
+        return cls(_native.Unit.serial(path, baud))
+
+    @classmethod
+    def serial_tcp(cls, address: str) -> Unit:
+        """The unit behind a serial-over-IP bridge at ``host:port``."""
+        return cls(_native.Unit.serial_tcp(address))
+
+    @property
+    def link(self) -> str:
+        return self._n.link
+
+    @property
+    def user(self) -> Optional[str]:
+        """The logged-in user, or ``None`` (requests act as the default user)."""
+        return self._n.user
+
+    def __repr__(self) -> str:
+        return repr(self._n)
+
+    # ------------------------------------------------------------------- session
+
+    def login(self, user: str, password: str = "") -> None:
+        """Logs in; after a reboot the session logs in again by itself."""
+        self._n.login(user, password).result()
+
+    def logout(self) -> None:
+        self._n.logout().result()
+
+    def change_password(self, password: str, *, user: Optional[str] = None) -> None:
+        """Changes your password, or ``user``'s when logged in as ``setup``."""
+        self._n.change_password(password, user).result()
+
+    def info(self) -> dict[str, str]:
+        """Product code, serial number, firmware and API versions."""
+        info: dict[str, str] = self._n.info().result()
+        return info
+
+    # ------------------------------------------------------------------ settings
+
+    def settings(self) -> dict[str, Any]:
+        """The whole settings tree."""
+        tree: dict[str, Any] = self._n.settings().result()
+        return tree
+
+    def settings_delta(self) -> dict[str, Any]:
+        """Only the settings changed from the defaults."""
+        tree: dict[str, Any] = self._n.settings_delta().result()
+        return tree
+
+    def get(self, path: str) -> Any:
+        """One node, e.g. ``aiding/gnss1/leverArmPrimary``."""
+        return self._n.node(path).result()
+
+    def set(self, path: str, value: Any, *, check_only: bool = False) -> WriteOutcome:
+        """Writes one node."""
+        outcome: WriteOutcome = self._n.write_node(path, value, check_only).result()
+        return outcome
+
+    def write(self, patch: Mapping[str, Any], *, check_only: bool = False) -> WriteOutcome:
+        """Writes a partial tree (merged into the unit's tree; all or nothing)."""
+        outcome: WriteOutcome = self._n.write(dict(patch), check_only).result()
+        return outcome
+
+    def apply(
+        self, wanted: Mapping[str, Any], *, check_only: bool = False, lock: bool = False
+    ) -> ApplyReport:
+        """Brings the unit to the wanted (whole or partial) tree: reads it, writes only
+        what differs (checked first with ``checkOnly``), reads it back and compares.
+        ``lock`` holds the settings lock meanwhile (needs a login)."""
+        report: ApplyReport = self._n.apply(dict(wanted), check_only, lock).result()
+        return report
+
+    def export_settings(self) -> dict[str, Any]:
+        """The whole tree, as a file to keep (lossless)."""
+        tree: dict[str, Any] = self._n.export().result()
+        return tree
+
+    def import_settings(self, tree: Mapping[str, Any], *, check_only: bool = False) -> WriteOutcome:
+        """Loads a whole tree."""
+        outcome: WriteOutcome = self._n.import_settings(dict(tree), check_only).result()
+        return outcome
+
+    def restore_defaults(self, *, check_only: bool = False) -> WriteOutcome:
+        outcome: WriteOutcome = self._n.restore_defaults(check_only).result()
+        return outcome
+
+    def lock(self) -> None:
+        """Takes the settings lock (others' writes then get ``ConflictError``)."""
+        self._n.lock().result()
+
+    def unlock(self) -> None:
+        self._n.unlock().result()
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[Unit]:
+        """Holds the settings lock for the ``with`` block, released also on failure."""
+        self.lock()
+        try:
+            yield self
+        finally:
+            self.unlock()
+
+    # ------------------------------------------------------------------- actions
+
+    def reboot(self, *, wait: bool = False, timeout: float = 60.0) -> Optional[dict[str, str]]:
+        """Reboots the unit (every token and the lock end); with ``wait``, returns its
+        info once it answers again."""
+        self._n.reboot().result()
+        if wait:
+            return self.wait_until_back(timeout)
+        return None
+
+    def wait_until_back(self, timeout: float = 60.0) -> dict[str, str]:
+        info: dict[str, str] = self._n.wait_until_back(timeout).result()
+        return info
+
+    def logger_status(self) -> dict[str, Any]:
+        status: dict[str, Any] = self._n.logger_status().result()
+        return status
+
+    def logger_start(self) -> None:
+        self._n.logger_start().result()
+
+    def logger_stop(self) -> None:
+        self._n.logger_stop().result()

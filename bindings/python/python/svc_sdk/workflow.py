@@ -1,0 +1,336 @@
+"""The whole processing workflow in one call: local files in, the final processing,
+its errors and warnings and the downloaded outputs out.
+
+>>> outcome = Workflow(client).run(["rover.nmea", "imu.csv"], config, out="results")  # doctest: +SKIP
+>>> outcome.trajectory()        # a pandas DataFrame (with the ``pandas`` extra)     # doctest: +SKIP
+
+:meth:`Workflow.run` blocks with a progress bar (``tqdm.auto`` when installed, so a
+notebook shows a widget) or calls ``progress=callable`` with each report (a dict with
+a ``stage``). :meth:`Workflow.start` returns a :class:`WorkflowTask` at once.
+:meth:`Workflow.resume` picks up a processing started earlier (a notebook restarted
+mid-processing) by its id.
+
+Ctrl-C during :meth:`Workflow.run` stops the local work (uploads, downloads) and
+raises ``KeyboardInterrupt`` saying what goes on in the cloud. A processing whose
+result is ``failed`` is not an exception: the outcome holds it with its errors.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Optional, Union
+
+from svc_sdk import _native
+from svc_sdk.cloud import CloudClient, Id
+from svc_sdk.records import OutputFile, Processing, ProcessingError
+
+__all__ = ["Workflow", "WorkflowOutcome", "WorkflowTask", "ProgressCallback", "TRAJECTORY_COLUMNS"]
+
+#: Called with each progress report: ``{"stage": "uploading", "done_bytes": ..., ...}``.
+ProgressCallback = Callable[[dict[str, Any]], None]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+#: The columns of ``trajectory.csv``, with their dtypes in :meth:`WorkflowOutcome.trajectory`.
+TRAJECTORY_COLUMNS = {
+    "time": "datetime64[ns, UTC]",
+    "latitude": "float64",
+    "longitude": "float64",
+    "height": "float64",
+    "velocity_north": "float64",
+    "velocity_east": "float64",
+    "velocity_up": "float64",
+}
+
+
+class WorkflowOutcome:
+    """What a workflow produced: the processing as it ended, its errors and warnings,
+    its outputs and the files downloaded."""
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        self.processing = Processing(data["processing"])
+        self.errors = [ProcessingError(e) for e in data.get("errors") or []]
+        self.outputs = [OutputFile(o) for o in data.get("outputs") or []]
+        self.downloaded = [Path(p) for p in data.get("downloaded") or []]
+        self.container_id: Optional[str] = data.get("container_id")
+        self.status_reads: int = int(data.get("status_reads") or 0)
+
+    @property
+    def succeeded(self) -> bool:
+        """Whether the processing ended ``processed`` with the result ``succeeded``."""
+        return self.processing.succeeded
+
+    @property
+    def failed(self) -> bool:
+        return self.processing.processing_result == "failed"
+
+    def error_messages(self) -> list[ProcessingError]:
+        return [e for e in self.errors if e.level == "error"]
+
+    def warnings(self) -> list[ProcessingError]:
+        return [e for e in self.errors if e.level == "warning"]
+
+    def _file(self, name: str) -> Path:
+        for path in self.downloaded:
+            if path.name == name:
+                return path
+        raise FileNotFoundError(
+            f"{name} was not downloaded (give `out=` to the workflow; downloaded: "
+            f"{[p.name for p in self.downloaded]})"
+        )
+
+    def trajectory(self) -> Any:
+        """``trajectory.csv`` as a pandas ``DataFrame``: ``time`` in UTC
+        (``datetime64[ns, UTC]``), the other columns ``float64``. Needs pandas (the
+        ``svc-sdk[pandas]`` extra); without it, use :meth:`trajectory_rows`."""
+        try:
+            import pandas as pd  # type: ignore[import-untyped, unused-ignore]
+        except ImportError as e:  # pragma: no cover - depends on the environment
+            raise ImportError(
+                "trajectory() needs pandas: pip install 'svc-sdk[pandas]' "
+                "(or use trajectory_rows())"
+            ) from e
+        frame = pd.read_csv(self._file("trajectory.csv"))
+        frame["time"] = pd.to_datetime(frame["time"], utc=True).astype("datetime64[ns, UTC]")
+        for column in frame.columns:
+            if column != "time":
+                frame[column] = frame[column].astype("float64")
+        return frame
+
+    def trajectory_rows(self) -> list[dict[str, str]]:
+        """``trajectory.csv`` as a list of rows (dicts of the CSV's text)."""
+        with open(self._file("trajectory.csv"), newline="", encoding="utf-8") as f:
+            return list(csv.DictReader(f))
+
+    def geojson(self) -> Any:
+        """``trajectory.geojson`` as a dict."""
+        with open(self._file("trajectory.geojson"), encoding="utf-8") as f:
+            return json.load(f)
+
+    def report(self) -> Any:
+        """``report.json`` as a dict."""
+        with open(self._file("report.json"), encoding="utf-8") as f:
+            return json.load(f)
+
+    def __repr__(self) -> str:
+        return (
+            f"WorkflowOutcome(processing={self.processing!r}, errors={len(self.errors)}, "
+            f"downloaded={[p.name for p in self.downloaded]})"
+        )
+
+    def _repr_html_(self) -> str:
+        return self.processing._repr_html_()
+
+
+def _bar() -> Optional[ProgressCallback]:
+    """A progress bar on ``tqdm.auto`` (a widget in notebooks), if tqdm is installed."""
+    try:
+        from tqdm.auto import tqdm  # type: ignore[import-untyped, unused-ignore]
+    except ImportError:
+        return None
+    state: dict[str, Any] = {"bar": None, "stage": None}
+
+    def report(p: dict[str, Any]) -> None:
+        stage = p.get("stage")
+        bar = state["bar"]
+        if stage != state["stage"]:
+            if bar is not None:
+                bar.close()
+            bar = None
+            state["stage"] = stage
+            if stage in ("uploading", "downloading"):
+                bar = tqdm(total=p.get("total_bytes"), unit="B", unit_scale=True, desc=stage)
+            elif stage in ("queued", "running"):
+                bar = tqdm(total=100, unit="%", desc="processing")
+            state["bar"] = bar
+        if bar is None:
+            return
+        if stage in ("uploading", "downloading"):
+            if p.get("total_bytes") is not None:
+                bar.total = p["total_bytes"]
+            bar.n = p.get("done_bytes") or 0
+        elif stage == "running":
+            bar.n = round(100 * (p.get("progress") or 0.0))
+            bar.set_postfix_str(str(p.get("step") or ""))
+        bar.refresh()
+        if stage == "done" and bar is not None:
+            bar.close()
+
+    return report
+
+
+def _progress(progress: Union[bool, ProgressCallback, None]) -> Optional[ProgressCallback]:
+    if callable(progress):
+        return progress
+    return _bar() if progress else None
+
+
+class WorkflowTask:
+    """A workflow under way (:meth:`Workflow.start`). Dropping it before its end
+    cancels it."""
+
+    def __init__(
+        self, native: _native.WorkflowTask, progress: Optional[ProgressCallback] = None
+    ) -> None:
+        self._n = native
+        self._progress = progress
+
+    @property
+    def processing_id(self) -> Optional[str]:
+        """The processing, once started (it goes on in the cloud after a cancel)."""
+        return self._n.processing_id
+
+    @property
+    def container_id(self) -> Optional[str]:
+        return self._n.container_id
+
+    def wait(self, timeout: Optional[float] = None) -> WorkflowOutcome:
+        """Waits for the end (at most ``timeout`` seconds: then ``WaitTimeoutError``,
+        the workflow still running). Progress reports reach the callback from this
+        thread."""
+        return WorkflowOutcome(self._n.wait(timeout, self._progress))
+
+    def cancel(self) -> None:
+        """Stops the workflow (transfers aborted); a started processing goes on in the
+        cloud. :meth:`wait` then raises ``CanceledError``."""
+        self._n.cancel()
+
+    def done(self) -> bool:
+        return self._n.done()
+
+    def __repr__(self) -> str:
+        return f"WorkflowTask(container_id={self.container_id!r}, processing_id={self.processing_id!r})"
+
+
+def _paths(paths: Iterable[PathLike]) -> list[str]:
+    return [os.fspath(p) for p in paths]
+
+
+def _config(config: Union[Mapping[str, Any], PathLike]) -> dict[str, Any]:
+    if isinstance(config, Mapping):
+        return dict(config)
+    with open(config, encoding="utf-8") as f:
+        loaded = json.load(f)
+    if not isinstance(loaded, dict):
+        raise ValueError(f"{os.fspath(config)} is not a JSON object")
+    return loaded
+
+
+class Workflow:
+    """Runs processing workflows with one :class:`~svc_sdk.CloudClient`."""
+
+    def __init__(self, client: CloudClient) -> None:
+        self.client = client
+        self._n = _native.Workflow(client._n)
+
+    def start(
+        self,
+        inputs: Iterable[PathLike],
+        config: Union[Mapping[str, Any], PathLike],
+        *,
+        resources: Iterable[PathLike] = (),
+        name: Optional[str] = None,
+        metadata: Optional[Mapping[str, str]] = None,
+        out: Optional[PathLike] = None,
+        region: Optional[str] = None,
+        follow: bool = True,
+        follow_timeout: Optional[float] = None,
+        wait_for_organization: bool = False,
+        cleanup_on_failure: bool = False,
+        progress: Union[bool, ProgressCallback, None] = False,
+    ) -> WorkflowTask:
+        """Starts a workflow and returns at once. ``config`` is the processing
+        configuration (a dict, or the path of a JSON file); ``out`` the folder the
+        outputs are downloaded to (``{processing_id}`` in it is replaced).
+        ``cleanup_on_failure`` deletes the container when the workflow fails before a
+        processing was started (the error's ``cleaned_up`` says whether it was)."""
+        native = self._n.start(
+            _paths(inputs),
+            _config(config),
+            resources=_paths(resources),
+            name=name,
+            metadata=None if metadata is None else dict(metadata),
+            out=None if out is None else os.fspath(out),
+            region=region,
+            follow=follow,
+            follow_timeout=follow_timeout,
+            wait_for_organization=wait_for_organization,
+            cleanup_on_failure=cleanup_on_failure,
+        )
+        return WorkflowTask(native, _progress(progress))
+
+    def run(
+        self,
+        inputs: Iterable[PathLike],
+        config: Union[Mapping[str, Any], PathLike],
+        *,
+        resources: Iterable[PathLike] = (),
+        name: Optional[str] = None,
+        metadata: Optional[Mapping[str, str]] = None,
+        out: Optional[PathLike] = None,
+        region: Optional[str] = None,
+        follow: bool = True,
+        follow_timeout: Optional[float] = None,
+        wait_for_organization: bool = False,
+        cleanup_on_failure: bool = False,
+        progress: Union[bool, ProgressCallback, None] = True,
+    ) -> WorkflowOutcome:
+        """Runs a whole workflow (see :meth:`start`) and returns its outcome. Ctrl-C
+        stops it and says what goes on in the cloud."""
+        task = self.start(
+            inputs,
+            config,
+            resources=resources,
+            name=name,
+            metadata=metadata,
+            out=out,
+            region=region,
+            follow=follow,
+            follow_timeout=follow_timeout,
+            wait_for_organization=wait_for_organization,
+            cleanup_on_failure=cleanup_on_failure,
+            progress=progress,
+        )
+        return _finish(task)
+
+    def resume(
+        self,
+        processing_id: Id,
+        *,
+        out: Optional[PathLike] = None,
+        follow_timeout: Optional[float] = None,
+        progress: Union[bool, ProgressCallback, None] = True,
+    ) -> WorkflowOutcome:
+        """Picks up a processing started earlier by its id: follows it to its end,
+        collects its errors and outputs and downloads them to ``out``."""
+        return _finish(self.start_resume(processing_id, out=out, follow_timeout=follow_timeout, progress=progress))
+
+    def start_resume(
+        self,
+        processing_id: Id,
+        *,
+        out: Optional[PathLike] = None,
+        follow_timeout: Optional[float] = None,
+        progress: Union[bool, ProgressCallback, None] = False,
+    ) -> WorkflowTask:
+        """As :meth:`resume`, returning a :class:`WorkflowTask` at once."""
+        native = self._n.resume(
+            str(processing_id),
+            out=None if out is None else os.fspath(out),
+            follow_timeout=follow_timeout,
+        )
+        return WorkflowTask(native, _progress(progress))
+
+
+def _finish(task: WorkflowTask) -> WorkflowOutcome:
+    try:
+        return task.wait()
+    except KeyboardInterrupt as interrupt:
+        task.cancel()
+        if str(interrupt):
+            raise
+        # Raised in Python code (a progress callback): say what goes on all the same.
+        raise KeyboardInterrupt(task._n.left_in_the_cloud()) from None

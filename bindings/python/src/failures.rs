@@ -1,0 +1,107 @@
+//! The svc-core errors of the cloud, workflow, transfer and unit subsystems as Python
+//! exceptions: the class from the error's `ErrorKind` (and subsystem), the attributes
+//! from its fields. No logic of its own: every classification is svc-core's.
+
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+use svc_core::cloud::CloudError;
+use svc_core::transfer::TransferError;
+use svc_core::unit::UnitError;
+use svc_core::workflow::WorkflowError;
+
+use crate::errors::SvcErr;
+
+fn id_text(id: Option<uuid::Uuid>) -> Option<String> {
+    id.map(|id| id.to_string())
+}
+
+fn with_cloud<'py>(error: SvcErr<'py>, e: &CloudError) -> SvcErr<'py> {
+    error
+        .status(e.status())
+        .problem(e.title().map(str::to_owned), e.details().map(str::to_owned))
+        .retryable(e.is_retryable())
+}
+
+/// A cloud service error.
+pub(crate) fn cloud(py: Python<'_>, e: CloudError) -> PyErr {
+    let mut error = with_cloud(SvcErr::new(e.kind().as_str(), e.to_string()), &e);
+    if let Some(operation) = e.operation()
+        && let Ok(value) = operation.into_pyobject(py)
+    {
+        error = error.attr("operation", value.into_any());
+    }
+    error.into_pyerr(py)
+}
+
+/// A transfer error (a `TransferError` of its kind), naming the failed files.
+pub(crate) fn transfer(py: Python<'_>, e: TransferError) -> PyErr {
+    let failed: Vec<String> = e.failures().iter().map(ToString::to_string).collect();
+    let mut error = SvcErr::new(e.kind().as_str(), e.to_string())
+        .subsystem("transfer")
+        .retryable(e.is_transient());
+    if let Ok(list) = PyList::new(py, failed) {
+        error = error.attr("failures", list.into_any());
+    }
+    error.into_pyerr(py)
+}
+
+/// A workflow error (a `WorkflowError` of its kind), with the container and processing
+/// it had created.
+pub(crate) fn workflow(py: Python<'_>, e: WorkflowError) -> PyErr {
+    match workflow_error(py, e) {
+        Ok(error) | Err(error) => error,
+    }
+}
+
+fn workflow_error(py: Python<'_>, e: WorkflowError) -> PyResult<PyErr> {
+    let mut error = SvcErr::new(e.kind().as_str(), e.to_string()).subsystem("workflow");
+    if let Some(cloud) = e.cloud_error() {
+        error = with_cloud(error, cloud);
+    }
+    for (name, id) in [
+        ("container_id", id_text(e.container_id())),
+        ("processing_id", id_text(e.processing_id())),
+    ] {
+        let value = id.into_pyobject(py)?;
+        error = error.attr(name, value.into_any());
+    }
+    let cleaned_up = pyo3::types::PyBool::new(py, e.cleanup().deleted());
+    error = error.attr("cleaned_up", cleaned_up.to_owned().into_any());
+    Ok(error.into_pyerr(py))
+}
+
+/// A unit error, with the nodes a refused settings write named.
+pub(crate) fn unit(py: Python<'_>, e: UnitError) -> PyErr {
+    let mut error = SvcErr::new(e.kind().as_str(), e.to_string())
+        .status(e.status())
+        .retryable(e.is_retryable());
+    if let UnitError::Api { title, detail, .. } = &e {
+        error = error.problem(Some(title.clone()), Some(detail.clone()));
+    }
+    let nodes: Vec<(String, String)> = e
+        .node_errors()
+        .iter()
+        .map(|n| (n.path.clone(), n.message.clone()))
+        .collect();
+    if !nodes.is_empty()
+        && let Ok(list) = node_errors(py, &nodes)
+    {
+        error = error.attr("node_errors", list);
+    }
+    if let UnitError::NotApplied { paths } = &e
+        && let Ok(list) = PyList::new(py, paths)
+    {
+        error = error.attr("paths", list.into_any());
+    }
+    error.into_pyerr(py)
+}
+
+/// `[svc_sdk.errors.NodeError(path, message), ...]`.
+fn node_errors<'py>(py: Python<'py>, nodes: &[(String, String)]) -> PyResult<Bound<'py, PyAny>> {
+    let class = py.import("svc_sdk.errors")?.getattr("NodeError")?;
+    let items = nodes
+        .iter()
+        .map(|(path, message)| class.call1((path.as_str(), message.as_str())))
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok(PyList::new(py, items)?.into_any())
+}

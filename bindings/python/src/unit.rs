@@ -1,0 +1,280 @@
+//! `Unit`: a session with an inertial navigation unit over HTTP, a serial port or a
+//! serial-over-IP bridge, a line or two per operation over `svc_core::unit::Unit`.
+//! Settings trees cross as dicts (key order kept, `True` is not `1`).
+
+use std::time::Duration;
+
+use ins_device_api::Password;
+use ins_device_api::enums::UserName;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use serde_json::Value;
+use svc_core::unit::{ApplyOptions, ApplyReport, Unit as Core, UnitError, WriteOutcome};
+
+use crate::call::{Call, output};
+use crate::cloud::json;
+use crate::convert::ToValue;
+use crate::errors::SvcErr;
+use crate::failures;
+use crate::runtime::{block_on, runtime};
+
+/// Runs a unit operation as a [`Call`] whose result is converted with `convert`.
+fn run<T, F, C>(future: F, convert: C) -> PyResult<Call>
+where
+    T: Send + 'static,
+    F: Future<Output = Result<T, UnitError>> + Send + 'static,
+    C: FnOnce(Python<'_>, T) -> PyResult<Py<PyAny>> + Send + 'static,
+{
+    Call::spawn(async move { output(future.await, convert, failures::unit) })
+}
+
+fn record<T: serde::Serialize>(py: Python<'_>, value: T) -> PyResult<Py<PyAny>> {
+    json(py, value)
+}
+
+fn written(py: Python<'_>, outcome: WriteOutcome) -> PyResult<Py<PyAny>> {
+    let d = PyDict::new(py);
+    d.set_item("need_reboot", outcome.need_reboot)?;
+    Ok(d.into_any().unbind())
+}
+
+fn applied(py: Python<'_>, report: ApplyReport) -> PyResult<Py<PyAny>> {
+    let d = PyDict::new(py);
+    d.set_item("changed", report.changed)?;
+    d.set_item("need_reboot", report.need_reboot)?;
+    d.set_item("written", report.written)?;
+    Ok(d.into_any().unbind())
+}
+
+fn user_name(py: Python<'_>, name: &str) -> PyResult<UserName> {
+    let user = UserName::from(name);
+    if user.is_known() {
+        Ok(user)
+    } else {
+        Err(SvcErr::new(
+            "invalid_input",
+            format!(
+                "unknown user {name:?}; users are {}",
+                UserName::KNOWN.join(", ")
+            ),
+        )
+        .into_pyerr(py))
+    }
+}
+
+fn tree(py: Python<'_>, object: &Bound<'_, PyAny>) -> PyResult<Value> {
+    ToValue::new(py).value(object)
+}
+
+/// A session with one unit. Thread-safe; clones share the login.
+#[pyclass(module = "svc_sdk._native", frozen)]
+pub(crate) struct Unit {
+    core: Core,
+}
+
+#[pymethods]
+impl Unit {
+    /// A session with the unit at `url` (e.g. `http://192.168.1.1`).
+    #[staticmethod]
+    fn http(py: Python<'_>, url: &str) -> PyResult<Self> {
+        let core = Core::http(url).map_err(|e| failures::unit(py, e))?;
+        Ok(Self { core })
+    }
+
+    /// A session over a local serial port (e.g. `/dev/ttyUSB0`) at `baud`.
+    #[staticmethod]
+    #[pyo3(signature = (path, baud=115_200))]
+    fn serial(py: Python<'_>, path: &str, baud: u32) -> PyResult<Self> {
+        let runtime = runtime()?;
+        let _inside = runtime.enter();
+        let core = Core::serial(path, baud).map_err(|e| failures::unit(py, e))?;
+        Ok(Self { core })
+    }
+
+    /// A session over a serial-over-IP bridge at `host:port`.
+    #[staticmethod]
+    fn serial_tcp(py: Python<'_>, address: &str) -> PyResult<Self> {
+        let address = address.to_owned();
+        let core = block_on(py, async move { Core::serial_tcp(&address).await })?
+            .map_err(|e| failures::unit(py, e))?;
+        Ok(Self { core })
+    }
+
+    /// Where the unit is (its URL or serial link).
+    #[getter]
+    fn link(&self) -> String {
+        self.core.link().to_owned()
+    }
+
+    /// The logged-in user, or `None` (requests act as the unit's default user).
+    #[getter]
+    fn user(&self) -> Option<String> {
+        self.core.user().map(|u| u.to_string())
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Unit(link={:?}, user={:?})", self.core.link(), self.user())
+    }
+
+    fn login(&self, py: Python<'_>, user: &str, password: String) -> PyResult<Call> {
+        let user = user_name(py, user)?;
+        let u = self.core.clone();
+        run(
+            async move { u.login(user, Password::new(password)).await },
+            record,
+        )
+    }
+
+    fn logout(&self) -> PyResult<Call> {
+        let u = self.core.clone();
+        run(async move { u.logout().await }, record)
+    }
+
+    #[pyo3(signature = (password, user=None))]
+    fn change_password(
+        &self,
+        py: Python<'_>,
+        password: String,
+        user: Option<&str>,
+    ) -> PyResult<Call> {
+        let user = user.map(|u| user_name(py, u)).transpose()?;
+        let u = self.core.clone();
+        run(
+            async move { u.change_password(user, Password::new(password)).await },
+            record,
+        )
+    }
+
+    fn info(&self) -> PyResult<Call> {
+        let u = self.core.clone();
+        run(async move { u.info().await }, record)
+    }
+
+    fn settings(&self) -> PyResult<Call> {
+        let u = self.core.clone();
+        run(async move { u.settings().await }, record)
+    }
+
+    fn settings_delta(&self) -> PyResult<Call> {
+        let u = self.core.clone();
+        run(async move { u.settings_delta().await }, record)
+    }
+
+    fn node(&self, path: String) -> PyResult<Call> {
+        let u = self.core.clone();
+        run(async move { u.node(&path).await }, record)
+    }
+
+    #[pyo3(signature = (patch, check_only=false))]
+    fn write(&self, py: Python<'_>, patch: &Bound<'_, PyAny>, check_only: bool) -> PyResult<Call> {
+        let patch = tree(py, patch)?;
+        let u = self.core.clone();
+        run(async move { u.write(&patch, check_only).await }, written)
+    }
+
+    #[pyo3(signature = (path, value, check_only=false))]
+    fn write_node(
+        &self,
+        py: Python<'_>,
+        path: String,
+        value: &Bound<'_, PyAny>,
+        check_only: bool,
+    ) -> PyResult<Call> {
+        let value = tree(py, value)?;
+        let u = self.core.clone();
+        run(
+            async move { u.write_node(&path, &value, check_only).await },
+            written,
+        )
+    }
+
+    #[pyo3(signature = (check_only=false))]
+    fn restore_defaults(&self, check_only: bool) -> PyResult<Call> {
+        let u = self.core.clone();
+        run(async move { u.restore_defaults(check_only).await }, written)
+    }
+
+    fn export(&self) -> PyResult<Call> {
+        let u = self.core.clone();
+        run(async move { u.export().await }, record)
+    }
+
+    #[pyo3(signature = (tree, check_only=false))]
+    fn import_settings(
+        &self,
+        py: Python<'_>,
+        tree: &Bound<'_, PyAny>,
+        check_only: bool,
+    ) -> PyResult<Call> {
+        let tree = self::tree(py, tree)?;
+        let u = self.core.clone();
+        run(async move { u.import(&tree, check_only).await }, written)
+    }
+
+    #[pyo3(signature = (wanted, check_only=false, lock=false))]
+    fn apply(
+        &self,
+        py: Python<'_>,
+        wanted: &Bound<'_, PyAny>,
+        check_only: bool,
+        lock: bool,
+    ) -> PyResult<Call> {
+        let wanted = tree(py, wanted)?;
+        let u = self.core.clone();
+        run(
+            async move {
+                u.apply_wanted(&wanted, ApplyOptions { check_only, lock })
+                    .await
+            },
+            applied,
+        )
+    }
+
+    fn lock(&self) -> PyResult<Call> {
+        let u = self.core.clone();
+        run(async move { u.lock().await }, record)
+    }
+
+    fn unlock(&self) -> PyResult<Call> {
+        let u = self.core.clone();
+        run(async move { u.unlock().await }, record)
+    }
+
+    fn reboot(&self) -> PyResult<Call> {
+        let u = self.core.clone();
+        run(async move { u.reboot().await }, record)
+    }
+
+    #[pyo3(signature = (timeout=60.0))]
+    fn wait_until_back(&self, py: Python<'_>, timeout: f64) -> PyResult<Call> {
+        let timeout = Duration::try_from_secs_f64(timeout).map_err(|_| {
+            SvcErr::new(
+                "invalid_input",
+                "timeout must be a finite number of seconds >= 0",
+            )
+            .into_pyerr(py)
+        })?;
+        let u = self.core.clone();
+        run(async move { u.wait_until_back(timeout).await }, record)
+    }
+
+    fn logger_status(&self) -> PyResult<Call> {
+        let u = self.core.clone();
+        run(async move { u.logger_status().await }, record)
+    }
+
+    fn logger_start(&self) -> PyResult<Call> {
+        let u = self.core.clone();
+        run(async move { u.logger_start().await }, record)
+    }
+
+    fn logger_stop(&self) -> PyResult<Call> {
+        let u = self.core.clone();
+        run(async move { u.logger_stop().await }, record)
+    }
+}
+
+pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_class::<Unit>()?;
+    Ok(())
+}

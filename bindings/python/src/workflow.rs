@@ -1,0 +1,428 @@
+//! `Workflow` and `WorkflowTask`: svc-core's whole processing workflow (and the resume
+//! of a processing by its id) started on the module's runtime; progress reports are
+//! queued and handed to the Python callback on the thread that waits, so a progress
+//! bar (tqdm in a notebook) is only ever touched from Python's own thread.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use pyo3::exceptions::PyKeyboardInterrupt;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use serde_json::{Map, Value};
+use svc_core::Metadata;
+use svc_core::cloud::ContainerRegion;
+use svc_core::workflow::{
+    ProcessingJob, Workflow as Core, WorkflowCanceler, WorkflowError, WorkflowOptions,
+    WorkflowOutcome, WorkflowProgress,
+};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use crate::cloud::{CloudClient, body, json, uuid_arg};
+use crate::errors::SvcErr;
+use crate::failures;
+use crate::runtime::{block_on, runtime};
+
+type Ended = Result<WorkflowOutcome, WorkflowError>;
+
+/// Runs processing workflows with one cloud client.
+#[pyclass(module = "svc_sdk._native", frozen)]
+pub(crate) struct Workflow {
+    core: Core,
+}
+
+/// What a report of progress says, as a dict (`stage` and the stage's fields).
+fn progress_dict<'py>(
+    py: Python<'py>,
+    progress: &WorkflowProgress,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let transfer = |d: &Bound<'py, PyDict>, stage: &str, p: &svc_core::transfer::Progress| {
+        d.set_item("stage", stage)?;
+        d.set_item("done_bytes", p.done_bytes)?;
+        d.set_item("total_bytes", p.total_bytes)?;
+        d.set_item("files", p.files.len())?;
+        PyResult::Ok(())
+    };
+    match progress {
+        WorkflowProgress::CreatingContainer => d.set_item("stage", "creating_container")?,
+        WorkflowProgress::Uploading(p) => transfer(&d, "uploading", p)?,
+        WorkflowProgress::Starting { container_id } => {
+            d.set_item("stage", "starting")?;
+            d.set_item("container_id", container_id.to_string())?;
+        }
+        WorkflowProgress::WaitingForOrganization { waited } => {
+            d.set_item("stage", "waiting_for_organization")?;
+            d.set_item("waited", waited.as_secs_f64())?;
+        }
+        WorkflowProgress::Queued { processing_id } => {
+            d.set_item("stage", "queued")?;
+            d.set_item("processing_id", processing_id.to_string())?;
+        }
+        WorkflowProgress::Running {
+            processing_id,
+            step,
+            progress,
+        } => {
+            d.set_item("stage", "running")?;
+            d.set_item("processing_id", processing_id.to_string())?;
+            d.set_item("step", step.as_ref().map(ToString::to_string))?;
+            d.set_item("progress", *progress)?;
+        }
+        WorkflowProgress::Downloading(p) => transfer(&d, "downloading", p)?,
+        WorkflowProgress::Done {
+            processing_id,
+            status,
+            result,
+        } => {
+            d.set_item("stage", "done")?;
+            d.set_item("processing_id", processing_id.to_string())?;
+            d.set_item("status", status.to_string())?;
+            d.set_item("result", result.as_ref().map(ToString::to_string))?;
+        }
+        _ => d.set_item("stage", "other")?,
+    }
+    Ok(d)
+}
+
+/// The outcome as a dict: the records with the wire's names, the paths written.
+fn outcome(py: Python<'_>, outcome: WorkflowOutcome) -> PyResult<Py<PyAny>> {
+    let d = PyDict::new(py);
+    d.set_item("processing", json(py, &outcome.processing)?)?;
+    d.set_item("errors", json(py, &outcome.errors)?)?;
+    d.set_item("outputs", json(py, &outcome.outputs)?)?;
+    let downloaded: Vec<String> = outcome
+        .downloaded
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    d.set_item("downloaded", downloaded)?;
+    d.set_item(
+        "container_id",
+        outcome.container_id.map(|id| id.to_string()),
+    )?;
+    d.set_item("status_reads", outcome.status_reads)?;
+    Ok(d.into_any().unbind())
+}
+
+fn seconds(py: Python<'_>, name: &str, value: Option<f64>) -> PyResult<Option<Duration>> {
+    value
+        .map(|s| {
+            Duration::try_from_secs_f64(s).map_err(|_| {
+                SvcErr::new(
+                    "invalid_input",
+                    format!("{name} must be a finite number of seconds >= 0"),
+                )
+                .into_pyerr(py)
+            })
+        })
+        .transpose()
+}
+
+/// Options that report progress into a queue read by [`WorkflowTask::wait`].
+fn options(
+    follow: bool,
+    follow_timeout: Option<Duration>,
+    wait_for_organization: bool,
+    cleanup_on_failure: bool,
+) -> (WorkflowOptions, mpsc::UnboundedReceiver<WorkflowProgress>) {
+    let (sender, receiver) = mpsc::unbounded_channel();
+    let options = WorkflowOptions {
+        follow,
+        follow_timeout,
+        wait_for_free_organization: wait_for_organization,
+        cleanup_on_failure,
+        on_progress: Some(Arc::new(move |p: &WorkflowProgress| {
+            let _ = sender.send(p.clone());
+        })),
+        ..WorkflowOptions::default()
+    };
+    (options, receiver)
+}
+
+#[pymethods]
+impl Workflow {
+    #[new]
+    fn new(client: &CloudClient) -> Self {
+        Self {
+            core: Core::new(client.core.clone()),
+        }
+    }
+
+    /// Starts a workflow: creates the container, uploads, starts the processing,
+    /// follows it and downloads its outputs to `out`.
+    #[pyo3(signature = (inputs, config, *, resources=Vec::new(), name=None, metadata=None, out=None, region=None, follow=true, follow_timeout=None, wait_for_organization=false, cleanup_on_failure=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn start(
+        &self,
+        py: Python<'_>,
+        inputs: Vec<PathBuf>,
+        config: &Bound<'_, PyAny>,
+        resources: Vec<PathBuf>,
+        name: Option<String>,
+        metadata: Option<&Bound<'_, PyAny>>,
+        out: Option<PathBuf>,
+        region: Option<String>,
+        follow: bool,
+        follow_timeout: Option<f64>,
+        wait_for_organization: bool,
+        cleanup_on_failure: bool,
+    ) -> PyResult<WorkflowTask> {
+        let config: Map<String, Value> = body(py, "config (a processing configuration)", config)?;
+        let mut job = ProcessingJob::new(inputs, config);
+        job.resources = resources;
+        job.name = name;
+        if let Some(metadata) = metadata {
+            job.metadata = body::<Metadata>(py, "metadata", metadata)?;
+        }
+        if let Some(region) = region {
+            job.region = ContainerRegion::from(region.as_str());
+        }
+        job.output_folder = out;
+        let (options, progress) = options(
+            follow,
+            seconds(py, "follow_timeout", follow_timeout)?,
+            wait_for_organization,
+            cleanup_on_failure,
+        );
+        let runtime = runtime()?;
+        let _inside = runtime.enter();
+        let handle = self.core.start(job, options);
+        WorkflowTask::new(handle, progress)
+    }
+
+    /// Picks up an existing processing by its id: follows it to its end, collects its
+    /// errors and outputs and downloads them to `out`.
+    #[pyo3(signature = (processing_id, *, out=None, follow_timeout=None))]
+    fn resume(
+        &self,
+        py: Python<'_>,
+        processing_id: &str,
+        out: Option<PathBuf>,
+        follow_timeout: Option<f64>,
+    ) -> PyResult<WorkflowTask> {
+        let id = uuid_arg(py, "processing_id", processing_id)?;
+        let (options, progress) = options(
+            true,
+            seconds(py, "follow_timeout", follow_timeout)?,
+            false,
+            false,
+        );
+        let runtime = runtime()?;
+        let _inside = runtime.enter();
+        let handle = self.core.start_resume(id, out, options);
+        WorkflowTask::new(handle, progress)
+    }
+}
+
+/// A workflow under way: wait for it (progress reported to the callback on the
+/// waiting thread), cancel it, or ask what it has created.
+#[pyclass(module = "svc_sdk._native", frozen)]
+pub(crate) struct WorkflowTask {
+    task: Mutex<Option<JoinHandle<Ended>>>,
+    ended: Mutex<Option<Ended>>,
+    progress: tokio::sync::Mutex<mpsc::UnboundedReceiver<WorkflowProgress>>,
+    canceler: WorkflowCanceler,
+}
+
+impl WorkflowTask {
+    fn new(
+        handle: svc_core::workflow::WorkflowHandle,
+        progress: mpsc::UnboundedReceiver<WorkflowProgress>,
+    ) -> PyResult<Self> {
+        let canceler = handle.canceler();
+        let task = runtime()?.spawn(handle.wait());
+        Ok(Self {
+            task: Mutex::new(Some(task)),
+            ended: Mutex::new(None),
+            progress: tokio::sync::Mutex::new(progress),
+            canceler,
+        })
+    }
+}
+
+impl Drop for WorkflowTask {
+    /// A task dropped before its end cancels the workflow, as dropping svc-core's
+    /// handle does (a processing already started goes on in the cloud).
+    fn drop(&mut self) {
+        let running = self
+            .task
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .is_some_and(|t| !t.is_finished());
+        if running {
+            self.canceler.cancel();
+        }
+    }
+}
+
+/// What one slice of waiting gave.
+enum Step {
+    Progress(Vec<WorkflowProgress>),
+    Ended(Box<Result<Ended, tokio::task::JoinError>>),
+    TimedOut,
+}
+
+#[pymethods]
+impl WorkflowTask {
+    /// Waits for the end (at most `timeout` seconds when given), calling
+    /// `on_progress(dict)` on this thread with each report; returns the outcome as a
+    /// dict or raises the workflow's error. A timeout raises a `timeout` error and
+    /// leaves the workflow running (wait again, or cancel). Ctrl-C raises
+    /// KeyboardInterrupt saying what goes on in the cloud, the workflow still running.
+    #[pyo3(signature = (timeout=None, on_progress=None))]
+    fn wait(
+        &self,
+        py: Python<'_>,
+        timeout: Option<f64>,
+        on_progress: Option<Py<PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let deadline = seconds(py, "timeout", timeout)?.map(|t| tokio::time::Instant::now() + t);
+        loop {
+            if let Some(ended) = self
+                .ended
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take()
+            {
+                return match ended {
+                    Ok(o) => outcome(py, o),
+                    Err(e) => Err(failures::workflow(py, e)),
+                };
+            }
+            let Some(mut task) = self
+                .task
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take()
+            else {
+                return Err(SvcErr::new(
+                    "internal",
+                    "the workflow's outcome was already taken (wait returned it before)",
+                )
+                .into_pyerr(py));
+            };
+            let step = block_on(py, async {
+                let mut progress = self.progress.lock().await;
+                let sleep = async {
+                    match deadline {
+                        Some(d) => tokio::time::sleep_until(d).await,
+                        None => std::future::pending().await,
+                    }
+                };
+                tokio::select! {
+                    biased;
+                    ended = &mut task => Step::Ended(Box::new(ended)),
+                    Some(first) = progress.recv() => {
+                        let mut batch = vec![first];
+                        while let Ok(more) = progress.try_recv() {
+                            batch.push(more);
+                        }
+                        Step::Progress(batch)
+                    }
+                    () = sleep => Step::TimedOut,
+                }
+            });
+            let step = match step {
+                Ok(step) => step,
+                Err(interrupt) => {
+                    *self.task.lock().unwrap_or_else(PoisonError::into_inner) = Some(task);
+                    return Err(if interrupt.is_instance_of::<PyKeyboardInterrupt>(py) {
+                        PyKeyboardInterrupt::new_err(self.left_in_the_cloud())
+                    } else {
+                        interrupt
+                    });
+                }
+            };
+            match step {
+                Step::Ended(joined) => {
+                    // Reports queued before the end still reach the callback.
+                    if let Some(callback) = &on_progress {
+                        let mut progress = self.progress.blocking_lock();
+                        while let Ok(p) = progress.try_recv() {
+                            callback.call1(py, (progress_dict(py, &p)?,))?;
+                        }
+                    }
+                    let ended = match *joined {
+                        Ok(ended) => ended,
+                        Err(e) => Err(WorkflowError::Internal {
+                            reason: e.to_string(),
+                        }),
+                    };
+                    *self.ended.lock().unwrap_or_else(PoisonError::into_inner) = Some(ended);
+                }
+                Step::Progress(batch) => {
+                    *self.task.lock().unwrap_or_else(PoisonError::into_inner) = Some(task);
+                    if let Some(callback) = &on_progress {
+                        for p in &batch {
+                            callback.call1(py, (progress_dict(py, p)?,))?;
+                        }
+                    }
+                }
+                Step::TimedOut => {
+                    *self.task.lock().unwrap_or_else(PoisonError::into_inner) = Some(task);
+                    return Err(SvcErr::new(
+                        "timeout",
+                        format!(
+                            "the workflow had not ended after {} s; it goes on (wait again, or cancel it)",
+                            timeout.unwrap_or_default()
+                        ),
+                    )
+                    .into_pyerr(py));
+                }
+            }
+        }
+    }
+
+    /// What the workflow has left in the cloud so far, as a sentence (the message of a
+    /// KeyboardInterrupt).
+    fn left_in_the_cloud(&self) -> String {
+        match (self.canceler.processing_id(), self.canceler.container_id()) {
+            (Some(p), _) => format!(
+                "processing {p} goes on in the cloud; follow it again with Workflow.resume({p:?}) or cancel it with CloudClient.cancel_processing({p:?})",
+                p = p.to_string()
+            ),
+            (None, Some(c)) => format!("container {c} was created; no processing was started"),
+            (None, None) => "nothing was created in the cloud".to_owned(),
+        }
+    }
+
+    /// Stops the workflow: transfers aborted, no further request; a processing already
+    /// started goes on in the cloud. `wait` then raises a `canceled` error.
+    fn cancel(&self) {
+        self.canceler.cancel();
+    }
+
+    /// Whether the workflow has ended (its outcome is ready).
+    fn done(&self) -> bool {
+        self.ended
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some()
+            || self
+                .task
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .as_ref()
+                .is_none_or(JoinHandle::is_finished)
+    }
+
+    #[getter]
+    fn processing_id(&self) -> Option<String> {
+        self.canceler.processing_id().map(|id| id.to_string())
+    }
+
+    #[getter]
+    fn container_id(&self) -> Option<String> {
+        self.canceler.container_id().map(|id| id.to_string())
+    }
+}
+
+pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_class::<Workflow>()?;
+    module.add_class::<WorkflowTask>()?;
+    Ok(())
+}

@@ -1,0 +1,244 @@
+"""CloudClient against the in-process emulator: every kind of record and error
+crossing into Python, lists over pages, secrets kept out of reprs, one client shared
+by many threads."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import svc_sdk
+from svc_sdk import (
+    AuthenticationError,
+    CloudClient,
+    ConflictError,
+    Emulator,
+    InvalidInputError,
+    NotFoundError,
+    PermissionDeniedError,
+    SvcError,
+    UnreachableError,
+)
+from svc_sdk.records import Container, Processing
+
+
+@pytest.fixture(scope="module")
+def emulator() -> Iterator[Emulator]:
+    with Emulator(processing_time=0.5, device=False) as emulator:
+        yield emulator
+
+
+@pytest.fixture()
+def client(emulator: Emulator) -> CloudClient:
+    return emulator.cloud(page_size=2)
+
+
+def test_server_info_and_a_container_round_trip(client: CloudClient) -> None:
+    info = client.server_info()
+    assert info["version"]
+    container = client.create_container(
+        files=[client.file("rover.nmea", size=12)], metadata={"project": "py"}
+    )
+    assert isinstance(container, Container)
+    assert container.metadata == {"project": "py"}
+    [file] = container.files
+    assert file.path == "rover.nmea" and file.size == 12 and file.status == "pending"
+    assert file.upload_info is not None and "url" in file.upload_info
+    # Wire names in the mapping, Python names as properties.
+    assert container["id"] == container.id
+    assert container.created_at is not None and container.created_at.tzinfo is not None
+
+    same = client.get_container(uuid.UUID(container.id))
+    assert same.id == container.id and same.metadata == container.metadata
+    assert [f.path for f in same.files] == ["rover.nmea"]
+    updated = client.update_container(container.id, metadata={"project": "renamed"})
+    assert updated.metadata == {"project": "renamed"}
+
+    client.delete_container(container.id)
+    with pytest.raises(NotFoundError) as caught:
+        client.get_container(container.id)
+    assert caught.value.status == 404
+    assert caught.value.kind == "not_found"
+    assert caught.value.title
+
+
+def test_lists_go_over_every_page(client: CloudClient) -> None:
+    created = [client.create_container().id for _ in range(5)]
+    try:
+        listed = [c.id for c in client.list_containers()]  # page_size 2: several pages
+        assert set(created) <= set(listed)
+        assert len(listed) == len(set(listed))
+        page, total = client.list_containers_page(0, 2)
+        assert len(page) == 2
+        assert total is None or total >= 5
+    finally:
+        for container_id in created:
+            client.delete_container(container_id)
+
+
+def test_refused_input_is_refused_before_sending(client: CloudClient) -> None:
+    too_many = {f"k{i}": "v" for i in range(51)}
+    with pytest.raises(InvalidInputError) as caught:
+        client.create_container(metadata=too_many)
+    assert caught.value.kind == "invalid_input"
+    assert caught.value.retryable is False
+    with pytest.raises(InvalidInputError):
+        client.get_container("not-a-uuid")
+    with pytest.raises(InvalidInputError):
+        client.list_containers_page(0, 0)
+    with pytest.raises(InvalidInputError):
+        client.create_container(files=[{"path": "a", "size": "not a number"}])
+
+
+def test_a_conflict_is_a_conflict_error(client: CloudClient) -> None:
+    container = client.create_container(files=[client.file("rover.nmea", size=10)])
+    try:
+        # The registered file was never uploaded: 409.
+        with pytest.raises(ConflictError) as caught:
+            client.start_processing(container.id, {"type": "gnss"})
+        assert caught.value.status == 409
+        assert caught.value.details
+    finally:
+        client.delete_container(container.id)
+
+
+def test_credentials_errors_and_no_secret_in_them(emulator: Emulator) -> None:
+    info = emulator.info
+    wrong = "wrong-secret-Zq81x"
+    client = CloudClient(
+        info["base_url"],
+        info["auth_url"],
+        info["notification_url"],
+        info["api_key"],
+        wrong,
+        info["organization_id"],
+    )
+    assert wrong not in repr(client)
+    with pytest.raises(AuthenticationError) as caught:
+        client.server_info()
+    for text in (str(caught.value), repr(caught.value)):
+        assert wrong not in text
+    with pytest.raises(PermissionDeniedError) as denied:
+        emulator.cloud(member=True).server_info()
+    assert denied.value.status == 403
+
+
+def test_an_unreachable_identity_provider_is_unreachable_not_authentication(
+    emulator: Emulator,
+) -> None:
+    info = emulator.info
+    client = CloudClient(
+        info["base_url"],
+        "http://127.0.0.1:1",
+        info["notification_url"],
+        info["api_key"],
+        info["api_secret"],
+        info["organization_id"],
+        max_attempts=1,
+    )
+    with pytest.raises(UnreachableError) as caught:
+        client.server_info()
+    assert not isinstance(caught.value, AuthenticationError)
+    assert caught.value.retryable
+
+
+def test_webhook_endpoints_keep_their_secret_out_of_reprs(client: CloudClient) -> None:
+    endpoint = client.create_webhook_endpoint("http://127.0.0.1:9/hook")
+    try:
+        assert endpoint.secret is not None and endpoint.secret.startswith("whsec_")
+        assert endpoint.secret not in repr(endpoint)
+        assert endpoint.secret not in endpoint._repr_html_()
+        assert endpoint.id in [e.id for e in client.list_webhook_endpoints()]
+        updated = client.update_webhook_endpoint(endpoint.id, enabled=False)
+        assert updated["enabled"] is False
+        assert list(client.list_missed_webhooks(endpoint.id)) == []
+    finally:
+        client.delete_webhook_endpoint(endpoint.id)
+
+
+def test_config_from_the_environment(monkeypatch: pytest.MonkeyPatch, emulator: Emulator) -> None:
+    for name, value in emulator.env.items():
+        monkeypatch.setenv(name, value)
+    client = CloudClient.from_env()
+    assert client.organization_id == emulator.info["organization_id"]
+    assert client.server_info()["version"]
+    monkeypatch.delenv("SVC_BASE_URL")
+    with pytest.raises(InvalidInputError) as caught:
+        CloudClient.from_env()
+    assert "SVC_BASE_URL" in str(caught.value)
+
+
+def test_one_client_from_eight_threads(client: CloudClient) -> None:
+    errors: list[BaseException] = []
+    made: list[str] = []
+    lock = threading.Lock()
+
+    def work() -> None:
+        try:
+            for _ in range(3):
+                container = client.create_container(metadata={"thread": "yes"})
+                with lock:
+                    made.append(container.id)
+                assert client.get_container(container.id).id == container.id
+                client.delete_container(container.id)
+        except BaseException as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert len(set(made)) == 24
+
+
+def test_records_render_in_notebooks(client: CloudClient) -> None:
+    processing = Processing(
+        {"id": str(uuid.uuid4()), "status": "processed", "processingResult": "succeeded",
+         "createdAt": "2026-11-25T10:00:00.123Z", "somethingNew": 1}
+    )
+    assert processing.succeeded and processing.ended
+    assert processing.created_at is not None and processing.created_at.microsecond == 123000
+    assert processing["somethingNew"] == 1  # fields unknown to the SDK are kept
+    assert "<table>" in processing._repr_html_()
+    assert "processed" in repr(processing)
+
+
+def test_every_error_is_an_svc_error() -> None:
+    assert issubclass(svc_sdk.ConflictError, SvcError)
+
+
+def test_upload_then_process_then_download(client: CloudClient, tmp_path: Path) -> None:
+    samples = Path(__file__).resolve().parents[3] / "samples"
+    rover = samples / "rover.nmea"
+    container = client.create_container(
+        files=[client.file("rover.nmea", size=rover.stat().st_size)]
+    )
+    report = client.upload(container, [rover])
+    assert report["bytes"] == rover.stat().st_size
+    assert [f["state"] for f in report["files"]] == ["done"]
+    assert client.get_container(container.id).files[0].status == "ready"
+    # A file of the wrong size is refused before anything is sent.
+    wrong = tmp_path / "rover.nmea"
+    wrong.write_bytes(b"short")
+    other = client.create_container(files=[client.file("rover.nmea", size=10)])
+    with pytest.raises(svc_sdk.TransferError) as caught:
+        client.upload(other.id, {"rover.nmea": wrong})
+    assert caught.value.kind == "invalid_input"
+    with pytest.raises(svc_sdk.TransferError):
+        client.upload(other.id, {"not-registered.csv": wrong})
+
+    processing = client.start_processing(container.id, {"type": "gnss"})
+    deadline = time.monotonic() + 30
+    while not client.get_processing(processing.id).ended and time.monotonic() < deadline:
+        time.sleep(0.1)
+    downloaded = client.download_outputs(processing.id, tmp_path / "out")
+    names = sorted(Path(f["local_path"]).name for f in downloaded["files"])
+    assert "trajectory.csv" in names
+    assert (tmp_path / "out" / "trajectory.csv").stat().st_size > 0

@@ -1,0 +1,111 @@
+"""Unit sessions against the emulated unit, over HTTP and over the serial-over-IP
+bridge: settings as dicts, refused writes with their nodes, the lock, logins."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from svc_sdk import (
+    AuthenticationError,
+    ConflictError,
+    Emulator,
+    InvalidInputError,
+    Unit,
+    rights,
+)
+
+ARM = "aiding/gnss1/leverArmPrimary"
+
+
+@pytest.fixture(scope="module")
+def emulator() -> Iterator[Emulator]:
+    with Emulator(processing_time=0.5) as emulator:
+        yield emulator
+
+
+@pytest.fixture(params=["http", "serial_tcp"])
+def unit(request: pytest.FixtureRequest, emulator: Emulator) -> Unit:
+    return emulator.unit() if request.param == "http" else emulator.unit_serial_tcp()
+
+
+def test_info_and_settings(unit: Unit) -> None:
+    info = unit.info()
+    assert info["serialNumber"] and info["apiVersion"]
+    tree = unit.settings()
+    assert isinstance(tree, dict) and "aiding" in tree
+    assert unit.get(ARM) == tree["aiding"]["gnss1"]["leverArmPrimary"]
+    assert unit.export_settings() == tree
+
+
+def test_the_same_tree_over_both_links(emulator: Emulator) -> None:
+    assert emulator.unit().settings() == emulator.unit_serial_tcp().settings()
+
+
+def test_writes_apply_and_check_only(unit: Unit) -> None:
+    before = unit.get(ARM)
+    wanted = [0.25, 0.0, -1.5]
+    assert unit.set(ARM, wanted, check_only=True) == {"need_reboot": False}
+    assert unit.get(ARM) == before, "check_only applies nothing"
+    report = unit.apply({"aiding": {"gnss1": {"leverArmPrimary": wanted}}})
+    assert report["changed"] == [ARM] and report["written"]
+    assert unit.get(ARM) == wanted
+    again = unit.apply({"aiding": {"gnss1": {"leverArmPrimary": wanted}}})
+    assert again == {"changed": [], "need_reboot": False, "written": False}
+    unit.set(ARM, before)
+
+
+def test_a_refused_write_names_its_nodes(unit: Unit) -> None:
+    before = unit.settings()
+    imu = "output/comA/messages/imuShort"
+    # Two invalid nodes beside a valid one: the unit's 422 names both, applies none.
+    with pytest.raises(InvalidInputError) as caught:
+        unit.write(
+            {
+                "output": {"comA": {"messages": {"imuShort": "7ms", "ekfNav": "3ms"}}},
+                "aiding": {"gnss1": {"leverArmPrimary": [0.1, 0.2, 0.3]}},
+            }
+        )
+    assert caught.value.status == 422
+    assert sorted(n.path for n in caught.value.node_errors) == [
+        "output/comA/messages/ekfNav",
+        imu,
+    ]
+    assert all(n.message for n in caught.value.node_errors)
+    assert unit.settings() == before, "a write is all or nothing"
+    # A tree of the wrong shape is refused before sending.
+    with pytest.raises(InvalidInputError) as local:
+        unit.write({"aiding": {"gnss1": {"leverArmPrimary": [1, 2]}}})
+    assert local.value.status is None
+    with pytest.raises(InvalidInputError):
+        unit.write({"aiding": {"gnss1": {"leverArmPrimary": [float("nan"), 0, 0]}}})
+
+
+def test_the_lock_and_logins(emulator: Emulator) -> None:
+    holder = emulator.unit()
+    holder.login("setup", "")
+    other = emulator.unit()
+    other.login("powerUser", "")
+    with holder.locked():
+        with pytest.raises(ConflictError) as caught:
+            other.set(ARM, [0.0, 0.0, 0.0])
+        assert caught.value.status == 409
+        holder.set(ARM, [0.0, 0.0, 0.1])
+    other.set(ARM, [0.0, 0.0, 0.0])  # released on leaving the block
+    holder.logout()
+
+
+def test_passwords_stay_out_of_errors(emulator: Emulator) -> None:
+    unit = emulator.unit()
+    with pytest.raises(AuthenticationError) as caught:
+        unit.login("factory", "not-the-password-Xq7")
+    assert "not-the-password-Xq7" not in str(caught.value)
+    assert "not-the-password-Xq7" not in repr(unit)
+    with pytest.raises(InvalidInputError):
+        unit.login("nobody", "")
+
+
+def test_rights_as_data() -> None:
+    assert rights.may("viewer", "getSettings") is True
+    assert rights.may("viewer", "updateSettings") is False

@@ -1,0 +1,227 @@
+"""The whole workflow from Python against the in-process emulator: outputs identical
+to the `svc` command's, progress, wait with a timeout, cancel, resume by id, Ctrl-C,
+and the errors that name what was created."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from svc_sdk import (
+    CanceledError,
+    ConflictError,
+    Emulator,
+    NotFoundError,
+    PermissionDeniedError,
+    WaitTimeoutError,
+    Workflow,
+    WorkflowError,
+)
+
+ROOT = Path(__file__).resolve().parents[3]
+SAMPLES = ROOT / "samples"
+INPUTS = [SAMPLES / "rover.nmea", SAMPLES / "imu.csv"]
+CONFIG = SAMPLES / "processing.json"
+
+
+def svc_binary() -> Path:
+    given = os.environ.get("SVC_BIN")
+    path = Path(given) if given else ROOT / "target" / "debug" / "svc"
+    if not path.exists():
+        pytest.fail(f"the svc binary is needed ({path}); build it with `cargo build -p svc-cli`")
+    return path
+
+
+@pytest.fixture(scope="module")
+def emulator() -> Iterator[Emulator]:
+    with Emulator(processing_time=0.5, device=False) as emulator:
+        yield emulator
+
+
+def test_outputs_are_those_of_the_svc_command(emulator: Emulator, tmp_path: Path) -> None:
+    reports: list[dict[str, Any]] = []
+    outcome = Workflow(emulator.cloud()).run(
+        INPUTS, CONFIG, name="python", out=tmp_path / "py", progress=reports.append
+    )
+    assert outcome.succeeded, outcome
+    assert outcome.error_messages() == []
+    names = sorted(p.name for p in outcome.downloaded)
+    assert names == ["report.json", "trajectory.csv", "trajectory.geojson"]
+    assert outcome.processing.name == "python"
+    assert outcome.container_id is not None
+
+    # Every stage reported, in order, on this thread.
+    order = ["creating_container", "uploading", "starting", "queued", "running",
+             "downloading", "done"]
+    stages = [r["stage"] for r in reports]
+    ranks = [order.index(s) for s in stages if s in order]
+    assert ranks == sorted(ranks), stages
+    assert {"creating_container", "uploading", "done"} <= set(stages)
+
+    # The same job through the command-line tool, against the same emulator.
+    env = {**os.environ, **emulator.env}
+    cli = subprocess.run(
+        [str(svc_binary()), "process", *map(str, INPUTS), "--config", str(CONFIG),
+         "--out", str(tmp_path / "cli"), "--json"],
+        env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert cli.returncode == 0, cli.stderr
+    for name in ["trajectory.csv", "trajectory.geojson"]:
+        assert (tmp_path / "py" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes(), name
+
+    # The outputs in the analyst's tools.
+    rows = outcome.trajectory_rows()
+    assert rows and set(rows[0]) >= {"time", "latitude", "longitude", "height"}
+    assert outcome.geojson()["type"] in ("FeatureCollection", "Feature")
+    assert isinstance(outcome.report(), dict)
+
+
+def test_the_trajectory_as_a_dataframe(emulator: Emulator, tmp_path: Path) -> None:
+    pd = pytest.importorskip("pandas")
+    outcome = Workflow(emulator.cloud()).run(INPUTS, CONFIG, out=tmp_path, progress=False)
+    frame = outcome.trajectory()
+    assert str(frame["time"].dtype) == "datetime64[ns, UTC]"
+    assert frame["latitude"].dtype == "float64"
+    assert len(frame) == len(outcome.trajectory_rows())
+    assert isinstance(frame, pd.DataFrame)
+
+
+def test_wait_with_a_timeout_then_to_the_end(emulator: Emulator, tmp_path: Path) -> None:
+    task = Workflow(emulator.cloud()).start(INPUTS, CONFIG, out=tmp_path)
+    with pytest.raises(WaitTimeoutError):
+        task.wait(timeout=0.01)
+    outcome = task.wait()
+    assert outcome.succeeded
+    assert task.done()
+    assert task.processing_id == outcome.processing.id
+
+
+def test_a_processing_is_resumed_by_its_id(emulator: Emulator, tmp_path: Path) -> None:
+    workflow = Workflow(emulator.cloud())
+    started = workflow.run(INPUTS, CONFIG, follow=False, progress=False)
+    assert started.processing.status in ("pending", "processing")
+    assert started.downloaded == []
+    # A new client, as after a restarted notebook.
+    outcome = Workflow(emulator.cloud()).resume(
+        started.processing.id, out=tmp_path / "{processing_id}", progress=False
+    )
+    assert outcome.succeeded
+    assert outcome.processing.id == started.processing.id
+    assert (tmp_path / started.processing.id / "trajectory.csv").exists()
+
+
+def test_cancel_names_the_processing_that_goes_on(tmp_path: Path) -> None:
+    with Emulator(processing_time=30, device=False) as emulator:
+        client = emulator.cloud()
+        task = Workflow(client).start(INPUTS, CONFIG, out=tmp_path)
+        deadline = time.monotonic() + 30
+        while task.processing_id is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert task.processing_id is not None
+        task.cancel()
+        with pytest.raises(CanceledError) as caught:
+            task.wait()
+        assert isinstance(caught.value, WorkflowError)
+        assert caught.value.processing_id == task.processing_id
+        assert caught.value.container_id == task.container_id
+        # It goes on in the cloud, as the error says.
+        assert client.get_processing(task.processing_id).status in ("pending", "processing")
+        client.cancel_processing(task.processing_id)
+
+
+def test_errors_name_what_was_created(tmp_path: Path) -> None:
+    with Emulator(processing_time=30, device=False) as emulator:
+        client = emulator.cloud()
+        first = Workflow(client).start(INPUTS, CONFIG)
+        deadline = time.monotonic() + 30
+        while first.processing_id is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        # One processing at a time: the second is a conflict, and a workflow error.
+        with pytest.raises(ConflictError) as caught:
+            Workflow(client).run(INPUTS, CONFIG, progress=False)
+        assert isinstance(caught.value, WorkflowError)
+        assert caught.value.status == 409
+        assert caught.value.container_id is not None
+        assert caught.value.cleaned_up is False
+        assert client.get_container(caught.value.container_id).id == caught.value.container_id
+        # Asked to, the workflow deletes what it created before a processing started.
+        with pytest.raises(ConflictError) as cleaned:
+            Workflow(client).run(INPUTS, CONFIG, progress=False, cleanup_on_failure=True)
+        assert isinstance(cleaned.value, WorkflowError)
+        assert cleaned.value.cleaned_up is True
+        with pytest.raises(NotFoundError):
+            client.get_container(cleaned.value.container_id or "")
+        first.cancel()
+        client.cancel_processing(first.processing_id or "")
+
+        emulator.set_credits(0)
+        with pytest.raises(PermissionDeniedError) as denied:
+            Workflow(client).run(INPUTS, CONFIG, progress=False)
+        assert isinstance(denied.value, WorkflowError)
+        assert denied.value.container_id is not None
+        assert denied.value.processing_id is None
+
+
+CHILD = """
+import sys
+from svc_sdk import Emulator, Workflow
+with Emulator(processing_time=60, device=False) as emulator:
+    def report(p):
+        if p["stage"] in ("queued", "running"):
+            print("running", flush=True)
+    try:
+        Workflow(emulator.cloud()).run(sys.argv[1:3], sys.argv[3], progress=report)
+    except KeyboardInterrupt as e:
+        print("interrupted:", e, flush=True)
+        sys.exit(0)
+print("not interrupted", flush=True)
+sys.exit(1)
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_ctrl_c_says_which_processing_goes_on() -> None:
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, *map(str, INPUTS), str(CONFIG)],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == "running"
+        sent = time.monotonic()
+        child.send_signal(signal.SIGINT)
+        line = child.stdout.readline().strip()
+        elapsed = time.monotonic() - sent
+        assert line.startswith("interrupted:"), line
+        assert "goes on in the cloud" in line, line
+        assert elapsed < 1.0, elapsed
+        assert child.wait(timeout=10) == 0
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+
+
+def test_a_bad_job_is_refused_before_sending(emulator: Emulator, tmp_path: Path) -> None:
+    from svc_sdk import InvalidInputError
+
+    with pytest.raises(InvalidInputError):
+        Workflow(emulator.cloud()).run([], CONFIG, progress=False)
+    missing = tmp_path / "missing.nmea"
+    with pytest.raises(WorkflowError) as caught:
+        Workflow(emulator.cloud()).run([missing], CONFIG, progress=False)
+    assert caught.value.kind == "io"
+    assert caught.value.container_id is None
+    config = tmp_path / "list.json"
+    config.write_text(json.dumps([1, 2]))
+    with pytest.raises(ValueError):
+        Workflow(emulator.cloud()).run(INPUTS, config, progress=False)
