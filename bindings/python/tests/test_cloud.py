@@ -4,6 +4,7 @@ by many threads."""
 
 from __future__ import annotations
 
+import http.server
 import threading
 import time
 import uuid
@@ -242,3 +243,57 @@ def test_upload_then_process_then_download(client: CloudClient, tmp_path: Path) 
     names = sorted(Path(f["local_path"]).name for f in downloaded["files"])
     assert "trajectory.csv" in names
     assert (tmp_path / "out" / "trajectory.csv").stat().st_size > 0
+
+
+class _Answer(http.server.BaseHTTPRequestHandler):
+    """An identity provider that fails in a chosen way."""
+
+    status = 503
+    body = b"upstream down"
+
+    def _answer(self) -> None:
+        self.send_response(self.status)
+        self.send_header("Content-Length", str(len(self.body)))
+        self.end_headers()
+        self.wfile.write(self.body)
+
+    do_GET = _answer
+    do_POST = _answer
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "error"),
+    [
+        (503, b"upstream down", svc_sdk.TransientError),
+        (200, b"not an OpenID configuration", svc_sdk.InvalidResponseError),
+    ],
+)
+def test_a_failing_or_garbled_identity_provider(
+    emulator: Emulator, status: int, body: bytes, error: type[SvcError]
+) -> None:
+    handler = type("Handler", (_Answer,), {"status": status, "body": body})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        info = emulator.info
+        client = CloudClient(
+            info["base_url"],
+            f"http://127.0.0.1:{server.server_address[1]}",
+            info["notification_url"],
+            info["api_key"],
+            info["api_secret"],
+            info["organization_id"],
+            max_attempts=1,
+        )
+        with pytest.raises(error) as caught:
+            client.server_info()
+        assert not isinstance(caught.value, AuthenticationError)
+        assert caught.value.retryable == (status >= 500)
+        assert info["api_secret"] not in str(caught.value)
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
+import svc_sdk
 from svc_sdk import (
     AuthenticationError,
     ConflictError,
@@ -109,3 +110,21 @@ def test_passwords_stay_out_of_errors(emulator: Emulator) -> None:
 def test_rights_as_data() -> None:
     assert rights.may("viewer", "getSettings") is True
     assert rights.may("viewer", "updateSettings") is False
+
+
+def test_a_local_serial_port(emulator: Emulator) -> None:
+    path = emulator.info.get("device_serial_path")
+    if path is None:
+        pytest.skip("no pseudo-terminal on this platform")
+    unit = Unit.serial(path, 115_200)
+    assert "serial port" in unit.link
+    assert unit.info() == emulator.unit().info()
+    with pytest.raises(svc_sdk.UnreachableError):
+        Unit.serial("/nonexistent/tty-S9")
+
+
+def test_bad_links_are_refused(emulator: Emulator) -> None:
+    with pytest.raises(InvalidInputError):
+        Unit.http("https://127.0.0.1:1")
+    with pytest.raises(svc_sdk.UnreachableError):
+        Unit.serial_tcp("127.0.0.1:1")
