@@ -1,7 +1,7 @@
 //! The mobile bindings (`bindings/uniffi`, crate `svc-ffi`):
 //!
-//! - `cargo xtask bindings kotlin|swift`: builds the library and uniffi's bindgen (the
-//!   `cli` feature of `svc-ffi`), then writes the foreign code, generated from the
+//! - `cargo xtask bindings kotlin|swift`: builds the library and uniffi's bindgen
+//!   (`bindings/uniffi/bindgen`), then writes the foreign code, generated from the
 //!   built library, to `target/bindings/<language>` (never committed);
 //! - `cargo xtask kotlin`: the Kotlin code compiled and tested on the JVM by Maven
 //!   (`bindings/kotlin`: kotlin-maven-plugin, JNA, kotlinx-coroutines, JUnit 5, all from
@@ -41,24 +41,45 @@ fn cargo(root: &Path, name: &str, args: &[&str]) -> Result<()> {
     run(root, name, Command::new("cargo").args(args))
 }
 
+/// Builds the library (debug), the `svc` binary the tests start, and the bindgen.
+///
+/// The library and `svc`: one build of the workspace's libraries and binaries, so
+/// that features are unified as in `cargo test --workspace` (CI's step before this
+/// one) and nothing is built a second time with other features. The bindgen: its own
+/// workspace (`bindings/uniffi/bindgen`), built into `target/bindgen`.
+fn build(root: &Path) -> Result<PathBuf> {
+    cargo(
+        root,
+        "libraries and binaries (svc-ffi, svc)",
+        &["build", "--workspace", "--lib", "--bins", "--locked"],
+    )?;
+    let target = root.join("target/bindgen");
+    cargo(
+        root,
+        "uniffi-bindgen",
+        &[
+            "build",
+            "--manifest-path",
+            "bindings/uniffi/bindgen/Cargo.toml",
+            "--locked",
+            "--target-dir",
+            &target.to_string_lossy(),
+        ],
+    )?;
+    Ok(target.join("debug/uniffi-bindgen"))
+}
+
 /// Builds the library (debug) and the bindgen, then generates the code of `language`
 /// into `target/bindings/<language>`; returns that folder.
 pub fn bindings(root: &Path, language: &str) -> Result<PathBuf> {
     if !matches!(language, "kotlin" | "swift") {
         bail!("unknown language {language:?}: kotlin or swift");
     }
-    // One build: the library and the bindgen binary (whose `cli` feature only adds
-    // uniffi's generator to the binary).
-    cargo(
-        root,
-        "svc-ffi library and bindgen",
-        &["build", "-p", "svc-ffi", "--features", "cli", "--locked"],
-    )?;
+    let bindgen = build(root)?;
     let out = root.join("target/bindings").join(language);
     if out.exists() {
         std::fs::remove_dir_all(&out).with_context(|| format!("removing {}", out.display()))?;
     }
-    let bindgen = root.join("target/debug/uniffi-bindgen");
     run(
         root,
         &format!("{language} bindings"),
@@ -96,11 +117,6 @@ fn maven() -> Result<&'static str> {
 pub fn kotlin(root: &Path) -> Result<()> {
     let started = Instant::now();
     bindings(root, "kotlin")?;
-    cargo(
-        root,
-        "svc binary",
-        &["build", "-p", "svc-cli", "--bin", "svc", "--locked"],
-    )?;
     let mvn = maven()?;
     run(
         &root.join("bindings/kotlin"),
@@ -232,11 +248,6 @@ pub fn swift(root: &Path) -> Result<()> {
     }
     let started = Instant::now();
     let generated = bindings(root, "swift")?;
-    cargo(
-        root,
-        "svc binary",
-        &["build", "-p", "svc-cli", "--bin", "svc", "--locked"],
-    )?;
     let dir = swift_root();
     trixie(&dir)?;
     let mut guard = SwiftRun {
