@@ -734,3 +734,30 @@ async fn a_workflow_canceled_while_uploading_cleans_up_when_asked() {
     assert!(client.list_processings_all().await.unwrap().is_empty());
     emulator.shutdown().await;
 }
+
+/// A configuration over the service's body limit is refused with 413 (the emulator's
+/// documented JSON error); the container created for it is cleaned up when asked.
+#[tokio::test]
+async fn a_start_refused_with_413_cleans_up_when_asked() {
+    let emulator = quick_emulator(Duration::from_millis(300)).await;
+    let client = client_for(&emulator);
+    let mut job = sample_job(None);
+    job.processing_json
+        .insert("blob".to_owned(), "x".repeat(3 << 20).into());
+    let e = Workflow::new(client.clone())
+        .run(
+            job,
+            WorkflowOptions {
+                cleanup_on_failure: true,
+                ..quick_options()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.cloud_error().and_then(|c| c.status()), Some(413), "{e}");
+    assert_eq!(e.kind(), svc_core::ErrorKind::InvalidInput, "{e}");
+    assert_eq!(e.cleanup(), &Cleanup::Deleted, "{e}");
+    assert!(client.list_containers_all().await.unwrap().is_empty());
+    assert!(client.list_processings_all().await.unwrap().is_empty());
+    emulator.shutdown().await;
+}
