@@ -26,6 +26,7 @@ fn main() -> ExitCode {
         ["validate"] => ci::validate_documents(&root()),
         ["bindings", language] => mobile::bindings(&root(), language).map(|_| ()),
         ["kotlin"] => mobile::kotlin(&root()),
+        ["kotlin-bench"] => mobile::kotlin_bench(&root()),
         ["swift"] => mobile::swift(&root()),
         ["python"] => python::run(&root()),
         ["ci"] => ci::run(&root()),
@@ -39,6 +40,7 @@ fn main() -> ExitCode {
             eprintln!(
                 "  bindings kotlin|swift  generate the uniffi bindings into target/bindings/\n  \
                  kotlin              the Kotlin bindings' Maven suite against the emulator\n  \
+                 kotlin-bench        the settings diff through the Kotlin binding vs pure Kotlin\n  \
                  swift               the Swift package's tests in a Debian trixie folder with swiftlang\n  \
                  python              the Python package: release wheel, pytest, mypy, stubtest"
             );

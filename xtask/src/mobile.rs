@@ -130,6 +130,33 @@ pub fn kotlin(root: &Path) -> Result<()> {
     Ok(())
 }
 
+/// `cargo xtask kotlin-bench`: the settings-diff benchmark of `bindings/kotlin`
+/// (`SettingsDiffBench`: the binding, crossing included, against pure Kotlin with
+/// Jackson, in the same run) against a release build of the library; the result is
+/// printed and written to `target/kotlin-bench.txt`.
+pub fn kotlin_bench(root: &Path) -> Result<()> {
+    bindings(root, "kotlin")?;
+    cargo(
+        root,
+        "svc-ffi (release)",
+        &["build", "-p", "svc-ffi", "--release", "--locked"],
+    )?;
+    let mvn = maven()?;
+    let libdir = format!("-Dsvc.libdir={}", root.join("target/release").display());
+    run(
+        &root.join("bindings/kotlin"),
+        "kotlin benchmark",
+        Command::new(mvn).args([
+            "-B",
+            "-ntp",
+            "test",
+            "-Dgroups=bench",
+            "-Dsvc.excludedGroups=none",
+            &libdir,
+        ]),
+    )
+}
+
 // ------------------------------------------------------------------ Swift
 
 /// Debian trixie's packages the Swift folder is made of (swiftlang 6.0: Foundation,
