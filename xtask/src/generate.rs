@@ -4,8 +4,9 @@
 //! Besides running progenitor (builder interface, typify types), this step:
 //! - checks the conventions the generator and the SDK rely on (unique operation ids,
 //!   no `default` responses, every value set a named schema, shared schemas identical);
-//! - widens each documented `200` success to any 2xx (resolved.md: the real service
-//!   answers 201 on some creations, and a client treats every 2xx as success);
+//! - widens each documented `200` success to any 2xx (the documents' "Success answers":
+//!   the real service answers 201 on some creations, and a client treats every 2xx as
+//!   success);
 //! - generates every named string enum as an *open* enum with an `Unknown(String)`
 //!   variant (forward compatibility) and tells typify to use it in place of the
 //!   closed enum it would generate;
@@ -377,7 +378,8 @@ fn failing_operations(settings: &GenerationSettings, spec: &OpenAPI) -> Vec<Stri
     found
 }
 
-/// resolved.md: "A client treats every 2xx as success". Each documented `200` becomes `2XX`.
+/// "A client treats every 2xx as success" (`openapi/cloud.yaml` and
+/// `openapi/notification.yaml`, "Success answers"). Each documented `200` becomes `2XX`.
 fn widen_success(spec: &mut OpenAPI) {
     for (_, item) in spec.paths.paths.iter_mut() {
         let ReferenceOr::Item(item) = item else {

@@ -27,8 +27,9 @@ crate::secret::secret_string!(
     AuthToken
 );
 
-/// One REST request as a link other than HTTP carries it (resolved.md, serial transport:
-/// the path including `/api/v1`, the query without `?`, the JSON body of a POST).
+/// One REST request as a link other than HTTP carries it (`openapi/ins-device.yaml`,
+/// "Serial transport": the path including `/api/v1`, the query without `?`, the JSON
+/// body of a POST).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExchangeRequest {
     pub method: http::Method,

@@ -1,5 +1,5 @@
 //! The cloud service: `/api/v1/info` and every `/api/v2` operation of `openapi/cloud.yaml`,
-//! with the rules of the specification and resolved.md.
+//! with the rules its descriptions state.
 //!
 //! Order of checks in each route: authentication (401/403), request syntax (400),
 //! invalid values (422), existence (404), state conflicts (409).

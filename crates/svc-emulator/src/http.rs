@@ -95,7 +95,7 @@ pub fn parse_body<T: DeserializeOwned>(
 }
 
 /// `page` and `perPage` from a raw query string: missing or not an integer → 400,
-/// out of range → 422 (resolved.md).
+/// out of range → 422 (`openapi/cloud.yaml`, "Lists and paging").
 pub fn paging(query: Option<&str>) -> ApiResult<(usize, usize)> {
     let pairs = query.map(url_pairs).unwrap_or_default();
     let get = |name: &str| -> ApiResult<i64> {
@@ -137,8 +137,9 @@ pub fn page_of<T: Clone>(items: &[T], page: usize, per_page: usize) -> Vec<T> {
 }
 
 /// The caller behind the bearer token, with the scope the service needs.
-/// No token → 401 with the exact details of resolved.md; an unknown or expired token → 401;
-/// a known caller without the administrator role or the scope → 403.
+/// No token → 401 with the exact details of the `oidc` security scheme of
+/// `openapi/cloud.yaml`; an unknown or expired token → 401; a known caller without the
+/// administrator role or the scope → 403.
 pub fn authenticate(app: &App, headers: &HeaderMap, scope: &str) -> ApiResult<Caller> {
     let token = headers
         .get(axum::http::header::AUTHORIZATION)

@@ -1,8 +1,8 @@
 //! The identity provider: OpenID Connect discovery and a token endpoint.
 //!
-//! Grants (resolved.md): `grant_type=password` with `client_id=api-key`,
-//! `username=<API_KEY>`, `password=<API_SECRET>`, `scope=openid` (as the real service),
-//! and `grant_type=client_credentials` with `client_id=<API_KEY>`,
+//! Grants (the `oidc` security scheme of `openapi/cloud.yaml`): `grant_type=password` with
+//! `client_id=api-key`, `username=<API_KEY>`, `password=<API_SECRET>`, `scope=openid` (as
+//! the real service), and `grant_type=client_credentials` with `client_id=<API_KEY>`,
 //! `client_secret=<API_SECRET>`. The answer is `{access_token, token_type: "Bearer",
 //! expires_in, scope}`; an administrator's token carries `cloud:api-key` and
 //! `notification:user`, a member's only `openid`. Errors follow RFC 6749 §5.2.

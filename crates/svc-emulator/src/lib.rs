@@ -4,10 +4,11 @@
 //! retried webhook deliveries, and a processing engine that computes real outputs
 //! (trajectory CSV, GeoJSON, report) from the NMEA GNSS positions of the inputs.
 //!
-//! It is a second implementation of `cloud-service.md` and `resolved.md`, not a mock:
-//! it enforces the rights, conflicts, limits, signatures and lifecycle rules, so that a
-//! client tested against it is tested against the specification. Request and response
-//! bodies are the types generated from `openapi/cloud.yaml` and `openapi/notification.yaml`.
+//! It is a second implementation of the service's specification (`openapi/cloud.yaml`,
+//! `openapi/notification.yaml`; see `docs/specification.md`), not a mock: it enforces the
+//! rights, conflicts, limits, signatures and lifecycle rules, so that a client tested
+//! against it is tested against the specification. Request and response bodies are the
+//! types generated from `openapi/cloud.yaml` and `openapi/notification.yaml`.
 //!
 //! ```no_run
 //! # async fn demo() -> anyhow::Result<()> {

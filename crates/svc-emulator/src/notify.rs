@@ -1,13 +1,13 @@
 //! The notification service: webhook endpoints per organization, and the deliveries.
 //!
-//! Each processing update raises the event types of resolved.md; each enabled endpoint
-//! of the organization that subscribed to a type gets one POST of a `WebhookEvent`,
-//! signed with `Svc-Timestamp` (send time, whole seconds) and `Svc-Signature`
-//! (lowercase hex HMAC-SHA256 keyed with the endpoint secret over `timestamp.body`).
-//! A delivery fails on a non-2xx answer, a connection error or no answer within the
-//! timeout; it is retried up to 10 times with doubling delays from the configured base
-//! (capped); after the 10th failed retry a MissedWebhook is recorded. Disabled endpoints
-//! receive nothing.
+//! Each processing update raises the event types of `openapi/notification.yaml` ("Events");
+//! each enabled endpoint of the organization that subscribed to a type gets one POST of a
+//! `WebhookEvent`, signed with `Svc-Timestamp` (send time, whole seconds) and
+//! `Svc-Signature` (lowercase hex HMAC-SHA256 keyed with the endpoint secret over
+//! `timestamp.body`). A delivery fails on a non-2xx answer, a connection error or no answer
+//! within the timeout; it is retried up to 10 times with doubling delays from the
+//! configured base (capped); after the 10th failed retry a MissedWebhook is recorded.
+//! Disabled endpoints receive nothing.
 
 use std::sync::Arc;
 

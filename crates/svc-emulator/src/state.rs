@@ -399,7 +399,8 @@ pub fn remove_container(db: &mut Db, id: Uuid) -> Option<Vec<(String, String)>> 
     Some(objects)
 }
 
-/// The event types a processing change raises (resolved.md, "Webhooks").
+/// The event types a processing change raises (`openapi/notification.yaml`, "Events" and
+/// the `EventType` schema).
 pub fn event_types_for(p: &Processing, error_recorded: bool) -> Vec<EventType> {
     use svc_cloud_api::enums::{ProcessingResult, ProcessingStatus};
     let mut events = vec![EventType::CloudProcessingProgress];

@@ -1,9 +1,10 @@
 //! Independent coverage test of the three OpenAPI documents against the specification.
 //!
-//! The expectations below were written by reading `cloud-service.md`, `ins-device.md` and
-//! `resolved.md` (in `/work/shared/spec`) line by line; nothing here is derived from the
-//! YAML. Every test collects all missing or wrong items and reports them in one message,
-//! so a single run lists everything a document lacks.
+//! The expectations below were written by reading, line by line, the specifications of the
+//! cloud service and of the unit together with the decisions taken on their open points
+//! (see `docs/specification.md`); nothing here is derived from the YAML. Every test
+//! collects all missing or wrong items and reports them in one message, so a single run
+//! lists everything a document lacks.
 
 use std::collections::BTreeSet;
 use std::sync::OnceLock;
@@ -504,7 +505,7 @@ const ORG_WEBHOOKS: &str = "/api/v2/organizations/{organizationId}/webhook-endpo
 const WEBHOOK: &str = "/api/v2/webhook-endpoints/{webhookEndpointId}";
 const MISSED: &str = "/api/v2/webhook-endpoints/{webhookEndpointId}/missed-webhooks";
 
-/// (method, path, status codes the spec and resolved.md imply)
+/// (method, path, status codes the specification and its decided points imply)
 const CLOUD_OPS: &[(&str, &str, &[&str])] = &[
     ("get", INFO_V1, &["200", "401", "403", "500"]),
     // list: 422 out of range, 400 missing page/perPage
@@ -609,7 +610,8 @@ const NOTIFICATION_OPS: &[(&str, &str, &[&str])] = &[
     ),
 ];
 
-/// Right an operation of the unit needs (resolved.md "Rights checked per route").
+/// Right an operation of the unit needs (the rights checked per route;
+/// `docs/specification.md`, "Unit users and rights").
 #[derive(Clone, Copy)]
 enum Right {
     /// GET routes: Monitor or Setting VIEW
@@ -732,7 +734,7 @@ const UNIT_OPS: &[(&str, &str, &[&str], Right)] = &[
 
 const REGIONS: &[&str] = &["eu-west-3", "us-west-1", "ap-northeast-1", "ap-southeast-2"];
 
-/// (schema, values) — value sets of the specification and resolved.md.
+/// (schema, values) — value sets of the specification and its decided points.
 const CLOUD_VALUE_SETS: &[(&str, &[&str])] = &[
     ("ContainerRegion", REGIONS),
     ("ContainerFileType", &["input", "resources"]),
@@ -844,7 +846,7 @@ const CONTAINER_FILE_FIELDS: &[(&str, T)] = &[
     ("uploadInfo", T::O),
     ("uploadInfo.url", T::Url),
     ("uploadInfo.fields", T::O),
-    // resolved.md: the fields carried by uploadInfo.fields
+    // decided: the fields carried by uploadInfo.fields
     ("uploadInfo.fields.key", T::S),
     ("uploadInfo.fields.bucket", T::S),
     ("uploadInfo.fields.X-Amz-Algorithm", T::S),
@@ -1875,7 +1877,7 @@ fn cloud_resource_fields() {
     let mut ck = Ck::new("cloud_resource_fields");
     let doc = cloud();
     check_schema_fields(&mut ck, doc, CLOUD_SCHEMA_FIELDS);
-    // the upload form fields, in the order resolved.md gives
+    // the upload form fields, in the decided order
     if let Ok(fields) = schema(doc, "ContainerFile")
         .ok_or_else(String::new)
         .and_then(|s| walk(doc.root, s, "uploadInfo.fields"))
@@ -3024,7 +3026,7 @@ fn unit_description_rules() {
     for (rule, parts) in rules {
         check_text(&mut ck, doc, &t, parts, rule);
     }
-    // sbgECom test vectors from resolved.md, compared without whitespace
+    // the decided sbgECom test vectors, compared without whitespace
     let compact: Vec<String> = t
         .iter()
         .map(|s| s.chars().filter(|c| !c.is_whitespace()).collect())

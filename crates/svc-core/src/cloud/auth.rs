@@ -197,9 +197,10 @@ impl TokenCache {
         Ok(discovery.token_endpoint)
     }
 
-    /// The password grant (resolved.md): `grant_type=password`, `client_id=api-key`,
-    /// `username=<API_KEY>`, `password=<API_SECRET>`, `scope=openid`. Repeating it after
-    /// a failure is harmless (at worst a token is issued and not used).
+    /// The password grant (the `oidc` security scheme of `openapi/cloud.yaml`):
+    /// `grant_type=password`, `client_id=api-key`, `username=<API_KEY>`,
+    /// `password=<API_SECRET>`, `scope=openid`. Repeating it after a failure is harmless
+    /// (at worst a token is issued and not used).
     async fn request_token(&self, endpoint: &str) -> Result<(AccessToken, Duration), CloudError> {
         let form = [
             ("grant_type", "password"),

@@ -464,7 +464,7 @@ async fn many_tasks_share_one_token_request() {
     assert_eq!(p.auth.count("POST", TOKEN), 1, "{:?}", p.auth.hits());
     assert_eq!(p.cloud.hits().len(), 24);
 
-    // The password grant of resolved.md, form-encoded.
+    // The password grant of the `oidc` security scheme, form-encoded.
     let grant = p.auth.hits().into_iter().find(|h| h.path == TOKEN).unwrap();
     let form: HashMap<String, String> = url_pairs(&grant.body);
     assert_eq!(form["grant_type"], "password");

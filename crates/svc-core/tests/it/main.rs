@@ -1,4 +1,5 @@
-//! Integration tests of svc-core (one binary; see DESIGN.md, convention 8).
+//! Integration tests of svc-core, as one test binary (every file under `tests/it/` is a
+//! module of this one, so the crate and its dependencies are linked once).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: fixed inputs, a panic is a failure
 

@@ -73,7 +73,7 @@ fn one_message(bytes: &[u8]) -> Message {
 }
 
 // ---------------------------------------------------------------------------------------
-// The constants and the test vectors of resolved.md
+// The constants and the test vectors of `openapi/ins-device.yaml` ("Serial transport")
 
 #[test]
 fn constants_are_the_protocols() {

@@ -1,7 +1,7 @@
 //! An emulated inertial navigation unit: the on-device REST configuration interface of
-//! `ins-device.md` with the choices of `resolved.md`, served over HTTP and over the
-//! sbgECom serial protocol (a pseudo-terminal and a TCP serial-over-IP bridge) at
-//! once, all three sharing one unit state.
+//! `openapi/ins-device.yaml` (the specification with its open points decided), served over
+//! HTTP and over the sbgECom serial protocol (a pseudo-terminal and a TCP serial-over-IP
+//! bridge) at once, all three sharing one unit state.
 //!
 //! ```no_run
 //! # async fn demo() -> anyhow::Result<()> {

@@ -1,4 +1,5 @@
-//! The processing engine: runs the lifecycle of resolved.md at the configured pace.
+//! The processing engine: runs the lifecycle of `openapi/cloud.yaml` ("States and
+//! lifecycle") at the configured pace.
 //!
 //! `pending` → `processing` through the steps `import`, `base_station`, `preprocessing`,
 //! `processing`, `export`, `report` with `processingProgress` rising from 0 to 1 →

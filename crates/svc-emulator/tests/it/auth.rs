@@ -1,5 +1,5 @@
-//! Authentication (spec "Authentication", resolved.md "Authentication"): OpenID Connect
-//! discovery, both grants, token answers and scopes, 401/403/404 rules.
+//! Authentication (`openapi/cloud.yaml`, "Authentication" and the `oidc` scheme): OpenID
+//! Connect discovery, both grants, token answers and scopes, 401/403/404 rules.
 
 use std::time::Duration;
 

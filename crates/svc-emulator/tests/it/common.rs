@@ -14,7 +14,7 @@ use sha2::Sha256;
 use svc_emulator::receiver::ReceivedDelivery;
 use svc_emulator::{Emulator, EmulatorConfig, EmulatorInfo};
 
-/// The processing steps, in the order of resolved.md.
+/// The processing steps, in the order of `openapi/cloud.yaml` (`ProcessingStep`).
 pub const STEPS: [&str; 6] = [
     "import",
     "base_station",
@@ -25,7 +25,7 @@ pub const STEPS: [&str; 6] = [
 ];
 /// The container regions of the specification.
 pub const REGIONS: [&str; 4] = ["eu-west-3", "us-west-1", "ap-northeast-1", "ap-southeast-2"];
-/// The upload form fields of resolved.md, in order.
+/// The upload form fields of `openapi/cloud.yaml` (`UploadInfo`), in order.
 pub const UPLOAD_FIELDS: [&str; 7] = [
     "key",
     "bucket",

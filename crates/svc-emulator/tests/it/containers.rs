@@ -1,4 +1,5 @@
-//! Containers (spec "Container", "Endpoints", "Limits"; resolved.md paths and value sets).
+//! Containers (`openapi/cloud.yaml`, `Container`, the container operations and "Limits":
+//! paths and value sets).
 
 use std::collections::BTreeSet;
 

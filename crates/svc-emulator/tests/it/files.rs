@@ -1,4 +1,5 @@
-//! Container files (spec "ContainerFile", resolved.md "Lifecycle": paths, collisions).
+//! Container files (`openapi/cloud.yaml`, `ContainerFile` and the file operations: paths,
+//! collisions).
 
 use serde_json::{Value, json};
 

@@ -1,6 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-//! Conformance tests of the cloud service emulator against `cloud-service.md`,
-//! `resolved.md`, `openapi/cloud.yaml` and `openapi/notification.yaml`, over plain HTTP.
+//! Conformance tests of the cloud service emulator against `openapi/cloud.yaml` and
+//! `openapi/notification.yaml` (the specification with its open points decided; see
+//! `docs/specification.md`), over plain HTTP.
 
 mod auth;
 mod binary;

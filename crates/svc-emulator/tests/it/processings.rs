@@ -1,4 +1,4 @@
-//! Processings (spec "Processing", "States and transitions", resolved.md "Lifecycle"),
+//! Processings (`openapi/cloud.yaml`, `Processing` and "States and lifecycle"),
 //! their outputs, errors, cancel, archive, container deletion and the info endpoint.
 
 use std::time::{Duration, Instant};

@@ -1,4 +1,4 @@
-//! Uploads to object storage (spec "Upload rules", resolved.md "Upload (object storage)").
+//! Uploads to object storage (`openapi/cloud.yaml`, the `UploadInfo` schema).
 
 use std::time::Duration;
 

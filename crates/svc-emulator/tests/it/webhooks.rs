@@ -1,5 +1,5 @@
-//! Webhook endpoints and deliveries (spec "Webhook endpoints", "Events"; resolved.md
-//! "Webhooks"; notification.yaml).
+//! Webhook endpoints and deliveries (`openapi/notification.yaml`: "Webhook endpoints",
+//! "Events", "Delivery").
 
 use std::time::Duration;
 
