@@ -297,13 +297,26 @@ impl Text {
     }
 
     fn as_str(&self) -> &str {
-        // The bytes were copied from a `str`, whole, so this never fails.
-        std::str::from_utf8(&self.bytes[..self.len]).unwrap_or_default()
+        // A `STRING` leaf is only made from a whole `str` of at most `SHORT` bytes
+        // (longer ones go to the heap), copied byte for byte: its bytes are UTF-8.
+        #[allow(clippy::expect_used)]
+        std::str::from_utf8(&self.bytes[..self.len])
+            .expect("a short string leaf holds the bytes of a whole `str`")
     }
 }
 
 /// The shapes of the live trees, by hash (an entry whose last tree is gone is swept
 /// away on a later call), and the shapes of the last trees built.
+///
+/// A deliberate process-wide global: trees built anywhere in the process (a fleet read
+/// by several tasks, successive reads of a unit, the bindings' threads) share one
+/// [`Shape`] per set of keys, which is what lets two trees of one shape diff by
+/// comparing their leaf arrays, whoever built them. It holds only `Weak` references to
+/// shapes (keys and paths, no setting value), so it keeps no shape alive, and it stays
+/// within about twice the live shapes (see [`Interner`]). The lock is held to look up,
+/// compare and insert shapes, never while a tree's leaves are encoded or two trees are
+/// diffed. A poisoned lock is taken over: whatever a panic interrupted, an entry missing
+/// costs a shape built again, never a wrong result.
 static SHAPES: LazyLock<Mutex<Interner>> = LazyLock::new(Mutex::default);
 
 /// The keys of the shape hash: random per process, so that nobody can choose keys
@@ -682,13 +695,20 @@ impl TreePatch {
     /// partial tree as a JSON value, the changed and the removed paths.
     pub fn to_patch(&self) -> Patch {
         match &self.inner {
-            // The partial tree as its serialization builds it (one walk for both). It
-            // fails only on a shape inconsistent with its leaves, which `diff` never makes.
-            PatchInner::Leaves { .. } => Patch {
-                tree: serde_json::to_value(self).unwrap_or_else(|_| Value::Object(Map::new())),
-                changed: self.changed().cloned().collect(),
-                removed: Vec::new(),
-            },
+            // The partial tree as its serialization builds it (one walk for both).
+            PatchInner::Leaves { .. } => {
+                // Serializing fails only on a shape inconsistent with its leaves, and
+                // `diff` makes this patch from the new tree's own shape and leaves (into
+                // a `Value`, nothing else can fail): an error here is a bug of `diff`.
+                #[allow(clippy::expect_used)]
+                let tree = serde_json::to_value(self)
+                    .expect("a patch of one shape serializes from that shape's own leaves");
+                Patch {
+                    tree,
+                    changed: self.changed().cloned().collect(),
+                    removed: Vec::new(),
+                }
+            }
             PatchInner::Values(patch) => patch.clone(),
         }
     }

@@ -739,7 +739,8 @@ fn trajectory_geojson(fixes: &[Fix]) -> Vec<u8> {
         "type": "FeatureCollection",
         "features": [{ "type": "Feature", "geometry": geometry, "properties": properties }],
     });
-    let mut bytes = serde_json::to_vec(&collection).unwrap_or_default();
+    // A `Value` (string keys, finite or null numbers) always serializes into a `Vec`.
+    let mut bytes = serde_json::to_vec(&collection).expect("a JSON value serializes");
     bytes.push(b'\n');
     bytes
 }
@@ -811,7 +812,8 @@ fn report_json(scans: &[FileScan], fixes: &[Fix], summary: &Summary, warnings: u
         "fixQuality": qualities,
         "warnings": warnings,
     });
-    let mut bytes = serde_json::to_vec_pretty(&report).unwrap_or_default();
+    // A `Value` (string keys, finite or null numbers) always serializes into a `Vec`.
+    let mut bytes = serde_json::to_vec_pretty(&report).expect("a JSON value serializes");
     bytes.push(b'\n');
     bytes
 }
