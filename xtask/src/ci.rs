@@ -53,6 +53,7 @@ pub fn run(root: &Path) -> Result<()> {
         &["test", "--workspace", "--doc", "--locked"],
     )?;
     crate::python::run(root)?;
+    crate::mobile::ci(root)?;
     conformance(root)?;
     sample_is_reproducible(root)?;
     println!("==> all checks passed");

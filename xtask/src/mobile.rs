@@ -43,16 +43,29 @@ fn cargo(root: &Path, name: &str, args: &[&str]) -> Result<()> {
 
 /// Builds the library (debug), the `svc` binary the tests start, and the bindgen.
 ///
-/// The library and `svc`: one build of the workspace's libraries and binaries, so
-/// that features are unified as in `cargo test --workspace` (CI's step before this
-/// one) and nothing is built a second time with other features. The bindgen: its own
-/// workspace (`bindings/uniffi/bindgen`), built into `target/bindgen`.
+/// The library and `svc`: built as `cargo test --workspace --all-targets` builds them
+/// (CI's step before this one, so nothing is built again there; another command would
+/// unify features differently and rebuild svc-core, reqwest and the rest). That build
+/// leaves the cdylib in `target/debug/deps`; it is copied beside `svc`. The bindgen: its
+/// own workspace (`bindings/uniffi/bindgen`), built into `target/bindgen`.
 fn build(root: &Path) -> Result<PathBuf> {
     cargo(
         root,
-        "libraries and binaries (svc-ffi, svc)",
-        &["build", "--workspace", "--lib", "--bins", "--locked"],
+        "workspace as the tests build it (svc-ffi, svc)",
+        &[
+            "test",
+            "--workspace",
+            "--all-targets",
+            "--locked",
+            "--no-run",
+        ],
     )?;
+    let built = library(root, "debug/deps");
+    let beside = library(root, "debug");
+    // Cargo may have left a hard link of the same file there: copying onto it would
+    // empty both.
+    let _ = std::fs::remove_file(&beside);
+    std::fs::copy(&built, &beside).with_context(|| format!("copying {}", built.display()))?;
     let target = root.join("target/bindgen");
     cargo(
         root,
@@ -97,6 +110,27 @@ pub fn bindings(root: &Path, language: &str) -> Result<PathBuf> {
     Ok(out)
 }
 
+/// Installs a Debian package (updating the package lists first when the install
+/// fails, as on a machine whose lists were never fetched).
+fn apt_install(package: &str) -> Result<()> {
+    let install = |name: &str| {
+        run(
+            Path::new("."),
+            name,
+            Command::new("apt-get").args(["install", "-y", "-q", package]),
+        )
+    };
+    if install(&format!("install {package}")).is_ok() {
+        return Ok(());
+    }
+    run(
+        Path::new("."),
+        "apt-get update",
+        Command::new("apt-get").args(["update", "-q"]),
+    )?;
+    install(&format!("install {package} (after update)"))
+}
+
 /// Maven, installed from Debian's packages when the machine lacks it.
 fn maven() -> Result<&'static str> {
     let present = Command::new("mvn")
@@ -104,13 +138,15 @@ fn maven() -> Result<&'static str> {
         .output()
         .is_ok_and(|o| o.status.success());
     if !present {
-        run(
-            Path::new("."),
-            "install maven",
-            Command::new("apt-get").args(["install", "-y", "-q", "maven"]),
-        )?;
+        apt_install("maven")?;
     }
     Ok("mvn")
+}
+
+/// `cargo xtask ci`'s step: the Kotlin suite, then the Swift one.
+pub fn ci(root: &Path) -> Result<()> {
+    kotlin(root)?;
+    swift(root)
 }
 
 /// `cargo xtask kotlin`: bindings, the `svc` binary the tests start, then `mvn test`.
@@ -186,11 +222,7 @@ fn trixie(dir: &Path) -> Result<()> {
         .output()
         .is_ok_and(|o| o.status.success())
     {
-        run(
-            Path::new("."),
-            "install debootstrap",
-            Command::new("apt-get").args(["install", "-y", "-q", "debootstrap"]),
-        )?;
+        apt_install("debootstrap")?;
     }
     if dir.exists() {
         unmount_proc(dir);
