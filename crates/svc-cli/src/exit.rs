@@ -117,6 +117,7 @@ mod tests {
             operation: "requestToken",
             kind: svc_core::cloud::TransportKind::Connect,
             reason: "could not connect to the identity provider".to_owned(),
+            source: None,
         };
         assert_eq!(Failure::from(unreachable).code, UNREACHABLE);
         let failing = CloudError::Api {

@@ -161,12 +161,12 @@ impl TokenCache {
                         .get(&self.discovery_url)
                         .send()
                         .await
-                        .map_err(|e| unreachable(DISCOVERY, &e))?;
+                        .map_err(|e| unreachable(DISCOVERY, e))?;
                     let status = response.status();
                     let bytes = response
                         .bytes()
                         .await
-                        .map_err(|e| unreachable(DISCOVERY, &e))?;
+                        .map_err(|e| unreachable(DISCOVERY, e))?;
                     if !status.is_success() {
                         let description = format!(
                             "{}: {}",
@@ -219,9 +219,9 @@ impl TokenCache {
                         .form(&form)
                         .send()
                         .await
-                        .map_err(|e| unreachable(TOKEN, &e))?;
+                        .map_err(|e| unreachable(TOKEN, e))?;
                     let status = response.status();
-                    let bytes = response.bytes().await.map_err(|e| unreachable(TOKEN, &e))?;
+                    let bytes = response.bytes().await.map_err(|e| unreachable(TOKEN, e))?;
                     if status.is_success() {
                         return Ok((status, bytes));
                     }
@@ -295,8 +295,8 @@ fn transient(e: &CloudError) -> bool {
 
 /// The identity provider could not be reached: a [`CloudError::Transport`] of the
 /// discovery or token request (not an authentication failure: nothing was refused).
-fn unreachable(operation: &'static str, e: &reqwest::Error) -> CloudError {
-    let kind = classify(e);
+fn unreachable(operation: &'static str, e: reqwest::Error) -> CloudError {
+    let kind = classify(&e);
     let what = match kind {
         TransportKind::Connect => "could not connect to the identity provider",
         TransportKind::Timeout => "the identity provider did not answer in time",
@@ -305,7 +305,8 @@ fn unreachable(operation: &'static str, e: &reqwest::Error) -> CloudError {
     CloudError::Transport {
         operation,
         kind,
-        reason: format!("{what}: {}", transport_reason(e)),
+        reason: format!("{what}: {}", transport_reason(&e)),
+        source: Some(e.without_url()),
     }
 }
 

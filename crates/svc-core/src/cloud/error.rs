@@ -42,6 +42,9 @@ pub enum CloudError {
         kind: TransportKind,
         /// What failed (the underlying errors, outermost first).
         reason: String,
+        /// The HTTP client's error (its address removed), when there is one.
+        #[source]
+        source: Option<reqwest::Error>,
     },
     /// No access token could be had: the identity provider refused the API key and
     /// secret (`status` 400/401, `error` e.g. `invalid_grant`), failed, or could not be
@@ -266,6 +269,7 @@ impl CloudError {
                 operation,
                 kind: classify(&e),
                 reason: transport_reason(&e),
+                source: Some(e.without_url()),
             },
             E::ResponseBodyError(e) => Self::Transport {
                 operation,
@@ -275,6 +279,7 @@ impl CloudError {
                     TransportKind::Interrupted
                 },
                 reason: transport_reason(&e),
+                source: Some(e.without_url()),
             },
             // The body is not quoted: it may hold a secret (a webhook endpoint's).
             // Nor is serde's message, which quotes the value it could not read.
@@ -365,7 +370,8 @@ pub(crate) fn classify(e: &reqwest::Error) -> TransportKind {
 }
 
 /// A transport error's text with its causes. It names the URL, which holds no secret
-/// (tokens travel in a header).
+/// (tokens travel in a header); the error kept as the source goes without it, as in
+/// [`TransferError`](crate::transfer::TransferError).
 pub(crate) fn transport_reason(e: &reqwest::Error) -> String {
     let mut reason = e.to_string();
     let mut source = std::error::Error::source(e);

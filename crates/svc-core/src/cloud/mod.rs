@@ -1059,6 +1059,7 @@ mod tests {
             operation: "x",
             kind,
             reason: "r".into(),
+            source: None,
         }
     }
 

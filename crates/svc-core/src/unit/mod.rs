@@ -63,6 +63,10 @@ pub enum UnitError {
         operation: &'static str,
         /// What failed, without the token.
         reason: String,
+        /// The HTTP client's error (the token redacted from its address), when there is
+        /// one (not over a serial link).
+        #[source]
+        source: Option<reqwest::Error>,
     },
     /// The unit answered something this SDK cannot read.
     #[error("{operation}: unexpected answer from the unit: {reason}")]
@@ -162,9 +166,14 @@ impl UnitError {
                 UnitError::Unreachable {
                     operation,
                     reason: transport_reason(&e),
+                    source: Some(e),
                 }
             }
-            E::Custom(reason) => UnitError::Unreachable { operation, reason },
+            E::Custom(reason) => UnitError::Unreachable {
+                operation,
+                reason,
+                source: None,
+            },
             E::InvalidResponsePayload(_, e) => UnitError::InvalidResponse {
                 operation,
                 reason: e.to_string(),
@@ -318,6 +327,7 @@ impl Unit {
             .map_err(|reason| UnitError::Unreachable {
                 operation: "connect",
                 reason,
+                source: None,
             })?;
         Ok(Self::over(
             Arc::new(link),
@@ -351,6 +361,7 @@ impl Unit {
             UnitError::Unreachable {
                 operation: "connect",
                 reason,
+                source: None,
             }
         })?;
         Ok(Self::over(Arc::new(link), format!("serial port {path}")))

@@ -1313,6 +1313,7 @@ mod tests {
             operation: "startProcessing",
             kind,
             reason: String::new(),
+            source: None,
         };
         assert!(!may_have_been_applied(&transport(TransportKind::Connect)));
         assert!(may_have_been_applied(&transport(
