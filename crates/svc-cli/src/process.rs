@@ -233,7 +233,7 @@ async fn process(args: ProcessArgs) -> Result<ExitCode, ProcessFailure> {
         ..WorkflowOptions::default()
     };
 
-    let handle = Workflow::new(client).start(job, options);
+    let handle = Workflow::try_new(client)?.start(job, options);
     let canceler = handle.canceler();
     let wait = handle.wait();
     tokio::pin!(wait);

@@ -369,6 +369,16 @@ pub(crate) fn classify(e: &reqwest::Error) -> TransportKind {
     }
 }
 
+/// The HTTP client could not be built (reqwest: its TLS backend cannot be initialized,
+/// e.g. no root certificate on the system).
+pub(crate) fn http_client_error(e: &reqwest::Error) -> CloudError {
+    CloudError::Config {
+        setting: "http client".to_owned(),
+        reason: transport_reason(e),
+        missing: false,
+    }
+}
+
 /// A transport error's text with its causes. It names the URL, which holds no secret
 /// (tokens travel in a header); the error kept as the source goes without it, as in
 /// [`TransferError`](crate::transfer::TransferError).

@@ -103,6 +103,7 @@ pub use config::{
     ApiSecret, CloudConfig, ENV_API_KEY, ENV_API_SECRET, ENV_AUTH_URL, ENV_BASE_URL,
     ENV_NOTIFICATION_URL, ENV_ORGANIZATION_ID, ENV_VARS,
 };
+pub(crate) use error::http_client_error;
 pub use error::{CloudError, RetryHint, TransportKind};
 
 pub use svc_cloud_api::cloud::types::{
@@ -230,11 +231,7 @@ impl CloudClient {
             .connect_timeout(config.request_timeout.min(CONNECT_TIMEOUT))
             .timeout(config.request_timeout)
             .build()
-            .map_err(|e| CloudError::Config {
-                setting: "http client".to_owned(),
-                reason: error::transport_reason(&e),
-                missing: false,
-            })?;
+            .map_err(|e| error::http_client_error(&e))?;
         Ok(Self::build(config, http))
     }
 

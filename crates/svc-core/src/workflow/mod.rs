@@ -394,14 +394,40 @@ pub struct Workflow {
 }
 
 impl Workflow {
-    /// A workflow runner; transfers use an HTTP client of their own (no total timeout:
-    /// see [`TransferOptions::idle_timeout`]).
+    /// A workflow runner; transfers use an HTTP client of their own (a 10 s connect
+    /// timeout, no total timeout: see [`TransferOptions::idle_timeout`]).
+    ///
+    /// # Panics
+    ///
+    /// When that HTTP client cannot be built, which reqwest refuses only when its TLS
+    /// backend cannot be initialized (no root certificate on the system): a `client`
+    /// from [`CloudClient::new`] proves it can, having built one of the same kind.
+    /// [`Workflow::try_new`] returns that failure instead.
     pub fn new(client: CloudClient) -> Self {
+        // Cannot fail for a client from `CloudClient::new`: reqwest refuses to build a
+        // client only when its TLS backend cannot be initialized, and `CloudClient::new`
+        // built one with the same backend and roots. (A fallback to
+        // `reqwest::Client::default()` would drop the connect timeout, and panic on that
+        // very failure anyway.)
+        #[allow(clippy::expect_used)]
+        Self::try_new(client)
+            .expect("the HTTP client of transfers builds as the cloud client's did")
+    }
+
+    /// As [`Workflow::new`], returning the failure to build the HTTP client of
+    /// transfers instead of panicking.
+    ///
+    /// # Errors
+    ///
+    /// [`CloudError::Config`] (setting `http client`) when reqwest's TLS backend cannot
+    /// be initialized (no root certificate on the system); [`Workflow::with_http`] takes
+    /// a client of your own (e.g. with bundled roots).
+    pub fn try_new(client: CloudClient) -> Result<Self, CloudError> {
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
             .build()
-            .unwrap_or_default();
-        Self { client, http }
+            .map_err(|e| crate::cloud::http_client_error(&e))?;
+        Ok(Self { client, http })
     }
 
     /// A workflow runner whose transfers use `http` (it must not add the service's
