@@ -105,9 +105,10 @@ pub struct ProcessArgs {
     /// The longest wait for the organization to be free, in seconds.
     #[arg(long, default_value_t = 1800, value_name = "SECONDS")]
     max_wait: u64,
-    /// Print the outcome as one JSON object on stdout (processing, errors, outputs,
-    /// downloaded paths), for scripts; a failure as one JSON object too (kind, message,
-    /// containerId, processingId, cleanedUp).
+    /// Print the outcome as one JSON object on stdout (service: `cloud`, or `emulator`
+    /// for the embedded one; processing, errors, outputs, downloaded paths), for
+    /// scripts; a failure as one JSON object too (kind, message, containerId,
+    /// processingId, cleanedUp).
     #[arg(long)]
     json: bool,
     /// When the run fails (or is interrupted) after creating the container and before
@@ -250,7 +251,7 @@ async fn process(args: ProcessArgs) -> Result<ExitCode, ProcessFailure> {
     let outcome = result.map_err(|e| failure(e, emulator.is_some()))?;
 
     if args.json {
-        println!("{}", outcome_json(&outcome));
+        println!("{}", outcome_json(&outcome, emulator.is_some()));
     } else if args.no_wait {
         print_started(&outcome);
     } else {
@@ -420,8 +421,12 @@ fn exit_code(outcome: &WorkflowOutcome, no_wait: bool) -> ExitCode {
     }
 }
 
-fn outcome_json(outcome: &WorkflowOutcome) -> serde_json::Value {
+/// The outcome for `--json`. `service` says where it comes from (`emulator`: the
+/// embedded one, as without SVC_BASE_URL; `cloud`: the configured service), so that a
+/// script cannot take emulated results for the cloud's.
+fn outcome_json(outcome: &WorkflowOutcome, embedded: bool) -> serde_json::Value {
     json!({
+        "service": if embedded { "emulator" } else { "cloud" },
         "processing": outcome.processing,
         "containerId": outcome.container_id,
         "errors": outcome.errors,

@@ -113,6 +113,40 @@ fn json_lists_the_outputs_and_the_default_folder_is_per_processing() {
     assert!(outcome["errors"].is_array());
 }
 
+/// `--json` says which service ran the processing, so that a script cannot take the
+/// embedded emulator's results for the cloud's: `emulator` without `SVC_BASE_URL`,
+/// `cloud` with it.
+#[test]
+fn json_names_the_service_that_ran_the_processing() {
+    let cwd = tempfile::tempdir().unwrap();
+    let samples = repository().join("samples");
+    let rover = samples.join("rover.nmea");
+    let config = samples.join("processing.json");
+    let args = [
+        "process",
+        rover.to_str().unwrap(),
+        "--config",
+        config.to_str().unwrap(),
+        "--json",
+    ];
+
+    let run = process(cwd.path(), &args[1..]);
+    let outcome = run.json();
+    assert_eq!(outcome["service"], "emulator", "{outcome}");
+    assert_eq!(outcome["processing"]["status"], "processed", "{outcome}");
+
+    let cloud = Cloud::with(EmulatorConfig {
+        processing_time: Duration::from_millis(500),
+        device: None,
+        ..EmulatorConfig::default()
+    });
+    let run = cloud.svc_in(&args, &cloud.env(), Some(cwd.path()));
+    let outcome = run.json();
+    assert_eq!(outcome["service"], "cloud", "{outcome}");
+    assert_eq!(outcome["processing"]["status"], "processed", "{outcome}");
+    assert!(!run.stderr.contains("emulator"), "{run:#?}");
+}
+
 #[test]
 fn a_missing_input_is_refused_before_anything_is_sent() {
     let cwd = tempfile::tempdir().unwrap();
