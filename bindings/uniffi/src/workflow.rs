@@ -79,6 +79,12 @@ pub struct WorkflowOptions {
     /// The longest wait between two status reads, in milliseconds.
     #[uniffi(default = 5000)]
     pub poll_max_ms: u64,
+    /// When the workflow fails (or is cancelled) after creating the container and
+    /// before a processing of it started, delete the container and its uploaded files
+    /// (best effort; the error's `reason` says what happened). Default: the container
+    /// remains, named by the error's `containerId`, and can be processed later.
+    #[uniffi(default = false)]
+    pub cleanup_on_failure: bool,
     /// Uploads and downloads (`None`: the defaults of `TransferOptions`).
     #[uniffi(default = None)]
     pub transfer: Option<TransferOptions>,
@@ -177,6 +183,8 @@ pub trait WorkflowListener: Send + Sync {
 }
 
 impl WorkflowOptions {
+    // Options svc-core adds later take their defaults until the binding exposes them.
+    #[allow(clippy::needless_update)]
     fn to_core(&self, listener: Option<Arc<dyn WorkflowListener>>) -> sw::WorkflowOptions {
         sw::WorkflowOptions {
             wait_for_free_organization: self.wait_for_free_organization,
@@ -197,6 +205,7 @@ impl WorkflowOptions {
                 })
             }),
             transfer: self.transfer.clone().unwrap_or_default().to_core(None),
+            cleanup_on_failure: self.cleanup_on_failure,
             ..sw::WorkflowOptions::default()
         }
     }

@@ -215,6 +215,7 @@ fn options() -> WorkflowOptions {
         follow_timeout_ms: Some(120_000),
         poll_initial_ms: 50,
         poll_max_ms: 300,
+        cleanup_on_failure: false,
         transfer: None,
     }
 }
@@ -763,4 +764,45 @@ fn unit_errors_carry_status_and_node_errors() {
         kind(block_on(a.write("{".into(), false))).0,
         "invalid_input"
     );
+}
+
+#[test]
+fn cleanup_on_failure_reaches_the_workflow() {
+    // No processing credit: every start is refused (403) after the uploads.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let emulator = runtime
+        .block_on(Emulator::start(EmulatorConfig {
+            credits: 0,
+            ..EmulatorConfig::default()
+        }))
+        .expect("emulator");
+    let client = CloudClient::create(config(emulator.info())).expect("client");
+    for cleanup in [false, true] {
+        let task = Workflow::new(client.clone())
+            .start(
+                sample_job(None),
+                WorkflowOptions {
+                    cleanup_on_failure: cleanup,
+                    ..options()
+                },
+                None,
+            )
+            .expect("start");
+        let (name, e) = kind(block_on(task.wait()));
+        assert_eq!(name, "permission_denied", "{e}");
+        let container_id = match &e {
+            SvcError::PermissionDenied {
+                container_id: Some(id),
+                status: Some(403),
+                ..
+            } => id.clone(),
+            other => panic!("{other:?}"),
+        };
+        let found = block_on(client.get_container(container_id));
+        assert_eq!(found.is_ok(), !cleanup, "cleanup {cleanup}: {e}");
+    }
 }
