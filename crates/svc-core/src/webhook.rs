@@ -160,9 +160,11 @@ pub enum WebhookError {
 }
 
 impl WebhookError {
-    /// What kind of failure this is: [`ErrorKind::Verification`] for a delivery that
-    /// fails a check, [`ErrorKind::InvalidResponse`] for a signed body that is not an
-    /// event, [`ErrorKind::InvalidInput`] for a receiver without a secret.
+    /// What kind of failure this is: [`Verification`](crate::ErrorKind::Verification)
+    /// for a delivery that fails a check,
+    /// [`InvalidResponse`](crate::ErrorKind::InvalidResponse) for a signed body that is
+    /// not an event, [`InvalidInput`](crate::ErrorKind::InvalidInput) for a receiver
+    /// without a secret.
     #[must_use]
     pub fn kind(&self) -> crate::error::ErrorKind {
         use crate::error::ErrorKind;
