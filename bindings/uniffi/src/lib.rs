@@ -6,10 +6,11 @@
 //! - **No panic crosses it.** Constructors and methods return [`SvcError`]; inputs from
 //!   the foreign side (identifiers, JSON, URLs) are parsed here and refused with an
 //!   error, never unwrapped.
-//! - **One multi-thread Tokio runtime** owned by this crate ([`runtime`]) runs the work
-//!   of every `async` method and everything svc-core spawns; the foreign side's future
-//!   only awaits its result. Dropping that future (cancelling the Kotlin coroutine or
-//!   the Swift task) aborts the work.
+//! - **One multi-thread Tokio runtime** owned by this crate (module `runtime`) runs the
+//!   work of every `async` method and everything svc-core spawns; the foreign side's
+//!   future only awaits its result. Dropping that future (cancelling the Kotlin
+//!   coroutine) aborts the work; uniffi's Swift futures are never dropped early, so the
+//!   Swift package adds waits that cancel (`bindings/swift/Sources/SvcSdk`).
 //! - **Types**: identifiers (`Uuid`) cross as strings, timestamps as `SystemTime`
 //!   (Kotlin `Instant`, Swift `Date`), free-form JSON (processing configurations,
 //!   settings trees) as JSON strings, open enumerations as enums with an
