@@ -92,3 +92,31 @@ def test_unit_as_awaitables(emulator: Emulator) -> None:
         assert (await unit.info())["serialNumber"]
 
     asyncio.run(main())
+
+
+def test_the_async_client_has_every_operation_of_the_sync_one() -> None:
+    from svc_sdk import CloudClient, Unit
+
+    def public(cls: type) -> set[str]:
+        return {n for n in vars(cls) if not n.startswith("_") and callable(getattr(cls, n))}
+
+    skip = {"from_env", "file", "of"}
+    assert public(CloudClient) - skip <= public(AsyncCloudClient)
+    assert public(Unit) - {"serial", "locked"} <= public(AsyncUnit) | {"serial"}
+
+
+def test_async_upload_and_pages(emulator: Emulator, tmp_path: Path) -> None:
+    rover = SAMPLES / "rover.nmea"
+
+    async def main() -> None:
+        client = AsyncCloudClient.of(emulator.cloud())
+        container = await client.create_container(
+            files=[{"path": "rover.nmea", "type": "input", "size": rover.stat().st_size}]
+        )
+        report = await client.upload(container, [rover])
+        assert report["bytes"] == rover.stat().st_size
+        page, _ = await client.list_containers_page(0, 100)
+        assert container.id in [c.id for c in page]
+        await client.delete_container(container.id)
+
+    asyncio.run(main())

@@ -13,10 +13,11 @@ requests are abandoned and its transfers stopped.
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any, AsyncIterator, Callable, Iterable, Mapping, Optional, TypeVar, Union
 
 from svc_sdk import _native
-from svc_sdk.cloud import EVENT_TYPES, CloudClient, Id, _drop_none
+from svc_sdk.cloud import EVENT_TYPES, CloudClient, Id, _drop_none, _upload_args
 from svc_sdk.records import (
     Container,
     ContainerFile,
@@ -130,11 +131,50 @@ class AsyncCloudClient:
         answer = await wait(self._n.add_container_files(str(container_id), [dict(f) for f in files]))
         return [ContainerFile(f) for f in answer]
 
+    async def update_container_file(
+        self,
+        container_file_id: Id,
+        *,
+        path: Optional[str] = None,
+        type: Optional[str] = None,
+        metadata: Optional[Mapping[str, str]] = None,
+    ) -> ContainerFile:
+        request = _drop_none({"path": path, "type": type, "metadata": metadata})
+        return await _as(ContainerFile, self._n.update_container_file(str(container_file_id), request))
+
     async def delete_container_file(self, container_file_id: Id) -> None:
         await wait(self._n.delete_container_file(str(container_file_id)))
 
+    async def list_containers_page(
+        self, page: int, per_page: int
+    ) -> tuple[list[Container], Optional[int]]:
+        answer = await wait(self._n.list_containers_page(page, per_page))
+        return [Container(c) for c in answer.get("containers") or []], answer.get("numItems")
+
     def list_containers(self) -> AsyncIterator[Container]:
         return _pages(self._n.list_containers(), Container)
+
+    async def upload(
+        self,
+        container: Union[Id, Container],
+        files: Union[Mapping[str, PathLike], Iterable[PathLike]],
+        *,
+        parallelism: int = 4,
+    ) -> dict[str, Any]:
+        """As :meth:`svc_sdk.CloudClient.upload`; cancelling stops the transfers."""
+        container_id, pairs = _upload_args(container, files)
+        report: dict[str, Any] = await wait(self._n.upload(container_id, pairs, parallelism))
+        return report
+
+    async def download_outputs(
+        self, processing_id: Id, folder: PathLike, *, parallelism: int = 4
+    ) -> dict[str, Any]:
+        """As :meth:`svc_sdk.CloudClient.download_outputs`; cancelling stops the
+        transfers and leaves no partial file."""
+        report: dict[str, Any] = await wait(
+            self._n.download_outputs(str(processing_id), os.fspath(folder), parallelism)
+        )
+        return report
 
     async def start_processing(
         self,
@@ -171,6 +211,12 @@ class AsyncCloudClient:
         answer = await wait(self._n.list_processing_errors(str(processing_id)))
         return [ProcessingError(e) for e in answer]
 
+    async def list_processings_page(
+        self, page: int, per_page: int
+    ) -> tuple[list[Processing], Optional[int]]:
+        answer = await wait(self._n.list_processings_page(page, per_page))
+        return [Processing(p) for p in answer.get("processings") or []], answer.get("numItems")
+
     def list_processings(self) -> AsyncIterator[Processing]:
         return _pages(self._n.list_processings(), Processing)
 
@@ -186,11 +232,43 @@ class AsyncCloudClient:
         )
         return await _as(WebhookEndpoint, self._n.create_webhook_endpoint(request))
 
+    async def update_webhook_endpoint(
+        self,
+        webhook_endpoint_id: Id,
+        *,
+        url: Optional[str] = None,
+        event_types: Optional[Iterable[str]] = None,
+        enabled: Optional[bool] = None,
+        metadata: Optional[Mapping[str, str]] = None,
+    ) -> WebhookEndpoint:
+        request = _drop_none(
+            {
+                "url": url,
+                "enabledEventTypes": None if event_types is None else list(event_types),
+                "enabled": enabled,
+                "metadata": metadata,
+            }
+        )
+        call = self._n.update_webhook_endpoint(str(webhook_endpoint_id), request)
+        return await _as(WebhookEndpoint, call)
+
     async def delete_webhook_endpoint(self, webhook_endpoint_id: Id) -> None:
         await wait(self._n.delete_webhook_endpoint(str(webhook_endpoint_id)))
 
+    async def list_webhook_endpoints_page(self, page: int, per_page: int) -> list[WebhookEndpoint]:
+        answer = await wait(self._n.list_webhook_endpoints_page(page, per_page))
+        return [WebhookEndpoint(e) for e in answer]
+
     def list_webhook_endpoints(self) -> AsyncIterator[WebhookEndpoint]:
         return _pages(self._n.list_webhook_endpoints(), WebhookEndpoint)
+
+    async def list_missed_webhooks_page(
+        self, webhook_endpoint_id: Id, page: int, per_page: int
+    ) -> list[MissedWebhook]:
+        answer = await wait(
+            self._n.list_missed_webhooks_page(str(webhook_endpoint_id), page, per_page)
+        )
+        return [MissedWebhook(m) for m in answer]
 
     def list_missed_webhooks(self, webhook_endpoint_id: Id) -> AsyncIterator[MissedWebhook]:
         return _pages(self._n.list_missed_webhooks(str(webhook_endpoint_id)), MissedWebhook)
@@ -328,8 +406,35 @@ class AsyncUnit:
     async def unlock(self) -> None:
         await wait(self._n.unlock())
 
+    async def change_password(self, password: str, *, user: Optional[str] = None) -> None:
+        await wait(self._n.change_password(password, user))
+
+    async def settings_delta(self) -> dict[str, Any]:
+        tree: dict[str, Any] = await wait(self._n.settings_delta())
+        return tree
+
+    async def import_settings(
+        self, tree: Mapping[str, Any], *, check_only: bool = False
+    ) -> WriteOutcome:
+        outcome: WriteOutcome = await wait(self._n.import_settings(dict(tree), check_only))
+        return outcome
+
+    async def restore_defaults(self, *, check_only: bool = False) -> WriteOutcome:
+        outcome: WriteOutcome = await wait(self._n.restore_defaults(check_only))
+        return outcome
+
     async def reboot(self) -> None:
         await wait(self._n.reboot())
+
+    async def logger_status(self) -> dict[str, Any]:
+        status: dict[str, Any] = await wait(self._n.logger_status())
+        return status
+
+    async def logger_start(self) -> None:
+        await wait(self._n.logger_start())
+
+    async def logger_stop(self) -> None:
+        await wait(self._n.logger_stop())
 
     async def wait_until_back(self, timeout: float = 60.0) -> dict[str, str]:
         info: dict[str, str] = await wait(self._n.wait_until_back(timeout))

@@ -70,6 +70,17 @@ def _drop_none(fields: Mapping[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in fields.items() if value is not None}
 
 
+def _upload_args(
+    container: Union[Id, Container], files: Union[Mapping[str, PathLike], Iterable[PathLike]]
+) -> tuple[str, list[tuple[str, str]]]:
+    """The container's id and (container path, local file) pairs."""
+    if isinstance(files, Mapping):
+        pairs = [(str(path), os.fspath(local)) for path, local in files.items()]
+    else:
+        pairs = [(Path(local).name, os.fspath(local)) for local in files]
+    return (container.id if isinstance(container, Container) else _id(container)), pairs
+
+
 class _Pages(Iterator[R]):
     """An iterator over every item of a list, page after page."""
 
@@ -280,11 +291,7 @@ class CloudClient:
         parallel, retried; each file must have its registered size). ``files`` maps
         each container path to its local file, or lists local files registered at
         their names. Returns the report: ``{"files": [...], "bytes", "elapsed"}``."""
-        if isinstance(files, Mapping):
-            pairs = [(str(path), os.fspath(local)) for path, local in files.items()]
-        else:
-            pairs = [(Path(local).name, os.fspath(local)) for local in files]
-        container_id = container.id if isinstance(container, Container) else _id(container)
+        container_id, pairs = _upload_args(container, files)
         report: dict[str, Any] = self._n.upload(container_id, pairs, parallelism).result()
         return report
 
