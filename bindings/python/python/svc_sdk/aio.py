@@ -17,7 +17,17 @@ import os
 from typing import Any, AsyncIterator, Callable, Iterable, Mapping, Optional, TypeVar, Union
 
 from svc_sdk import _native
-from svc_sdk.cloud import EVENT_TYPES, CloudClient, Id, _drop_none, _upload_args
+from svc_sdk.cloud import (
+    EVENT_TYPES,
+    CloudClient,
+    Id,
+    _container_request,
+    _endpoint_request,
+    _endpoint_update,
+    _file_update,
+    _processing_request,
+    _upload_args,
+)
 from svc_sdk.records import (
     Container,
     ContainerFile,
@@ -29,14 +39,7 @@ from svc_sdk.records import (
     WebhookEndpoint,
 )
 from svc_sdk.unit import ApplyReport, Unit, WriteOutcome
-from svc_sdk.workflow import (
-    PathLike,
-    ProgressCallback,
-    Workflow,
-    WorkflowOutcome,
-    _config,
-    _paths,
-)
+from svc_sdk.workflow import PathLike, ProgressCallback, Workflow, WorkflowOutcome
 
 __all__ = ["AsyncCloudClient", "AsyncUnit", "AsyncWorkflow", "wait"]
 
@@ -110,9 +113,7 @@ class AsyncCloudClient:
         files: Iterable[Mapping[str, Any]] = (),
         metadata: Optional[Mapping[str, str]] = None,
     ) -> Container:
-        request = _drop_none(
-            {"region": region, "files": [dict(f) for f in files], "metadata": metadata}
-        )
+        request = _container_request(region, files, metadata)
         return await _as(Container, self._n.create_container(request))
 
     async def get_container(self, container_id: Id) -> Container:
@@ -139,7 +140,7 @@ class AsyncCloudClient:
         type: Optional[str] = None,
         metadata: Optional[Mapping[str, str]] = None,
     ) -> ContainerFile:
-        request = _drop_none({"path": path, "type": type, "metadata": metadata})
+        request = _file_update(path, type, metadata)
         return await _as(ContainerFile, self._n.update_container_file(str(container_file_id), request))
 
     async def delete_container_file(self, container_file_id: Id) -> None:
@@ -184,14 +185,7 @@ class AsyncCloudClient:
         name: Optional[str] = None,
         metadata: Optional[Mapping[str, str]] = None,
     ) -> Processing:
-        request = _drop_none(
-            {
-                "containerId": str(container_id),
-                "processingJson": dict(processing_json),
-                "name": name,
-                "metadata": metadata,
-            }
-        )
+        request = _processing_request(container_id, processing_json, name, metadata)
         return await _as(Processing, self._n.start_processing(request))
 
     async def get_processing(self, processing_id: Id) -> Processing:
@@ -227,9 +221,7 @@ class AsyncCloudClient:
         event_types: Iterable[str] = EVENT_TYPES,
         metadata: Optional[Mapping[str, str]] = None,
     ) -> WebhookEndpoint:
-        request = _drop_none(
-            {"url": url, "enabledEventTypes": list(event_types), "metadata": metadata}
-        )
+        request = _endpoint_request(url, event_types, metadata)
         return await _as(WebhookEndpoint, self._n.create_webhook_endpoint(request))
 
     async def update_webhook_endpoint(
@@ -241,14 +233,7 @@ class AsyncCloudClient:
         enabled: Optional[bool] = None,
         metadata: Optional[Mapping[str, str]] = None,
     ) -> WebhookEndpoint:
-        request = _drop_none(
-            {
-                "url": url,
-                "enabledEventTypes": None if event_types is None else list(event_types),
-                "enabled": enabled,
-                "metadata": metadata,
-            }
-        )
+        request = _endpoint_update(url, event_types, enabled, metadata)
         call = self._n.update_webhook_endpoint(str(webhook_endpoint_id), request)
         return await _as(WebhookEndpoint, call)
 
@@ -294,22 +279,21 @@ class AsyncWorkflow:
         region: Optional[str] = None,
         follow_timeout: Optional[float] = None,
         wait_for_organization: bool = False,
+        cleanup_on_failure: bool = False,
         progress: Optional[ProgressCallback] = None,
     ) -> WorkflowOutcome:
-        import os
-
-        task = self._workflow._n.start(
-            _paths(inputs),
-            _config(config),
-            resources=_paths(resources),
+        task = self._workflow.start(
+            inputs,
+            config,
+            resources=resources,
             name=name,
-            metadata=None if metadata is None else dict(metadata),
-            out=None if out is None else os.fspath(out),
+            metadata=metadata,
+            out=out,
             region=region,
-            follow=True,
             follow_timeout=follow_timeout,
             wait_for_organization=wait_for_organization,
-        )
+            cleanup_on_failure=cleanup_on_failure,
+        )._n
         return await self._wait(task, progress)
 
     async def resume(
@@ -320,13 +304,9 @@ class AsyncWorkflow:
         follow_timeout: Optional[float] = None,
         progress: Optional[ProgressCallback] = None,
     ) -> WorkflowOutcome:
-        import os
-
-        task = self._workflow._n.resume(
-            str(processing_id),
-            out=None if out is None else os.fspath(out),
-            follow_timeout=follow_timeout,
-        )
+        task = self._workflow.start_resume(
+            processing_id, out=out, follow_timeout=follow_timeout
+        )._n
         return await self._wait(task, progress)
 
     @staticmethod

@@ -70,6 +70,56 @@ def _drop_none(fields: Mapping[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in fields.items() if value is not None}
 
 
+def _container_request(
+    region: str, files: Iterable[Mapping[str, Any]], metadata: Optional[Mapping[str, str]]
+) -> dict[str, Any]:
+    return _drop_none({"region": region, "files": [dict(f) for f in files], "metadata": metadata})
+
+
+def _file_update(
+    path: Optional[str], type: Optional[str], metadata: Optional[Mapping[str, str]]
+) -> dict[str, Any]:
+    return _drop_none({"path": path, "type": type, "metadata": metadata})
+
+
+def _processing_request(
+    container_id: Id,
+    processing_json: Mapping[str, Any],
+    name: Optional[str],
+    metadata: Optional[Mapping[str, str]],
+) -> dict[str, Any]:
+    return _drop_none(
+        {
+            "containerId": _id(container_id),
+            "processingJson": dict(processing_json),
+            "name": name,
+            "metadata": metadata,
+        }
+    )
+
+
+def _endpoint_request(
+    url: str, event_types: Iterable[str], metadata: Optional[Mapping[str, str]]
+) -> dict[str, Any]:
+    return _drop_none({"url": url, "enabledEventTypes": list(event_types), "metadata": metadata})
+
+
+def _endpoint_update(
+    url: Optional[str],
+    event_types: Optional[Iterable[str]],
+    enabled: Optional[bool],
+    metadata: Optional[Mapping[str, str]],
+) -> dict[str, Any]:
+    return _drop_none(
+        {
+            "url": url,
+            "enabledEventTypes": None if event_types is None else list(event_types),
+            "enabled": enabled,
+            "metadata": metadata,
+        }
+    )
+
+
 def _upload_args(
     container: Union[Id, Container], files: Union[Mapping[str, PathLike], Iterable[PathLike]]
 ) -> tuple[str, list[tuple[str, str]]]:
@@ -172,9 +222,7 @@ class CloudClient:
         """Creates a container, registering ``files`` (each ``{"path", "type",
         "size"[, "metadata"]}``; :meth:`file` builds one). Each file comes back with
         its ``uploadInfo``."""
-        request = _drop_none(
-            {"region": region, "files": [dict(f) for f in files], "metadata": metadata}
-        )
+        request = _container_request(region, files, metadata)
         return Container(self._n.create_container(request).result())
 
     @staticmethod
@@ -212,7 +260,7 @@ class CloudClient:
         type: Optional[str] = None,
         metadata: Optional[Mapping[str, str]] = None,
     ) -> ContainerFile:
-        request = _drop_none({"path": path, "type": type, "metadata": metadata})
+        request = _file_update(path, type, metadata)
         return ContainerFile(
             self._n.update_container_file(_id(container_file_id), request).result()
         )
@@ -241,14 +289,7 @@ class CloudClient:
     ) -> Processing:
         """Starts a processing of a container whose files are uploaded; uses one
         credit. ``ConflictError`` while the organization has another one ongoing."""
-        request = _drop_none(
-            {
-                "containerId": _id(container_id),
-                "processingJson": dict(processing_json),
-                "name": name,
-                "metadata": metadata,
-            }
-        )
+        request = _processing_request(container_id, processing_json, name, metadata)
         return Processing(self._n.start_processing(request).result())
 
     def get_processing(self, processing_id: Id) -> Processing:
@@ -316,9 +357,7 @@ class CloudClient:
     ) -> WebhookEndpoint:
         """Registers an endpoint; the answer holds its ``secret`` (give it to
         :class:`~svc_sdk.Webhook`)."""
-        request = _drop_none(
-            {"url": url, "enabledEventTypes": list(event_types), "metadata": metadata}
-        )
+        request = _endpoint_request(url, event_types, metadata)
         return WebhookEndpoint(self._n.create_webhook_endpoint(request).result())
 
     def update_webhook_endpoint(
@@ -330,14 +369,7 @@ class CloudClient:
         enabled: Optional[bool] = None,
         metadata: Optional[Mapping[str, str]] = None,
     ) -> WebhookEndpoint:
-        request = _drop_none(
-            {
-                "url": url,
-                "enabledEventTypes": None if event_types is None else list(event_types),
-                "enabled": enabled,
-                "metadata": metadata,
-            }
-        )
+        request = _endpoint_update(url, event_types, enabled, metadata)
         return WebhookEndpoint(
             self._n.update_webhook_endpoint(_id(webhook_endpoint_id), request).result()
         )
