@@ -6,6 +6,7 @@
 //! fit 64 bits (signed or unsigned), floats are finite. Anything else is refused with a
 //! `SettingsError` (kind `invalid_input`) naming the node, never its value.
 
+use pyo3::PyTypeInfo;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
@@ -42,14 +43,16 @@ pub(crate) struct Types {
 
 impl Types {
     pub(crate) fn new(py: Python<'_>) -> Self {
+        // The raw type pointers: no reference is taken (builtin types live as long as
+        // the interpreter).
         Self {
-            dict: py.get_type::<PyDict>().as_type_ptr(),
-            list: py.get_type::<PyList>().as_type_ptr(),
-            tuple: py.get_type::<PyTuple>().as_type_ptr(),
-            str: py.get_type::<PyString>().as_type_ptr(),
-            int: py.get_type::<PyInt>().as_type_ptr(),
-            float: py.get_type::<PyFloat>().as_type_ptr(),
-            bool: py.get_type::<PyBool>().as_type_ptr(),
+            dict: PyDict::type_object_raw(py),
+            list: PyList::type_object_raw(py),
+            tuple: PyTuple::type_object_raw(py),
+            str: PyString::type_object_raw(py),
+            int: PyInt::type_object_raw(py),
+            float: PyFloat::type_object_raw(py),
+            bool: PyBool::type_object_raw(py),
         }
     }
 

@@ -13,6 +13,7 @@ use pyo3::prelude::*;
 mod call;
 mod cloud;
 mod convert;
+mod dict_walk;
 mod emulator;
 mod errors;
 mod failures;

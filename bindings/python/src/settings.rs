@@ -6,8 +6,12 @@
 //! not `1`, `1` is not `1.0`: the types are compared before the values) and builds the
 //! partial tree only along changed nodes. Its result is the one `svc_core::settings::
 //! diff` gives for the same trees as JSON (the tests check it against [`diff_json`]).
+//! Trees of exact builtin types are walked on borrowed references (`dict_walk`, the
+//! only unsafe code of the crate), the others by the safe [`Differ`], which is also the
+//! reference that walk is tested against.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -21,40 +25,110 @@ use crate::errors::SvcErr;
 
 // --- Node paths --------------------------------------------------------------------
 
-/// Paths of nodes, kept as their keys until read (joining them costs more than the
-/// diff of a small change on the stable ABI of Python 3.9).
+/// The keys of the nodes of a patch, as a tree: each node its parent ([`KeyTree::ROOT`]
+/// for a key of the root) and its key. A node on the paths of several changes is kept
+/// once.
+#[derive(Default)]
+pub(crate) struct KeyTree {
+    nodes: Vec<(usize, Py<PyAny>)>,
+}
+
+impl KeyTree {
+    /// The parent of the keys of the root.
+    pub(crate) const ROOT: usize = usize::MAX;
+
+    /// An empty tree, with room for `nodes` nodes.
+    pub(crate) fn with_capacity(nodes: usize) -> Self {
+        Self {
+            nodes: Vec::with_capacity(nodes),
+        }
+    }
+
+    /// Adds the node `key` under `parent`, and returns it.
+    pub(crate) fn push(&mut self, parent: usize, key: Py<PyAny>) -> usize {
+        self.nodes.push((parent, key));
+        self.nodes.len() - 1
+    }
+
+    fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    fn parent(&self, node: usize) -> usize {
+        self.nodes[node].0
+    }
+
+    fn key<'py>(&self, py: Python<'py>, node: usize) -> &Bound<'py, PyAny> {
+        self.nodes[node].1.bind(py)
+    }
+
+    /// The path of `node` (its keys from the root, joined).
+    fn path(&self, py: Python<'_>, node: usize) -> String {
+        let mut keys = Vec::new();
+        let mut at = node;
+        while at != Self::ROOT {
+            if let Ok(key) = self.key(py, at).cast::<PyString>() {
+                keys.push(key.clone());
+            }
+            at = self.parent(at);
+        }
+        keys.reverse();
+        join_path(&keys)
+    }
+}
+
+/// Paths of nodes, kept as nodes of a [`KeyTree`] until read (joining them costs more
+/// than the diff of a small change on the stable ABI of Python 3.9).
 struct Paths {
-    keys: Vec<Vec<Py<PyAny>>>,
+    keys: Arc<KeyTree>,
+    nodes: Vec<usize>,
     joined: PyOnceLock<Vec<String>>,
 }
 
 impl Paths {
-    fn from_keys(keys: Vec<Vec<Py<PyAny>>>) -> Self {
+    fn from_nodes(keys: Arc<KeyTree>, nodes: Vec<usize>) -> Self {
         Self {
             keys,
+            nodes,
             joined: PyOnceLock::new(),
         }
+    }
+
+    /// Paths given as their keys from the root, each.
+    fn from_keys(paths: Vec<Vec<Py<PyAny>>>) -> Self {
+        let mut keys = KeyTree::default();
+        let mut nodes = Vec::with_capacity(paths.len());
+        for path in paths {
+            // An empty path (the root) is kept as no key at all.
+            let mut node = KeyTree::ROOT;
+            for key in path {
+                node = keys.push(node, key);
+            }
+            nodes.push(node);
+        }
+        Self::from_nodes(Arc::new(keys), nodes)
     }
 
     fn from_strings(py: Python<'_>, paths: Vec<String>) -> Self {
         let joined = PyOnceLock::new();
         let _ = joined.set(py, paths);
         Self {
-            keys: Vec::new(),
+            keys: Arc::default(),
+            nodes: Vec::new(),
             joined,
         }
     }
 
     fn strings(&self, py: Python<'_>) -> &[String] {
         self.joined.get_or_init(py, || {
-            self.keys
+            self.nodes
                 .iter()
-                .map(|keys| {
-                    let keys: Vec<Bound<'_, PyString>> = keys
-                        .iter()
-                        .filter_map(|key| key.bind(py).cast::<PyString>().ok().cloned())
-                        .collect();
-                    join_path(&keys)
+                .map(|&node| {
+                    if node == KeyTree::ROOT {
+                        String::new()
+                    } else {
+                        self.keys.path(py, node)
+                    }
                 })
                 .collect()
         })
@@ -63,7 +137,7 @@ impl Paths {
     fn len(&self, py: Python<'_>) -> usize {
         match self.joined.get(py) {
             Some(joined) => joined.len(),
-            None => self.keys.len(),
+            None => self.nodes.len(),
         }
     }
 }
@@ -641,8 +715,92 @@ impl Patch {
 
 /// The minimal patch from `old` to `new` (see `Patch`): objects compared key by key,
 /// arrays and scalars whole, with JSON semantics.
+///
+/// Two `dict`s of exact builtin types (the usual trees, from `json.loads` or a unit)
+/// are compared by `dict_walk` on borrowed references; anything else, or anything that
+/// walk does not handle (subclasses, errors), by [`Differ`].
 #[pyfunction]
 fn diff<'py>(py: Python<'py>, old: &Bound<'py, PyAny>, new: &Bound<'py, PyAny>) -> PyResult<Patch> {
+    if let (Ok(old_dict), Ok(new_dict)) = (old.cast_exact::<PyDict>(), new.cast_exact::<PyDict>())
+        && let Some(changes) = crate::dict_walk::diff(old_dict, new_dict)?
+    {
+        return patch_of_changes(py, changes);
+    }
+    _diff_reference(py, old, new)
+}
+
+/// The patch of what `dict_walk` found: the partial tree built along the changed paths
+/// (keys in the new tree's order, as `Differ` builds it: a `dict` is made for a node
+/// when the first change under it comes), with copies of the changed values.
+fn patch_of_changes(py: Python<'_>, changes: crate::dict_walk::Changes) -> PyResult<Patch> {
+    let crate::dict_walk::Changes {
+        keys,
+        changed,
+        removed,
+    } = changes;
+    let types = Types::new(py);
+    let root = PyDict::new(py);
+    // The `dict` made for each node of `keys`, once made.
+    let mut dicts: Vec<Option<Bound<'_, PyDict>>> = vec![None; keys.len()];
+    let mut missing = Vec::new();
+    let mut changed_nodes = Vec::with_capacity(changed.len());
+    for (node, value) in changed {
+        // The `dict` of the parent: made, with those of its parents not made yet.
+        let mut at = keys.parent(node);
+        while at != KeyTree::ROOT && dicts[at].is_none() {
+            missing.push(at);
+            at = keys.parent(at);
+        }
+        // (`at` is the root, or a node whose `dict` is made.)
+        let mut dict = match dicts.get(at) {
+            Some(Some(made)) => made.clone(),
+            _ => root.clone(),
+        };
+        while let Some(next) = missing.pop() {
+            let child = PyDict::new(py);
+            dict.set_item(keys.key(py, next), &child)?;
+            dicts[next] = Some(child.clone());
+            dict = child;
+        }
+        // The walk checked the value (exact builtin JSON types): it copies without error,
+        // so the keys to it are not needed for messages.
+        let copy = copy_value(py, &types, &mut Vec::new(), value.bind(py))?;
+        dict.set_item(keys.key(py, node), copy)?;
+        changed_nodes.push(node);
+    }
+    let keys = Arc::new(keys);
+    Ok(Patch {
+        tree: root.into_any().unbind(),
+        changed: Paths::from_nodes(Arc::clone(&keys), changed_nodes),
+        removed: Paths::from_nodes(keys, removed),
+    })
+}
+
+/// `diff` by the walk on borrowed references alone (`dict_walk`), `None` when it leaves
+/// the trees to the safe walk: for the tests (not API).
+#[pyfunction]
+fn _diff_walk<'py>(
+    py: Python<'py>,
+    old: &Bound<'py, PyAny>,
+    new: &Bound<'py, PyAny>,
+) -> PyResult<Option<Patch>> {
+    match (old.cast_exact::<PyDict>(), new.cast_exact::<PyDict>()) {
+        (Ok(old), Ok(new)) => match crate::dict_walk::diff(old, new)? {
+            Some(changes) => patch_of_changes(py, changes).map(Some),
+            None => Ok(None),
+        },
+        _ => Ok(None),
+    }
+}
+
+/// `diff` by the safe walk alone ([`Differ`]): the reference the walk on borrowed
+/// references is tested against (not API).
+#[pyfunction]
+fn _diff_reference<'py>(
+    py: Python<'py>,
+    old: &Bound<'py, PyAny>,
+    new: &Bound<'py, PyAny>,
+) -> PyResult<Patch> {
     let (tree, changed, removed) = Differ::new(py).diff(old, new)?;
     Ok(Patch {
         tree: tree.unbind(),
@@ -1062,6 +1220,8 @@ pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<Absent>()?;
     module.add("ABSENT", absent(py)?)?;
     module.add_function(wrap_pyfunction!(diff, module)?)?;
+    module.add_function(wrap_pyfunction!(_diff_reference, module)?)?;
+    module.add_function(wrap_pyfunction!(_diff_walk, module)?)?;
     module.add_function(wrap_pyfunction!(diff_json, module)?)?;
     module.add_function(wrap_pyfunction!(_diff_json_reference, module)?)?;
     module.add_function(wrap_pyfunction!(apply, module)?)?;

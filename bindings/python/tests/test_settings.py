@@ -5,7 +5,7 @@ import enum
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 from hypothesis import given, settings as hypothesis_settings, strategies as st
@@ -334,3 +334,194 @@ def test_diff_of_dicts_is_the_diff_of_their_json(old: dict[str, Any], new: dict[
 def test_edits_diff_like_their_json(pair: tuple[dict[str, Any], dict[str, Any]]) -> None:
     old, new = pair
     same_patch(settings.diff(old, new), settings.diff_json(json.dumps(old), json.dumps(new)))
+
+
+# --- The walk on borrowed references against the safe walk ------------------------------
+#
+# `settings.diff` walks trees of exact builtin types on borrowed references (`dict_walk`)
+# and leaves anything else to the safe walk, which is also the reference: both must give
+# the same patch, or the same error, on any input.
+
+# Test hooks of the extension (not API, not in its stubs).
+diff_reference: Callable[[Any, Any], settings.Patch] = getattr(_native, "_diff_reference")
+diff_walk: Callable[[Any, Any], "settings.Patch | None"] = getattr(_native, "_diff_walk")
+
+
+class Level(enum.IntEnum):
+    LOW = 1
+    HIGH = 3
+
+
+class Name(str):
+    pass
+
+
+class Ratio(float):
+    pass
+
+
+class Node(dict):  # type: ignore[type-arg]
+    pass
+
+
+class Items(list):  # type: ignore[type-arg]
+    pass
+
+
+def outcome(call: Callable[[Any, Any], "settings.Patch | None"], old: Any, new: Any) -> Any:
+    """What a diff gives: the patch (its tree with the types of its scalars and its key
+    order, its paths), or the error (message and paths)."""
+    try:
+        patch = call(old, new)
+    except SettingsError as error:
+        return ("error", str(error), error.paths)
+    if patch is None:
+        return None
+    return ("patch", strict(patch.tree), text(patch.tree), patch.changed, patch.removed)
+
+
+def same_as_reference(old: Any, new: Any) -> None:
+    expected = outcome(diff_reference, old, new)
+    assert outcome(settings.diff, old, new) == expected
+    walked = outcome(diff_walk, old, new)
+    assert walked is None or walked == expected, (walked, expected)
+
+
+# Leaves only the safe walk handles (subclasses), or that no walk accepts.
+odd_leaves = st.sampled_from(
+    [Level.HIGH, Level.LOW, Name("x"), Name(""), Ratio(1.5), Ratio(0.0), (1, 2.0), (), float("nan"),
+     math.inf, -math.inf, 2**64, 2**63, -(2**63) - 1, {1}, b"x", None, True]
+)
+odd_keys = st.one_of(st.text(max_size=2), st.sampled_from([Name("a"), Name("x"), 1]))
+some_values = st.recursive(
+    st.one_of(tricky, tricky, leaves, odd_leaves),
+    lambda children: st.one_of(
+        st.lists(children, max_size=3),
+        st.lists(children, max_size=3).map(tuple),
+        st.lists(children, max_size=3).map(Items),
+        st.dictionaries(st.text(max_size=2), children, max_size=4),
+        st.dictionaries(st.text(max_size=2), children, max_size=4),
+        st.dictionaries(odd_keys, children, max_size=3),
+        st.dictionaries(st.text(max_size=2), children, max_size=3).map(Node),
+    ),
+    max_leaves=14,
+)
+some_trees = st.dictionaries(st.text(max_size=2), some_values, max_size=5)
+
+
+@hypothesis_settings(max_examples=400, deadline=None)
+@given(some_trees, some_trees)
+def test_the_walk_is_the_safe_walk_on_any_trees(old: dict[str, Any], new: dict[str, Any]) -> None:
+    same_as_reference(old, new)
+    same_as_reference(new, old)
+
+
+@hypothesis_settings(max_examples=300, deadline=None)
+@given(tree_and_edit())
+def test_the_walk_is_the_safe_walk_on_edits(pair: tuple[dict[str, Any], dict[str, Any]]) -> None:
+    old, new = pair
+    same_as_reference(old, new)  # Shared objects (edits of a tree)...
+    parsed_old, parsed_new = json.loads(json.dumps(old)), json.loads(json.dumps(new))
+    same_as_reference(parsed_old, parsed_new)  # ...and trees parsed separately.
+    # Plain trees are the walk's own (no fallback), unless a changed integer does not fit
+    # `i64` (the safe walk copies those).
+    if not any(isinstance(n, int) and not -(2**63) <= n < 2**63 for n in numbers(new)):
+        assert diff_walk(parsed_old, parsed_new) is not None
+
+
+def numbers(tree: Any) -> list[Any]:
+    if isinstance(tree, dict):
+        return [n for child in tree.values() for n in numbers(child)]
+    if isinstance(tree, (list, tuple)):
+        return [n for child in tree for n in numbers(child)]
+    return [tree] if isinstance(tree, (int, float)) and not isinstance(tree, bool) else []
+
+
+# Objects of a few schemas (the same keys, in the same order or not, more or fewer of
+# them), parsed from JSON: the walk pairs keys by schema, compared once.
+schema_objects = st.lists(
+    st.dictionaries(st.sampled_from("abcd"), st.one_of(tricky, st.sampled_from("xy")), max_size=4),
+    min_size=1,
+    max_size=8,
+)
+
+
+@hypothesis_settings(max_examples=300, deadline=None)
+@given(schema_objects, schema_objects)
+def test_the_walk_pairs_keys_of_repeated_schemas(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> None:
+    def tree(objects: list[dict[str, Any]]) -> Any:
+        return json.loads(json.dumps({"n": {str(i): o for i, o in enumerate(objects)}, "list": objects}))
+
+    same_as_reference(tree(old), tree(new))
+    same_as_reference(tree(old), tree(old[::-1]))
+    same_as_reference(tree(old + new), tree(new + old))
+
+
+def test_the_unit_tree_is_walked_on_borrowed_references() -> None:
+    old_text, new_text = unit_trees(0.01)
+    old, new = json.loads(old_text), json.loads(new_text)
+    walked = diff_walk(old, new)
+    assert walked is not None
+    assert outcome(diff_walk, old, new) == outcome(diff_reference, old, new)
+    assert diff_walk(old, change_leaves(old, 0.01)) is not None
+    # A subclass anywhere: the safe walk, the same patch.
+    odd = json.loads(new_text)
+    odd["output"]["comA"]["messages"] = Node(odd["output"]["comA"]["messages"])
+    odd["clock"]["leapSec"] = Level.HIGH
+    assert diff_walk(old, odd) is None
+    same_as_reference(old, odd)
+
+
+def test_the_walk_leaves_odd_keys_unread() -> None:
+    """A key that is not an exact `str` is never compared by the walk (its `__eq__` could
+    change the trees under it): the safe walk takes over."""
+
+    class Colliding:
+        calls = 0
+
+        def __hash__(self) -> int:
+            return hash("k")
+
+        def __eq__(self, other: object) -> bool:
+            Colliding.calls += 1
+            return False
+
+    cases: list[tuple[dict[Any, Any], dict[Any, Any]]] = [
+        ({"z": 2, Colliding(): 1, "k": 1}, {"k": 1, "z": 2}),  # Out of step, then a lookup.
+        ({"k": 1, Colliding(): 1}, {"k": 1}),  # A removed key.
+        ({"k": 1}, {"k": 1, Colliding(): 1}),
+        ({"a": [{"z": 2, Colliding(): 1}]}, {"a": [{"k": 1, "z": 2}]}),  # Inside an array.
+    ]
+    Colliding.calls = 0  # Building the dicts compared them.
+    for old, new in cases:
+        assert diff_walk(old, new) is None
+        assert diff_walk(new, old) is None
+    assert Colliding.calls == 0
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ({"a": float("nan")}, {"a": float("nan")}),  # Two NaNs: refused.
+        ({"a": [math.inf]}, {"a": [math.inf]}),
+        ({"a": math.inf}, {"a": "x"}),  # Different kinds: not compared, no error.
+        ({"a": 1, "b": {1, 2}}, {"a": 1, "b": {1, 2}}),
+        ({"a": {"x": math.nan}}, {"a": {"x": 1.0}, "b": {2}}),  # The first error.
+        ({"a": 1}, {"a": 2**64}),  # Added or changed: copied, refused.
+        ({"a": 1}, {"a": 2**64 - 1}),  # Fits `u64`.
+        ({"a": 2**70}, {"a": 2**70}),  # Equal: not copied, no error.
+        ({"a": [1, 2]}, {"a": (1, 2)}),  # Arrays either way.
+        ({"a": [{"x": True}]}, {"a": [{"x": 1}]}),
+        ({"a": {"b": 1, "c": 2}}, {"a": {"c": 2, "b": 1}}),
+        ({"a": {"b": 1, "c": 2, "d": 3}}, {"a": {"c": 2}}),
+        ({"b": 1, "a": {"x": 1, "y": 2}}, {"a": {"x": 1, "z": 3}}),  # Removals in walk order.
+        ({"a": 0.0}, {"a": -0.0}),
+        ({"a": Name("x")}, {"a": "x"}),
+        ({"a": {1: "x"}}, {"a": {1: "x"}}),
+    ],
+)
+def test_the_walk_is_the_safe_walk_at_the_edges(old: Any, new: Any) -> None:
+    same_as_reference(old, new)
+    same_as_reference(new, old)
+    nan = float("nan")
+    same_as_reference({"a": nan, "b": [nan]}, {"a": nan, "b": [nan]})  # The same objects.

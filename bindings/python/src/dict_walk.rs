@@ -1,0 +1,849 @@
+//! The walk of `settings.diff` over two trees of exact builtin types (`dict`, `list`,
+//! `tuple`, `str`, `int`, `float`, `bool`, `None`), on borrowed references.
+//!
+//! On the stable ABI every reference-count change is a function call (`Py_IncRef`,
+//! `Py_DecRef`), and the safe iteration of a `dict` costs several per entry: most of the
+//! time of a diff in which little changed. This walk only reads: it takes the keys and
+//! values of the `dict`s as borrowed references (`PyDict_Next`, `PyDict_GetItemWithError`,
+//! `PyList_GetItem`), compares them with identity first, then with type-strict C-level
+//! comparisons, and keeps an owned reference only to what it reports (the keys and
+//! values of the changed and removed nodes). The caller builds the partial tree from
+//! that afterwards (`settings::diff`), with owned references.
+//!
+//! Anything else (a subclass, a non-`str` key, a non-finite float, an integer that does
+//! not fit 64 bits in a changed node, a value JSON cannot hold) stops the walk with
+//! [`Stop::Fallback`]: the caller then runs the safe walk (`settings::Differ`) from the
+//! start, which gives the result or the error of the reference semantics. Since this
+//! walk changes nothing, nothing of it is visible then. It follows the safe walk step by
+//! step (which nodes it compares, in which order, where it stops comparing), so that
+//! when it finishes, its result is the safe walk's (the tests check it on random trees
+//! against `_native._diff_reference`, the safe walk alone).
+//!
+//! Two `dict`s are walked side by side while their keys come in the same order (two
+//! reads of one schema: no hash lookup), then by lookups. Keys in step are compared
+//! once per schema, not once per `dict` ([`Schemas`]): comparing them is most of the
+//! cost of a walk otherwise.
+//!
+//! # Safety invariant
+//!
+//! A borrowed reference is valid while its container is alive and not modified. Here:
+//!
+//! - the GIL is held for the whole walk (a `Python<'py>` token; the stable ABI has no
+//!   free-threaded build), and the walk never releases it;
+//! - the two roots are owned by the caller (`&Bound`) for the whole walk; every other
+//!   object is reached through borrowed references from them;
+//! - no Python code runs and no object is freed during the walk, so no container can
+//!   be modified nor freed: the walk calls only `PyDict_Next`, `PyDict_Size`,
+//!   `PyDict_GetItemWithError`, `PyDict_Contains`, `PyList_Size`, `PyList_GetItem`,
+//!   `PyTuple_Size`, `PyTuple_GetItem`, `PyUnicode_Compare`, `PyObject_RichCompareBool`,
+//!   `PyFloat_AsDouble`, `PyLong_AsLongLongAndOverflow`, `PyErr_Occurred` and
+//!   `Py_IncRef`, each on objects whose exact type was checked first (`Py_TYPE` pointer
+//!   equality) to be a builtin one:
+//!   - they call no Python code: no `__eq__` or `__hash__` of a user type (a `dict` is
+//!     looked into only with an exact `str` key, and only after every key of that
+//!     `dict` not yet paired was checked to be an exact `str`, so every comparison of
+//!     keys is `str`'s own; values are compared only when both are of the same exact
+//!     builtin type);
+//!   - they allocate no Python object, so the cyclic garbage collector (which could run
+//!     finalizers and weak-reference callbacks, and through them any Python code or
+//!     other threads) cannot start;
+//!   - reference counts only go up (`Py_IncRef`, for what the result keeps): nothing is
+//!     released before the walk is over;
+//! - a failed call (none is expected on these types) stops the walk at once: the error
+//!   stays set and is fetched after the walk, when no borrowed reference is in use;
+//! - addresses of objects are kept during the walk only ([`Schemas`]): none is freed
+//!   meanwhile, so none is reused for another object.
+
+#![allow(unsafe_code)]
+
+use std::os::raw::c_int;
+
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::convert::Types;
+use crate::settings::KeyTree;
+
+/// What the walk found, in owned references: the keys to the changed and removed nodes,
+/// each changed node (in the new tree's document order) with its value in the new tree,
+/// and each removed node (in the order of the safe walk).
+pub(crate) struct Changes {
+    pub(crate) keys: KeyTree,
+    pub(crate) changed: Vec<(usize, Py<PyAny>)>,
+    pub(crate) removed: Vec<usize>,
+}
+
+/// Why the walk stopped before its end.
+enum Stop {
+    /// Something only the safe walk handles: run it instead.
+    Fallback,
+    /// A C call failed; its error is set (fetched once the walk is over).
+    Raised,
+}
+
+type Step<T> = Result<T, Stop>;
+
+/// The changes from `old` to `new`, or `None` when the trees hold anything but exact
+/// builtin JSON types (then the safe walk must run).
+pub(crate) fn diff<'py>(
+    old: &Bound<'py, PyDict>,
+    new: &Bound<'py, PyDict>,
+) -> PyResult<Option<Changes>> {
+    let py = old.py();
+    let mut walk = Walk::new(py);
+    if old.get_type_ptr() != walk.types.dict || new.get_type_ptr() != walk.types.dict {
+        return Ok(None);
+    }
+    let done = if old.is(new) {
+        Ok(())
+    } else {
+        // SAFETY: both roots are exact `dict`s, owned by the caller for the whole walk,
+        // with the GIL held (`py`); see the invariant in the module documentation.
+        unsafe { walk.objects(old.as_ptr(), new.as_ptr()) }
+    };
+    match done {
+        Ok(()) => Ok(Some(Changes {
+            keys: walk.nodes,
+            changed: walk.changed,
+            removed: walk.removed,
+        })),
+        Err(Stop::Fallback) => Ok(None),
+        // The walk is over: no borrowed reference is in use any more.
+        Err(Stop::Raised) => Err(PyErr::fetch(py)),
+    }
+}
+
+/// What an object of an exact builtin type is, as JSON.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Exact {
+    Null,
+    Bool,
+    Int,
+    Float,
+    Str,
+    Array,
+    Object,
+}
+
+/// An object's address, kept without a reference (see [`Schemas`]).
+type Address = usize;
+
+/// Key sequences found to be the same keys: pairs of `dict`s whose keys were compared
+/// one by one in step (exact `str`s of the same text at the same positions), kept as the
+/// addresses of their key objects, so that a later pair of `dict`s with the very same
+/// key objects in the same order is paired by comparing addresses only. The keys of a
+/// `json.loads` tree are one object per name, and `dict`s of one schema come back: in
+/// the unit's tree, 899 of the 1,192 keys are in a `dict` whose keys came before. Valid
+/// for one walk only (no object is freed during it, so no address is reused; a `str`'s
+/// type and text never change).
+struct Schemas {
+    /// The pairs of key addresses of each schema, one schema after the other.
+    keys: Vec<(Address, Address)>,
+    /// Direct-mapped by the first pair of a schema: that pair, where the schema starts
+    /// in `keys`, and its length (0: none).
+    slots: Box<[(Address, Address, usize, usize); Self::SLOTS]>,
+}
+
+impl Schemas {
+    const SLOTS: usize = 64;
+
+    fn new() -> Self {
+        Self {
+            keys: Vec::with_capacity(512),
+            slots: Box::new([(0, 0, 0, 0); Self::SLOTS]),
+        }
+    }
+
+    #[inline]
+    fn slot(first: Address, second: Address) -> usize {
+        // Fibonacci hashing of both addresses (their low bits are alignment).
+        let mixed =
+            (first as u64 ^ (second as u64).rotate_left(29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        (mixed >> 58) as usize % Self::SLOTS
+    }
+
+    /// The schema (start, length) starting with the pair of keys `first`, `second`.
+    #[inline]
+    fn find(&self, first: Address, second: Address) -> Option<(usize, usize)> {
+        let (a, b, start, len) = self.slots[Self::slot(first, second)];
+        (a == first && b == second && len > 0).then_some((start, len))
+    }
+
+    /// Adds a schema (at least one pair), replacing the one of its slot.
+    fn insert(&mut self, pairs: &[(Address, Address)]) {
+        let Some(&(first, second)) = pairs.first() else {
+            return;
+        };
+        let start = self.keys.len();
+        self.keys.extend_from_slice(pairs);
+        self.slots[Self::slot(first, second)] = (first, second, start, pairs.len());
+    }
+}
+
+struct Walk<'py> {
+    py: Python<'py>,
+    types: Types,
+    none: *mut ffi::PyObject,
+    /// Keys from the root to the `dict`s being compared (borrowed).
+    keys: Vec<*mut ffi::PyObject>,
+    /// The node of each key of `keys` in `nodes`, once made ([`KeyTree::ROOT`] until then).
+    key_nodes: Vec<usize>,
+    /// The keys to the changed and removed nodes (owned).
+    nodes: KeyTree,
+    changed: Vec<(usize, Py<PyAny>)>,
+    removed: Vec<usize>,
+    schemas: Schemas,
+    /// The key pairs compared in step in the `dict`s being walked, for [`Schemas`]: one
+    /// stack for the whole walk, each pair of `dict`s above its parents'.
+    pending: Vec<(Address, Address)>,
+}
+
+/// Whether a call returning `value` failed (`value` is its error value and an error is
+/// set).
+///
+/// # Safety
+///
+/// The GIL is held.
+#[inline]
+unsafe fn raised<T: PartialEq>(value: T, error_value: T) -> bool {
+    // SAFETY: the GIL is held (the caller's contract).
+    value == error_value && !unsafe { ffi::PyErr_Occurred() }.is_null()
+}
+
+/// Two `dict`s walked side by side: the entries of the first, each with the value of the
+/// same key in the second. While their keys come in the same order, the entries are
+/// paired by position; from the first key out of order, by lookups into the second.
+struct Stepper {
+    first: *mut ffi::PyObject,
+    second: *mut ffi::PyObject,
+    first_position: ffi::Py_ssize_t,
+    second_position: ffi::Py_ssize_t,
+    /// The position of the next entry of the first `dict`.
+    index: usize,
+    in_step: bool,
+    /// The schema the keys in step follow so far (start, length in `Schemas::keys`).
+    schema: Option<(usize, usize)>,
+    /// Where the key pairs of these `dict`s start in `Walk::pending`.
+    pending: usize,
+}
+
+impl Stepper {
+    fn new(first: *mut ffi::PyObject, second: *mut ffi::PyObject, pending: usize) -> Self {
+        Self {
+            first,
+            second,
+            first_position: 0,
+            second_position: 0,
+            index: 0,
+            in_step: true,
+            schema: None,
+            pending,
+        }
+    }
+}
+
+impl<'py> Walk<'py> {
+    fn new(py: Python<'py>) -> Self {
+        Self {
+            py,
+            types: Types::new(py),
+            none: py.None().as_ptr(),
+            keys: Vec::with_capacity(16),
+            key_nodes: Vec::with_capacity(16),
+            nodes: KeyTree::with_capacity(32),
+            changed: Vec::with_capacity(16),
+            removed: Vec::new(),
+            schemas: Schemas::new(),
+            pending: Vec::with_capacity(128),
+        }
+    }
+
+    /// The kind of an object of an exact builtin JSON type; anything else falls back.
+    ///
+    /// # Safety
+    ///
+    /// `object` is a live object, with the GIL held.
+    #[inline]
+    unsafe fn exact(&self, object: *mut ffi::PyObject) -> Step<Exact> {
+        // SAFETY: the caller's contract.
+        let t = unsafe { ffi::Py_TYPE(object) };
+        let types = &self.types;
+        Ok(if t == types.str {
+            Exact::Str
+        } else if t == types.dict {
+            Exact::Object
+        } else if t == types.int {
+            Exact::Int
+        } else if t == types.float {
+            Exact::Float
+        } else if t == types.bool {
+            Exact::Bool
+        } else if t == types.list || t == types.tuple {
+            Exact::Array
+        } else if object == self.none {
+            Exact::Null
+        } else {
+            return Err(Stop::Fallback);
+        })
+    }
+
+    // --- Pairs of `dict`s ------------------------------------------------------------
+
+    /// The next entry of the first `dict` of `stepper` (key, value) with the value of its
+    /// key in the second (null if none). Falls back when a key is not an exact `str`:
+    /// every key of the first, and every key of the second before any lookup into it.
+    ///
+    /// # Safety
+    ///
+    /// The `dict`s of `stepper` are live exact `dict`s, with the GIL held.
+    #[inline(always)]
+    #[allow(clippy::type_complexity)]
+    unsafe fn next_pair(
+        &mut self,
+        stepper: &mut Stepper,
+    ) -> Step<Option<(*mut ffi::PyObject, *mut ffi::PyObject, *mut ffi::PyObject)>> {
+        let mut key = std::ptr::null_mut();
+        let mut value = std::ptr::null_mut();
+        // SAFETY (every block of this function): the caller's contract; the out pointers
+        // are valid locals.
+        if unsafe {
+            ffi::PyDict_Next(
+                stepper.first,
+                &mut stepper.first_position,
+                &mut key,
+                &mut value,
+            )
+        } == 0
+        {
+            return Ok(None);
+        }
+        let index = stepper.index;
+        stepper.index += 1;
+        if stepper.in_step {
+            let mut other_key = std::ptr::null_mut();
+            let mut other_value = std::ptr::null_mut();
+            if unsafe {
+                ffi::PyDict_Next(
+                    stepper.second,
+                    &mut stepper.second_position,
+                    &mut other_key,
+                    &mut other_value,
+                )
+            } != 0
+                && unsafe { self.same_key_in_step(stepper, index, key, other_key) }?
+            {
+                return Ok(Some((key, value, other_value)));
+            }
+            stepper.in_step = false;
+            // SAFETY: the caller's contract.
+            unsafe { self.out_of_step(stepper, other_key) }?;
+        }
+        // SAFETY: the caller's contract; `key` is checked to be an exact `str`, and every
+        // key of the second `dict` is one (`out_of_step`): the lookup compares `str`s only.
+        unsafe {
+            if ffi::Py_TYPE(key) != self.types.str {
+                return Err(Stop::Fallback);
+            }
+            let other = ffi::PyDict_GetItemWithError(stepper.second, key);
+            if other.is_null() && !ffi::PyErr_Occurred().is_null() {
+                return Err(Stop::Raised);
+            }
+            Ok(Some((key, value, other)))
+        }
+    }
+
+    /// Whether `key` (of the first `dict`) and `other_key` (of the second), both at
+    /// position `index`, are the same key: the next pair of the schema the keys follow
+    /// so far, or exact `str`s of the same text (a key of another type falls back).
+    ///
+    /// # Safety
+    ///
+    /// Both keys are live, with the GIL held.
+    #[inline(always)]
+    unsafe fn same_key_in_step(
+        &mut self,
+        stepper: &mut Stepper,
+        index: usize,
+        key: *mut ffi::PyObject,
+        other_key: *mut ffi::PyObject,
+    ) -> Step<bool> {
+        let pair = (key as Address, other_key as Address);
+        match stepper.schema {
+            Some((start, len)) => {
+                if index < len && self.schemas.keys[start + index] == pair {
+                    return Ok(true);
+                }
+                // Off the schema: its pairs so far are the pairs of these `dict`s.
+                self.pending
+                    .extend_from_slice(&self.schemas.keys[start..start + index]);
+                stepper.schema = None;
+            }
+            None if index == 0 => {
+                if let Some(schema) = self.schemas.find(pair.0, pair.1) {
+                    stepper.schema = Some(schema);
+                    return Ok(true);
+                }
+            }
+            None => {}
+        }
+        // SAFETY: the caller's contract.
+        let same = unsafe { self.same_key(key, other_key) }?;
+        if same {
+            self.pending.push(pair);
+        }
+        Ok(same)
+    }
+
+    /// Whether two keys are the same: exact `str`s of the same text (a key of another
+    /// type falls back).
+    ///
+    /// # Safety
+    ///
+    /// Both are live, with the GIL held.
+    #[inline(never)]
+    unsafe fn same_key(&self, a: *mut ffi::PyObject, b: *mut ffi::PyObject) -> Step<bool> {
+        let str_type = self.types.str;
+        // SAFETY: the caller's contract; `PyUnicode_Compare` only on exact `str`s.
+        unsafe {
+            if ffi::Py_TYPE(a) != str_type || ffi::Py_TYPE(b) != str_type {
+                return Err(Stop::Fallback);
+            }
+            if a == b {
+                return Ok(true);
+            }
+            self.strings_equal(a, b)
+        }
+    }
+
+    /// The walks of two `dict`s are out of step (or the second is over): checks that the
+    /// second's keys not paired are exact `str`s (`unpaired`, the one read last, then the
+    /// remaining ones), so that a lookup into it compares `str`s only (a key of another
+    /// type could have an `__eq__` in Python).
+    ///
+    /// # Safety
+    ///
+    /// The `dict`s of `stepper` are live exact `dict`s, `unpaired` null or live, with
+    /// the GIL held.
+    #[cold]
+    #[inline(never)]
+    unsafe fn out_of_step(
+        &mut self,
+        stepper: &mut Stepper,
+        unpaired: *mut ffi::PyObject,
+    ) -> Step<()> {
+        stepper.schema = None;
+        let str_type = self.types.str;
+        // SAFETY: the caller's contract.
+        if !unpaired.is_null() && unsafe { ffi::Py_TYPE(unpaired) } != str_type {
+            return Err(Stop::Fallback);
+        }
+        let mut key = std::ptr::null_mut();
+        let mut value = std::ptr::null_mut();
+        // SAFETY: the caller's contract; the out pointers are valid locals.
+        while unsafe {
+            ffi::PyDict_Next(
+                stepper.second,
+                &mut stepper.second_position,
+                &mut key,
+                &mut value,
+            )
+        } != 0
+        {
+            // SAFETY: as above.
+            if unsafe { ffi::Py_TYPE(key) } != str_type {
+                return Err(Stop::Fallback);
+            }
+        }
+        Ok(())
+    }
+
+    /// The end of the walk of two `dict`s (`paired`: every entry of both was paired in
+    /// step): their keys become a schema if they were compared.
+    #[inline]
+    fn end_pairs(&mut self, stepper: &Stepper, paired: bool) {
+        if paired && stepper.schema.is_none() && self.pending.len() > stepper.pending + 1 {
+            let (schemas, pending) = (&mut self.schemas, &self.pending);
+            schemas.insert(&pending[stepper.pending..]);
+        }
+        self.pending.truncate(stepper.pending);
+    }
+
+    // --- Values ------------------------------------------------------------------------
+
+    /// Whether two exact `str`s hold the same text.
+    ///
+    /// # Safety
+    ///
+    /// Both are live exact `str`s, with the GIL held.
+    #[inline]
+    unsafe fn strings_equal(&self, a: *mut ffi::PyObject, b: *mut ffi::PyObject) -> Step<bool> {
+        // SAFETY: the caller's contract (`str`'s own comparison, no allocation).
+        let order = unsafe { ffi::PyUnicode_Compare(a, b) };
+        if unsafe { raised(order, -1) } {
+            return Err(Stop::Raised);
+        }
+        Ok(order == 0)
+    }
+
+    /// `==` of two objects of one exact builtin type (`int` here).
+    ///
+    /// # Safety
+    ///
+    /// Both are live objects of the same exact builtin type, with the GIL held.
+    #[inline]
+    unsafe fn rich_equal(&self, a: *mut ffi::PyObject, b: *mut ffi::PyObject) -> Step<bool> {
+        // SAFETY: the caller's contract (the type's own comparison, no allocation).
+        match unsafe { ffi::PyObject_RichCompareBool(a, b, ffi::Py_EQ) } {
+            1 => Ok(true),
+            0 => Ok(false),
+            _ => Err(Stop::Raised),
+        }
+    }
+
+    /// Two exact `float`s: equal values; a non-finite one falls back (the safe walk
+    /// refuses it, naming the node).
+    ///
+    /// # Safety
+    ///
+    /// Both are live exact `float`s, with the GIL held.
+    #[inline]
+    unsafe fn floats_equal(&self, a: *mut ffi::PyObject, b: *mut ffi::PyObject) -> Step<bool> {
+        // SAFETY: the caller's contract.
+        let (x, y) = unsafe { (ffi::PyFloat_AsDouble(a), ffi::PyFloat_AsDouble(b)) };
+        if !x.is_finite() || !y.is_finite() {
+            return Err(Stop::Fallback);
+        }
+        // `-1.0` is also the error value (never returned for an exact `float`).
+        if (x == -1.0 || y == -1.0) && !unsafe { ffi::PyErr_Occurred() }.is_null() {
+            return Err(Stop::Raised);
+        }
+        Ok(x == y)
+    }
+
+    /// The node of `key` under the `dict` being compared, made with those of the keys to
+    /// it not made yet (owned references).
+    ///
+    /// # Safety
+    ///
+    /// The keys of the stack and `key` are live, with the GIL held.
+    unsafe fn node(&mut self, key: *mut ffi::PyObject) -> usize {
+        let mut parent = KeyTree::ROOT;
+        for depth in 0..self.keys.len() {
+            if self.key_nodes[depth] == KeyTree::ROOT {
+                // SAFETY: the caller's contract; `Py_IncRef` runs no code.
+                let owned = unsafe { Bound::from_borrowed_ptr(self.py, self.keys[depth]) };
+                self.key_nodes[depth] = self.nodes.push(parent, owned.unbind());
+            }
+            parent = self.key_nodes[depth];
+        }
+        // SAFETY: as above.
+        let owned = unsafe { Bound::from_borrowed_ptr(self.py, key) };
+        self.nodes.push(parent, owned.unbind())
+    }
+
+    /// The changes from `old` to `new` (two exact `dict`s, not the same object), as
+    /// `Differ::objects`: each key of `new` looked up in `old`, then the keys of `old`
+    /// that `new` lacks when some are.
+    ///
+    /// # Safety
+    ///
+    /// Both are live exact `dict`s reached from the roots, with the GIL held.
+    unsafe fn objects(&mut self, old: *mut ffi::PyObject, new: *mut ffi::PyObject) -> Step<()> {
+        // SAFETY (every block of this function): the caller's contract; values are live
+        // while their `dict`s are (nothing changes them during the walk).
+        let mut stepper = Stepper::new(new, old, self.pending.len());
+        let mut found = 0;
+        while let Some((key, new_value, old_value)) = unsafe { self.next_pair(&mut stepper) }? {
+            if old_value.is_null() {
+                unsafe { self.change(key, new_value) }?;
+            } else {
+                found += 1;
+                unsafe { self.value(key, old_value, new_value) }?;
+            }
+        }
+        let old_len = unsafe { ffi::PyDict_Size(old) };
+        self.end_pairs(&stepper, stepper.in_step && found == old_len);
+        if found < old_len {
+            let mut position = 0;
+            let mut key = std::ptr::null_mut();
+            let mut value = std::ptr::null_mut();
+            while unsafe { ffi::PyDict_Next(old, &mut position, &mut key, &mut value) } != 0 {
+                // The key is checked before `new` is searched for it: `new`'s keys are
+                // all exact `str`s (every one was checked above).
+                if unsafe { ffi::Py_TYPE(key) } != self.types.str {
+                    return Err(Stop::Fallback);
+                }
+                match unsafe { ffi::PyDict_Contains(new, key) } {
+                    1 => {}
+                    0 => {
+                        let node = unsafe { self.node(key) };
+                        self.removed.push(node);
+                    }
+                    _ => return Err(Stop::Raised),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// One node present in both trees, under `key` (as `Differ::value`).
+    ///
+    /// # Safety
+    ///
+    /// `key` is a live exact `str`, `old` and `new` live objects, all reached from the
+    /// roots, with the GIL held.
+    #[inline(always)]
+    unsafe fn value(
+        &mut self,
+        key: *mut ffi::PyObject,
+        old: *mut ffi::PyObject,
+        new: *mut ffi::PyObject,
+    ) -> Step<()> {
+        if old == new {
+            return Ok(());
+        }
+        // SAFETY (every block of this function): the caller's contract; each comparison
+        // is called only on objects of the exact types it is for.
+        let (old_type, new_type) = unsafe { (ffi::Py_TYPE(old), ffi::Py_TYPE(new)) };
+        let types = &self.types;
+        let equal = if old_type == new_type {
+            if new_type == types.str {
+                unsafe { self.strings_equal(old, new) }?
+            } else if new_type == types.dict {
+                return unsafe { self.child_objects(key, old, new) };
+            } else if new_type == types.int {
+                unsafe { self.rich_equal(old, new) }?
+            } else if new_type == types.bool {
+                false // Not the same singleton.
+            } else if new_type == types.float {
+                unsafe { self.floats_equal(old, new) }?
+            } else if new_type == types.list || new_type == types.tuple {
+                unsafe { self.arrays_equal(old, new) }?
+            } else {
+                // `None` is one object (equal above); anything else is not JSON here.
+                return Err(Stop::Fallback);
+            }
+        } else {
+            let (old_kind, new_kind) = unsafe { (self.exact(old)?, self.exact(new)?) };
+            // Exact types differ: the same kind only for a `list` and a `tuple`.
+            if old_kind == Exact::Array && new_kind == Exact::Array {
+                unsafe { self.arrays_equal(old, new) }?
+            } else {
+                false
+            }
+        };
+        if !equal {
+            // SAFETY: the caller's contract.
+            unsafe { self.change(key, new) }?;
+        }
+        Ok(())
+    }
+
+    /// [`Walk::objects`] of two `dict`s under `key`.
+    ///
+    /// # Safety
+    ///
+    /// As [`Walk::value`], `old` and `new` exact `dict`s.
+    unsafe fn child_objects(
+        &mut self,
+        key: *mut ffi::PyObject,
+        old: *mut ffi::PyObject,
+        new: *mut ffi::PyObject,
+    ) -> Step<()> {
+        self.keys.push(key);
+        self.key_nodes.push(KeyTree::ROOT);
+        // SAFETY: the caller's contract.
+        let done = unsafe { self.objects(old, new) };
+        self.keys.pop();
+        self.key_nodes.pop();
+        done
+    }
+
+    /// Records a changed (or added) node under `key`: its value is checked to be JSON of
+    /// exact builtin types (else the safe walk copies or refuses it).
+    ///
+    /// # Safety
+    ///
+    /// As [`Walk::value`].
+    #[cold]
+    #[inline(never)]
+    unsafe fn change(&mut self, key: *mut ffi::PyObject, new: *mut ffi::PyObject) -> Step<()> {
+        // SAFETY: the caller's contract; `Py_IncRef` runs no code.
+        unsafe {
+            self.check(new)?;
+            let node = self.node(key);
+            let value = Bound::from_borrowed_ptr(self.py, new).unbind();
+            self.changed.push((node, value));
+        }
+        Ok(())
+    }
+
+    /// Checks that `value` copies without error nor conversion (`copy_value`): exact
+    /// builtin types, `str` keys, finite floats, integers of 64 bits (signed; the rare
+    /// unsigned ones above `i64::MAX` fall back).
+    ///
+    /// # Safety
+    ///
+    /// `value` is live and reached from a root, with the GIL held.
+    unsafe fn check(&self, value: *mut ffi::PyObject) -> Step<()> {
+        // SAFETY (every block of this function): the caller's contract; each call is
+        // made on an object of the exact type it is for.
+        match unsafe { self.exact(value) }? {
+            Exact::Null | Exact::Bool | Exact::Str => {}
+            Exact::Int => {
+                let mut overflow: c_int = 0;
+                let number = unsafe { ffi::PyLong_AsLongLongAndOverflow(value, &mut overflow) };
+                if overflow != 0 {
+                    return Err(Stop::Fallback);
+                }
+                if unsafe { raised(number, -1) } {
+                    return Err(Stop::Raised);
+                }
+            }
+            Exact::Float => {
+                let number = unsafe { ffi::PyFloat_AsDouble(value) };
+                if !number.is_finite() {
+                    return Err(Stop::Fallback);
+                }
+                if unsafe { raised(number, -1.0) } {
+                    return Err(Stop::Raised);
+                }
+            }
+            Exact::Array => {
+                let len = unsafe { self.array_len(value) }?;
+                for index in 0..len {
+                    unsafe { self.check(self.array_item(value, index)?) }?;
+                }
+            }
+            Exact::Object => {
+                let mut position = 0;
+                let mut key = std::ptr::null_mut();
+                let mut child = std::ptr::null_mut();
+                while unsafe { ffi::PyDict_Next(value, &mut position, &mut key, &mut child) } != 0 {
+                    if unsafe { ffi::Py_TYPE(key) } != self.types.str {
+                        return Err(Stop::Fallback);
+                    }
+                    unsafe { self.check(child) }?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The length of an exact `list` or `tuple`.
+    ///
+    /// # Safety
+    ///
+    /// `array` is a live exact `list` or `tuple`, with the GIL held.
+    #[inline]
+    unsafe fn array_len(&self, array: *mut ffi::PyObject) -> Step<ffi::Py_ssize_t> {
+        // SAFETY: the caller's contract.
+        let len = unsafe {
+            if ffi::Py_TYPE(array) == self.types.list {
+                ffi::PyList_Size(array)
+            } else {
+                ffi::PyTuple_Size(array)
+            }
+        };
+        if len < 0 {
+            return Err(Stop::Raised);
+        }
+        Ok(len)
+    }
+
+    /// Item `index` (in range) of an exact `list` or `tuple` (borrowed).
+    ///
+    /// # Safety
+    ///
+    /// `array` is a live exact `list` or `tuple`, with the GIL held.
+    #[inline]
+    unsafe fn array_item(
+        &self,
+        array: *mut ffi::PyObject,
+        index: ffi::Py_ssize_t,
+    ) -> Step<*mut ffi::PyObject> {
+        // SAFETY: the caller's contract.
+        let item = unsafe {
+            if ffi::Py_TYPE(array) == self.types.list {
+                ffi::PyList_GetItem(array, index)
+            } else {
+                ffi::PyTuple_GetItem(array, index)
+            }
+        };
+        if item.is_null() {
+            return Err(Stop::Raised);
+        }
+        Ok(item)
+    }
+
+    /// Deep equality with JSON semantics (as `Differ::equal`): kinds first, then values;
+    /// objects whatever their key order, arrays item by item.
+    ///
+    /// # Safety
+    ///
+    /// Both are live objects reached from the roots, with the GIL held.
+    unsafe fn equal(&mut self, a: *mut ffi::PyObject, b: *mut ffi::PyObject) -> Step<bool> {
+        if a == b {
+            return Ok(true);
+        }
+        // SAFETY (every block of this function): the caller's contract; each comparison
+        // is called only on objects of the exact types it is for.
+        let kind = unsafe { self.exact(a) }?;
+        if kind != unsafe { self.exact(b) }? {
+            return Ok(false);
+        }
+        match kind {
+            Exact::Null => Ok(true),
+            Exact::Bool => Ok(false), // Not the same singleton.
+            Exact::Str => unsafe { self.strings_equal(a, b) },
+            Exact::Int => unsafe { self.rich_equal(a, b) },
+            Exact::Float => unsafe { self.floats_equal(a, b) },
+            Exact::Array => unsafe { self.arrays_equal(a, b) },
+            Exact::Object => unsafe { self.objects_equal(a, b) },
+        }
+    }
+
+    /// Two exact `list`s or `tuple`s, item by item (as `Differ::arrays_equal`).
+    ///
+    /// # Safety
+    ///
+    /// Both are live exact `list`s or `tuple`s reached from the roots, with the GIL held.
+    unsafe fn arrays_equal(&mut self, a: *mut ffi::PyObject, b: *mut ffi::PyObject) -> Step<bool> {
+        // SAFETY (every block of this function): the caller's contract; the indexes are
+        // in range of both (nothing changes their lengths during the walk).
+        let len = unsafe { self.array_len(a) }?;
+        if len != unsafe { self.array_len(b) }? {
+            return Ok(false);
+        }
+        for index in 0..len {
+            let (x, y) = unsafe { (self.array_item(a, index)?, self.array_item(b, index)?) };
+            if !unsafe { self.equal(x, y) }? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Two exact `dict`s, whatever their key order (as `Differ::objects_equal`).
+    ///
+    /// # Safety
+    ///
+    /// Both are live exact `dict`s reached from the roots, with the GIL held.
+    unsafe fn objects_equal(&mut self, a: *mut ffi::PyObject, b: *mut ffi::PyObject) -> Step<bool> {
+        // SAFETY (every block of this function): the caller's contract.
+        if unsafe { ffi::PyDict_Size(a) != ffi::PyDict_Size(b) } {
+            return Ok(false);
+        }
+        let mut stepper = Stepper::new(a, b, self.pending.len());
+        while let Some((_, x, y)) = unsafe { self.next_pair(&mut stepper) }? {
+            if y.is_null() || !unsafe { self.equal(x, y) }? {
+                self.end_pairs(&stepper, false);
+                return Ok(false);
+            }
+        }
+        // Same lengths: every entry of `b` was paired when all of `a`'s were in step.
+        self.end_pairs(&stepper, stepper.in_step);
+        Ok(true)
+    }
+}
