@@ -34,11 +34,11 @@
 //!   object is reached through borrowed references from them;
 //! - no Python code runs and no object is freed during the walk, so no container can
 //!   be modified nor freed: the walk calls only `PyDict_Next`, `PyDict_Size`,
-//!   `PyDict_GetItemWithError`, `PyDict_Contains`, `PyList_Size`, `PyList_GetItem`,
-//!   `PyTuple_Size`, `PyTuple_GetItem`, `PyUnicode_Compare`, `PyObject_RichCompareBool`,
-//!   `PyFloat_AsDouble`, `PyLong_AsLongLongAndOverflow`, `PyErr_Occurred` and
-//!   `Py_IncRef`, each on objects whose exact type was checked first (`Py_TYPE` pointer
-//!   equality) to be a builtin one:
+//!   `PyDict_GetItemWithError`, `PyDict_Contains`, `PyList_GetItem`, `PyTuple_GetItem`,
+//!   `PyUnicode_Compare`, `PyObject_RichCompareBool`, `PyFloat_AsDouble`,
+//!   `PyLong_AsLongLongAndOverflow`, `PyErr_Occurred` and `Py_IncRef`, and reads
+//!   `Py_TYPE` and `Py_SIZE` (the stable ABI's object headers), each on objects whose
+//!   exact type was checked first (`Py_TYPE` pointer equality) to be a builtin one:
 //!   - they call no Python code: no `__eq__` or `__hash__` of a user type (a `dict` is
 //!     looked into only with an exact `str` key, and only after every key of that
 //!     `dict` not yet paired was checked to be an exact `str`, so every comparison of
@@ -711,7 +711,7 @@ impl<'py> Walk<'py> {
                 }
             }
             Exact::Array => {
-                let len = unsafe { self.array_len(value) }?;
+                let len = unsafe { self.array_len(value) };
                 for index in 0..len {
                     unsafe { self.check(self.array_item(value, index)?) }?;
                 }
@@ -731,25 +731,16 @@ impl<'py> Walk<'py> {
         Ok(())
     }
 
-    /// The length of an exact `list` or `tuple`.
+    /// The length of an exact `list` or `tuple` (its `ob_size`, `Py_SIZE`: both are
+    /// variable-size objects of the stable ABI).
     ///
     /// # Safety
     ///
     /// `array` is a live exact `list` or `tuple`, with the GIL held.
     #[inline]
-    unsafe fn array_len(&self, array: *mut ffi::PyObject) -> Step<ffi::Py_ssize_t> {
+    unsafe fn array_len(&self, array: *mut ffi::PyObject) -> ffi::Py_ssize_t {
         // SAFETY: the caller's contract.
-        let len = unsafe {
-            if ffi::Py_TYPE(array) == self.types.list {
-                ffi::PyList_Size(array)
-            } else {
-                ffi::PyTuple_Size(array)
-            }
-        };
-        if len < 0 {
-            return Err(Stop::Raised);
-        }
-        Ok(len)
+        unsafe { ffi::Py_SIZE(array) }
     }
 
     /// Item `index` (in range) of an exact `list` or `tuple` (borrowed).
@@ -812,8 +803,8 @@ impl<'py> Walk<'py> {
     unsafe fn arrays_equal(&mut self, a: *mut ffi::PyObject, b: *mut ffi::PyObject) -> Step<bool> {
         // SAFETY (every block of this function): the caller's contract; the indexes are
         // in range of both (nothing changes their lengths during the walk).
-        let len = unsafe { self.array_len(a) }?;
-        if len != unsafe { self.array_len(b) }? {
+        let len = unsafe { self.array_len(a) };
+        if len != unsafe { self.array_len(b) } {
             return Ok(false);
         }
         for index in 0..len {

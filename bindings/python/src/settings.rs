@@ -762,10 +762,15 @@ fn patch_of_changes(py: Python<'_>, changes: crate::dict_walk::Changes) -> PyRes
             dicts[next] = Some(child.clone());
             dict = child;
         }
-        // The walk checked the value (exact builtin JSON types): it copies without error,
-        // so the keys to it are not needed for messages.
-        let copy = copy_value(py, &types, &mut Vec::new(), value.bind(py))?;
-        dict.set_item(keys.key(py, node), copy)?;
+        // The walk checked the value (exact builtin JSON types): a scalar is kept as it
+        // is, anything else copied, without error (the keys to it, for messages, are not
+        // needed).
+        let value = value.into_bound(py);
+        let value = match types.kind(&value) {
+            Kind::Array | Kind::Object => copy_value(py, &types, &mut Vec::new(), &value)?,
+            _ => value,
+        };
+        dict.set_item(keys.key(py, node), value)?;
         changed_nodes.push(node);
     }
     let keys = Arc::new(keys);
