@@ -1225,8 +1225,13 @@ pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<Absent>()?;
     module.add("ABSENT", absent(py)?)?;
     module.add_function(wrap_pyfunction!(diff, module)?)?;
-    module.add_function(wrap_pyfunction!(_diff_reference, module)?)?;
-    module.add_function(wrap_pyfunction!(_diff_walk, module)?)?;
+    // Test hooks: attributes of the module, not exported (not in `__all__` nor in the
+    // stubs).
+    module.setattr(
+        "_diff_reference",
+        wrap_pyfunction!(_diff_reference, module)?,
+    )?;
+    module.setattr("_diff_walk", wrap_pyfunction!(_diff_walk, module)?)?;
     module.add_function(wrap_pyfunction!(diff_json, module)?)?;
     module.add_function(wrap_pyfunction!(_diff_json_reference, module)?)?;
     module.add_function(wrap_pyfunction!(apply, module)?)?;
