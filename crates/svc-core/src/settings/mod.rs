@@ -62,6 +62,7 @@ mod merge;
 mod path;
 #[doc(hidden)]
 pub mod testing;
+mod text;
 mod tree;
 mod typed;
 
@@ -69,6 +70,7 @@ pub use diff::{Patch, apply, apply_in_place, diff};
 pub use files::{FileDiff, diff_files, read_tree};
 pub use merge::{Conflict, Merge, merge};
 pub use path::{NodePath, get, leaf_paths, set};
+pub use text::{diff_json, diff_json_bytes};
 pub use tree::{ChangedPaths, SettingsTree, TreePatch};
 pub use typed::{diff_typed, from_value, from_value_lossy, to_value};
 
@@ -149,6 +151,17 @@ pub enum SettingsError {
         path: String,
         /// What is wrong (the parser's line and column, never the file's values).
         reason: String,
+    },
+    /// A text given as a settings tree is not JSON (see
+    /// [`diff_json`](crate::settings::diff_json)): which one, and where.
+    #[error("{document} is not JSON (line {line}, column {column})")]
+    NotJson {
+        /// Which text: "the old tree", "the new tree".
+        document: String,
+        /// The parser's line (from 1).
+        line: usize,
+        /// The parser's column (from 1).
+        column: usize,
     },
 }
 

@@ -1,17 +1,15 @@
-//! The minimal patch between two JSON texts, without building either tree as
-//! `serde_json::Value`s: `svc_core::settings::diff` of the two parsed values.
-//!
-//! Each document is read once into a flat list of its nodes in document order (each
-//! object followed by its sub-tree, with the index where the sub-tree ends): keys and
-//! strings borrowed from the text (copied only when they hold escapes), no map per
-//! object. The two lists are then compared as `svc_core::settings::diff` compares two
-//! values (objects key by key, in step while the key orders agree; everything else
+//! The general path of [`diff_json`](super::diff_json): each document read once into
+//! a flat list of its nodes in document order (each object followed by its sub-tree,
+//! with the index where the sub-tree ends): keys and strings borrowed from the text
+//! (copied only when they hold escapes), no map per object. The two lists are then
+//! compared as [`diff`](crate::settings::diff) compares two values (objects key by key,
+//! in step while the key orders agree, looked up once they do not; everything else
 //! whole, with `serde_json`'s equality: `1` is not `1.0`), and only the changed nodes
-//! become `Value`s, for the patch. The tests check the result against
-//! `svc_core::settings::diff` on random trees.
+//! become `Value`s, for the patch.
 //!
 //! A document with a key twice in one object (which `serde_json` reads as the last
-//! value at the place of the first) is compared through `Value`s instead.
+//! value at the place of the first) is not handled here: [`diff`] answers `None` and
+//! the caller compares through `Value`s.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -20,36 +18,16 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 
-/// The patch: the partial tree, the changed and the removed paths.
-pub(crate) struct JsonPatch {
-    pub(crate) tree: Value,
-    pub(crate) changed: Vec<String>,
-    pub(crate) removed: Vec<String>,
-}
+use super::{NotJson, Which};
+use crate::settings::{NodePath, Patch};
 
-/// Why a text is not JSON: which document, and the parser's error.
-pub(crate) struct NotJson {
-    pub(crate) which: &'static str,
-    pub(crate) error: serde_json::Error,
-}
-
-/// The patch from the JSON text `old` to the JSON text `new`.
-pub(crate) fn diff(old: &[u8], new: &[u8]) -> Result<JsonPatch, NotJson> {
-    // Checked as UTF-8 once, whole: the parser then borrows strings without checking
-    // each. Text that is not UTF-8 is not JSON: the value path names the error.
-    let (Ok(old_text), Ok(new_text)) = (std::str::from_utf8(old), std::str::from_utf8(new)) else {
-        return through_values(old, new);
-    };
-    let old_doc = Doc::parse(old_text).map_err(|error| NotJson {
-        which: "the old tree",
-        error,
-    })?;
-    let new_doc = Doc::parse(new_text).map_err(|error| NotJson {
-        which: "the new tree",
-        error,
-    })?;
+/// The patch from the JSON text `old` to the JSON text `new`; `None` when a document
+/// has a key twice in one object.
+pub(super) fn diff(old: &str, new: &str) -> Result<Option<Patch>, NotJson> {
+    let old_doc = Doc::parse(old).map_err(|error| NotJson::new(Which::Old, &error))?;
+    let new_doc = Doc::parse(new).map_err(|error| NotJson::new(Which::New, &error))?;
     if old_doc.duplicates || new_doc.duplicates {
-        return through_values(old, new);
+        return Ok(None);
     }
     let mut differ = Differ {
         old: &old_doc.nodes,
@@ -67,34 +45,16 @@ pub(crate) fn diff(old: &[u8], new: &[u8]) -> Result<JsonPatch, NotJson> {
         _ => {
             let (old, new) = (old_doc.value(0), new_doc.value(0));
             if old != new {
-                differ.changed.push(String::new());
+                differ.changed.push(NodePath::root());
             }
             new
         }
     };
-    Ok(JsonPatch {
+    Ok(Some(Patch {
         tree,
         changed: differ.changed,
         removed: differ.removed,
-    })
-}
-
-/// The patch through `serde_json::Value`s and `svc_core::settings::diff`.
-fn through_values(old: &[u8], new: &[u8]) -> Result<JsonPatch, NotJson> {
-    let old: Value = serde_json::from_slice(old).map_err(|error| NotJson {
-        which: "the old tree",
-        error,
-    })?;
-    let new: Value = serde_json::from_slice(new).map_err(|error| NotJson {
-        which: "the new tree",
-        error,
-    })?;
-    let patch = svc_core::settings::diff(&old, &new);
-    Ok(JsonPatch {
-        tree: patch.tree,
-        changed: patch.changed.iter().map(ToString::to_string).collect(),
-        removed: patch.removed.iter().map(ToString::to_string).collect(),
-    })
+    }))
 }
 
 /// A document as a flat list of nodes in document order.
@@ -389,19 +349,13 @@ struct Differ<'n, 'a> {
     new: &'n [Node<'a>],
     /// Keys from the root to the objects being compared.
     stack: Vec<&'n str>,
-    changed: Vec<String>,
-    removed: Vec<String>,
+    changed: Vec<NodePath>,
+    removed: Vec<NodePath>,
 }
 
 impl<'n> Differ<'n, '_> {
-    fn path(&self, key: &str) -> String {
-        let mut path = String::new();
-        for parent in &self.stack {
-            path.push_str(parent);
-            path.push('/');
-        }
-        path.push_str(key);
-        path
+    fn path(&self, key: &str) -> NodePath {
+        NodePath::from_tree_keys(&self.stack, key)
     }
 
     /// The partial object turning old object `old` into new object `new`, `None` when
@@ -481,107 +435,5 @@ fn leaves_equal(a: &Leaf<'_>, b: &Leaf<'_>) -> bool {
         (Leaf::String(a), Leaf::String(b)) => a == b,
         (Leaf::Array(a), Leaf::Array(b)) => a == b,
         _ => false,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-
-    /// The lazy diff agrees with `svc_core::settings::diff` of the parsed values.
-    fn check(old: &Value, new: &Value) {
-        for (old_text, new_text) in [
-            (old.to_string(), new.to_string()),
-            (
-                serde_json::to_string_pretty(old).unwrap_or_default(),
-                new.to_string(),
-            ),
-        ] {
-            let Ok(patch) = diff(old_text.as_bytes(), new_text.as_bytes()) else {
-                panic!("not JSON")
-            };
-            let expected = svc_core::settings::diff(old, new);
-            assert_eq!(patch.tree, expected.tree, "{old} -> {new}");
-            let changed: Vec<String> = expected.changed.iter().map(ToString::to_string).collect();
-            let removed: Vec<String> = expected.removed.iter().map(ToString::to_string).collect();
-            assert_eq!(patch.changed, changed);
-            assert_eq!(patch.removed, removed);
-        }
-    }
-
-    #[test]
-    fn agrees_with_the_value_diff() {
-        check(
-            &json!({"a": {"b": 1, "c": [1, 2]}, "d": true, "e": "x"}),
-            &json!({"a": {"b": 1.0, "c": [1, 2]}, "d": 1, "e": "x", "f": null}),
-        );
-        check(
-            &json!({"a": 1, "b": 2, "c": 3}),
-            &json!({"b": 2, "a": 1, "d": 4}),
-        );
-        check(
-            &json!({"a": {"x": 1, "y": {"z": 2}}}),
-            &json!({"a": {"x": 2}}),
-        );
-        check(&json!({"a": {"x": 1}}), &json!({"a": 5}));
-        check(&json!([1, 2]), &json!({"a": 1}));
-        check(&json!(3), &json!(3));
-        let many: Map<String, Value> = (0..40).map(|i| (format!("k{i}"), json!(i))).collect();
-        let mut changed = many.clone();
-        changed.insert("k7".into(), json!("seven"));
-        changed.remove("k30");
-        check(&Value::Object(many), &Value::Object(changed));
-    }
-
-    #[test]
-    fn same_value_in_other_text_is_equal() {
-        let Ok(patch) = diff(
-            br#"{"a": {"x": 1, "y": [1.0, "\u0061"]}, "b": 1e2}"#,
-            br#"{"a":{"y":[1.00,"a"],"x":1},"b":100.0}"#,
-        ) else {
-            panic!("not JSON")
-        };
-        assert!(patch.changed.is_empty() && patch.removed.is_empty());
-        assert_eq!(patch.tree, json!({}));
-    }
-
-    #[test]
-    fn duplicated_keys_read_as_serde_json_reads_them() {
-        let old = br#"{"a": 1, "b": 2, "a": 3}"#;
-        let new = br#"{"b": 2, "a": 3}"#;
-        let Ok(patch) = diff(old, new) else {
-            panic!("not JSON")
-        };
-        assert!(patch.changed.is_empty(), "{:?}", patch.changed);
-        let keys = (0..20)
-            .map(|i| format!("\"k{i}\": {i}"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let old = format!("{{{keys}, \"k3\": \"again\"}}");
-        let Ok(patch) = diff(old.as_bytes(), format!("{{{keys}}}").as_bytes()) else {
-            panic!("not JSON")
-        };
-        assert_eq!(patch.changed, ["k3"]);
-        assert_eq!(patch.tree, json!({"k3": 3}));
-    }
-
-    #[test]
-    fn not_json_names_the_document() {
-        assert!(matches!(
-            diff(b"{", b"{}"),
-            Err(NotJson {
-                which: "the old tree",
-                ..
-            })
-        ));
-        assert!(matches!(
-            diff(b"{}", b"{\"a\": tru}"),
-            Err(NotJson {
-                which: "the new tree",
-                ..
-            })
-        ));
     }
 }

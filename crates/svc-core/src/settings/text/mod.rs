@@ -1,0 +1,117 @@
+//! The settings diff of two JSON texts, without building either tree: what the Python
+//! and mobile bindings and the fleet comparison of files call, where the trees arrive
+//! as text.
+//!
+//! Three paths, each giving exactly [`diff`](crate::settings::diff) of the two parsed
+//! values (the tests check it on random trees and random texts):
+//!
+//! 1. [`lockstep`]: the texts are compared byte by byte and only the old one is read
+//!    (its structure, to know where a difference is); the values that differ are
+//!    parsed. Two exports of units of one firmware (same keys, same order, same
+//!    formatting) take this path, at about the cost of reading one text.
+//! 2. [`nodes`]: when the texts differ in more than values (a key added or removed,
+//!    another order, other white space), both are read into flat lists of nodes and
+//!    compared without building `serde_json::Value`s.
+//! 3. When a document has a key twice in one object, both are parsed into `Value`s
+//!    (`serde_json` keeps the last value, at the place of the first).
+
+mod lockstep;
+mod nodes;
+
+use serde_json::Value;
+
+use super::{Patch, SettingsError, diff};
+
+/// The minimal patch from the JSON text `old` to the JSON text `new`: the same
+/// [`Patch`] as [`diff`] of the two parsed trees, found without parsing what is the
+/// same in both.
+///
+/// ```
+/// use svc_core::settings::diff_json;
+///
+/// let old = r#"{"aiding": {"gnss1": {"model": "internal", "leverArmPrimary": [0.0, 0.0, 0.0]}}}"#;
+/// let new = r#"{"aiding": {"gnss1": {"model": "internal", "leverArmPrimary": [0.5, 0.0, -1.2]}}}"#;
+/// let patch = diff_json(old, new)?;
+/// assert_eq!(patch.changed[0].as_str(), "aiding/gnss1/leverArmPrimary");
+/// assert_eq!(patch.tree.to_string(), r#"{"aiding":{"gnss1":{"leverArmPrimary":[0.5,0.0,-1.2]}}}"#);
+/// # Ok::<(), svc_core::settings::SettingsError>(())
+/// ```
+///
+/// # Errors
+///
+/// [`SettingsError::NotJson`] when a text is not JSON: which one, and where (never a
+/// value of it).
+pub fn diff_json(old: &str, new: &str) -> Result<Patch, SettingsError> {
+    if let Some(patch) = lockstep::diff(old, new) {
+        return Ok(patch);
+    }
+    match nodes::diff(old, new) {
+        Ok(Some(patch)) => Ok(patch),
+        Ok(None) => through_values(old.as_bytes(), new.as_bytes()),
+        Err(error) => Err(error.into()),
+    }
+}
+
+/// [`diff_json`] of two texts given as bytes (as read from files or received), which
+/// must be UTF-8 as JSON is.
+///
+/// # Errors
+///
+/// [`SettingsError::NotJson`] when a text is not JSON (or not UTF-8).
+pub fn diff_json_bytes(old: &[u8], new: &[u8]) -> Result<Patch, SettingsError> {
+    match (std::str::from_utf8(old), std::str::from_utf8(new)) {
+        (Ok(old), Ok(new)) => diff_json(old, new),
+        // The parser names where the text stops being UTF-8.
+        _ => through_values(old, new),
+    }
+}
+
+/// [`diff`] of the two texts parsed into `Value`s.
+fn through_values(old: &[u8], new: &[u8]) -> Result<Patch, SettingsError> {
+    let old: Value =
+        serde_json::from_slice(old).map_err(|error| NotJson::new(Which::Old, &error))?;
+    let new: Value =
+        serde_json::from_slice(new).map_err(|error| NotJson::new(Which::New, &error))?;
+    Ok(diff(&old, &new))
+}
+
+/// Which of the two texts.
+#[derive(Clone, Copy)]
+enum Which {
+    Old,
+    New,
+}
+
+/// Why a text is not JSON: which one, and the parser's position.
+struct NotJson {
+    which: Which,
+    line: usize,
+    column: usize,
+}
+
+impl NotJson {
+    fn new(which: Which, error: &serde_json::Error) -> Self {
+        Self {
+            which,
+            line: error.line(),
+            column: error.column(),
+        }
+    }
+}
+
+impl From<NotJson> for SettingsError {
+    fn from(e: NotJson) -> Self {
+        SettingsError::NotJson {
+            document: match e.which {
+                Which::Old => "the old tree",
+                Which::New => "the new tree",
+            }
+            .to_owned(),
+            line: e.line,
+            column: e.column,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
