@@ -17,7 +17,6 @@ mod dict_walk;
 mod emulator;
 mod errors;
 mod failures;
-mod json_diff;
 mod rights;
 mod runtime;
 mod settings;

@@ -236,6 +236,9 @@ struct Differ<'py> {
     stack: Vec<Bound<'py, PyAny>>,
     changed: Vec<Vec<Py<PyAny>>>,
     removed: Vec<Vec<Py<PyAny>>>,
+    /// How many containers deep the comparison is (bounded: a tree that contains itself
+    /// is an error, not a stack overflow).
+    depth: usize,
 }
 
 impl<'py> Differ<'py> {
@@ -246,7 +249,17 @@ impl<'py> Differ<'py> {
             stack: Vec::new(),
             changed: Vec::new(),
             removed: Vec::new(),
+            depth: 0,
         }
+    }
+
+    /// One container deeper (undone by the caller on success; an error ends the walk).
+    fn deeper(&mut self) -> PyResult<()> {
+        self.depth += 1;
+        if self.depth > convert::MAX_DEPTH {
+            return Err(self.error(convert::TOO_DEEP));
+        }
+        Ok(())
     }
 
     /// The path of the current node (the keys of the stack), for errors.
@@ -410,7 +423,9 @@ impl<'py> Differ<'py> {
         out: &mut Option<Bound<'py, PyDict>>,
     ) -> PyResult<()> {
         self.stack.push(key.clone());
+        self.deeper()?;
         let child = self.objects(old.cast::<PyDict>()?, new.cast::<PyDict>()?);
+        self.depth -= 1;
         self.stack.pop();
         if let Some(child) = child? {
             out.get_or_insert_with(|| PyDict::new(self.py))
@@ -471,8 +486,16 @@ impl<'py> Differ<'py> {
                 }
             }
             Kind::Float => self.floats_equal(a, b),
-            Kind::Array => self.arrays_equal(a, b),
-            Kind::Object => self.objects_equal(a.cast::<PyDict>()?, b.cast::<PyDict>()?),
+            Kind::Array | Kind::Object => {
+                self.deeper()?;
+                let equal = if kind_a == Kind::Array {
+                    self.arrays_equal(a, b)?
+                } else {
+                    self.objects_equal(a.cast::<PyDict>()?, b.cast::<PyDict>()?)?
+                };
+                self.depth -= 1;
+                Ok(equal)
+            }
             Kind::Other => Ok(false),
         }
     }
@@ -531,26 +554,34 @@ impl<'py> Differ<'py> {
     /// a `list`), scalars shared (subclasses of `str`, `int` and `float` become the base
     /// type), every node checked to be JSON.
     fn copy(&mut self, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-        copy_value(self.py, &self.types, &mut self.stack, value)
+        copy_value(self.py, &self.types, &mut self.stack, self.depth, value)
     }
 }
 
+/// The path of the keys of `stack` (those that are `str`), for errors.
+fn path_of(stack: &[Bound<'_, PyAny>]) -> String {
+    let keys: Vec<Bound<'_, PyString>> = stack
+        .iter()
+        .filter_map(|key| key.cast::<PyString>().ok().cloned())
+        .collect();
+    join_path(&keys)
+}
+
 /// A checked copy of a JSON value of Python objects (see [`Differ::copy`]); `stack`
-/// holds the keys to `value`, for errors.
+/// holds the keys to `value`, for errors, `depth` how many containers deep it is.
 fn copy_value<'py>(
     py: Python<'py>,
     types: &Types,
     stack: &mut Vec<Bound<'py, PyAny>>,
+    depth: usize,
     value: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let here = |stack: &[Bound<'py, PyAny>]| {
-        let keys: Vec<Bound<'py, PyString>> = stack
-            .iter()
-            .filter_map(|key| key.cast::<PyString>().ok().cloned())
-            .collect();
-        join_path(&keys)
-    };
-    Ok(match types.kind(value) {
+    let here = path_of;
+    let kind = types.kind(value);
+    if matches!(kind, Kind::Array | Kind::Object) && depth >= convert::MAX_DEPTH {
+        return Err(not_json(py, &here(stack), convert::TOO_DEEP));
+    }
+    Ok(match kind {
         Kind::Null | Kind::Bool => value.clone(),
         Kind::Str => {
             if value.get_type_ptr() == types.str {
@@ -582,7 +613,7 @@ fn copy_value<'py>(
         Kind::Array => {
             let list = PyList::empty(py);
             for item in value.try_iter()? {
-                list.append(copy_value(py, types, stack, &item?)?)?;
+                list.append(copy_value(py, types, stack, depth + 1, &item?)?)?;
             }
             list.into_any()
         }
@@ -598,7 +629,7 @@ fn copy_value<'py>(
                     ));
                 }
                 stack.push(key.clone());
-                let child = copy_value(py, types, stack, &child);
+                let child = copy_value(py, types, stack, depth + 1, &child);
                 stack.pop();
                 out.set_item(key, child?)?;
             }
@@ -617,13 +648,17 @@ fn apply_in_place<'py>(
     tree: &Bound<'py, PyDict>,
     patch: &Bound<'py, PyDict>,
 ) -> PyResult<()> {
+    if stack.len() >= convert::MAX_DEPTH {
+        return Err(not_json(py, &path_of(stack), convert::TOO_DEEP));
+    }
     for (key, value) in patch.iter() {
         stack.push(key.clone());
         let result = match (tree.get_item(&key)?, value.cast::<PyDict>()) {
             (Some(node), Ok(value)) if node.get_type_ptr() == types.dict => {
                 apply_in_place(py, types, stack, node.cast::<PyDict>()?, value)
             }
-            _ => copy_value(py, types, stack, &value).and_then(|copy| tree.set_item(&key, copy)),
+            _ => copy_value(py, types, stack, stack.len(), &value)
+                .and_then(|copy| tree.set_item(&key, copy)),
         };
         stack.pop();
         result?;
@@ -767,7 +802,7 @@ fn patch_of_changes(py: Python<'_>, changes: crate::dict_walk::Changes) -> PyRes
         // needed).
         let value = value.into_bound(py);
         let value = match types.kind(&value) {
-            Kind::Array | Kind::Object => copy_value(py, &types, &mut Vec::new(), &value)?,
+            Kind::Array | Kind::Object => copy_value(py, &types, &mut Vec::new(), 0, &value)?,
             _ => value,
         };
         dict.set_item(keys.key(py, node), value)?;
@@ -815,8 +850,8 @@ fn _diff_reference<'py>(
 }
 
 /// The minimal patch between two JSON documents (`str` or `bytes`), compared in Rust
-/// with the GIL released and without building either tree (`json_diff`); only the
-/// patch becomes Python objects.
+/// with the GIL released and without parsing what is the same in both
+/// (`svc_core::settings::diff_json`); only the patch becomes Python objects.
 #[pyfunction]
 fn diff_json<'py>(
     py: Python<'py>,
@@ -826,13 +861,9 @@ fn diff_json<'py>(
     let (old_text, new_text) = (Text::from_object(old_text)?, Text::from_object(new_text)?);
     let (old_bytes, new_bytes) = (old_text.as_bytes(), new_text.as_bytes());
     let patch = py
-        .detach(|| crate::json_diff::diff(old_bytes, new_bytes))
-        .map_err(|e| not_json_text(py, e.which, &e.error))?;
-    Ok(Patch {
-        tree: to_python(py, &patch.tree)?.unbind(),
-        changed: Paths::from_strings(py, patch.changed),
-        removed: Paths::from_strings(py, patch.removed),
-    })
+        .detach(|| core::diff_json_bytes(old_bytes, new_bytes))
+        .map_err(|e| settings_error(py, &e))?;
+    Patch::from_core(py, &patch)
 }
 
 /// `svc_core::settings::diff` of the two documents parsed into `serde_json::Value`s: the
@@ -878,13 +909,13 @@ fn apply<'py>(
     let mut stack = Vec::new();
     match (tree.cast::<PyDict>(), patch.cast::<PyDict>()) {
         (Ok(_), Ok(patch)) => {
-            let out = copy_value(py, &types, &mut stack, tree)?;
+            let out = copy_value(py, &types, &mut stack, 0, tree)?;
             apply_in_place(py, &types, &mut stack, out.cast::<PyDict>()?, patch)?;
             Ok(out)
         }
         _ => {
-            copy_value(py, &types, &mut stack, tree)?; // Checked, as with an object.
-            copy_value(py, &types, &mut stack, patch)
+            copy_value(py, &types, &mut stack, 0, tree)?; // Checked, as with an object.
+            copy_value(py, &types, &mut stack, 0, patch)
         }
     }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use svc_core::settings as ss;
 
 use crate::error::SvcError;
-use crate::types::json_in;
+use crate::types::{JsonText, json_in};
 
 /// The minimal change between two trees.
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
@@ -52,17 +52,17 @@ pub struct SettingsMerge {
     pub conflicts: Vec<SettingsConflict>,
 }
 
-/// The minimal patch from `old` to `new` (both JSON trees).
+/// The minimal patch from `old` to `new` (both JSON trees), found without parsing
+/// what is the same in both texts.
 #[uniffi::export]
-pub fn settings_diff(old: String, new: String) -> Result<SettingsPatch, SvcError> {
-    let (old, new) = (json_in("old", &old)?, json_in("new", &new)?);
-    Ok(ss::diff(&old, &new).into())
+pub fn settings_diff(old: JsonText, new: JsonText) -> Result<SettingsPatch, SvcError> {
+    Ok(ss::diff_json_bytes(&old.0, &new.0)?.into())
 }
 
 /// `patch` (a partial tree) written into `tree`, as the unit merges a write (JSON in,
 /// JSON out).
 #[uniffi::export]
-pub fn settings_apply(tree: String, patch: String) -> Result<String, SvcError> {
+pub fn settings_apply(tree: JsonText, patch: JsonText) -> Result<String, SvcError> {
     let (tree, patch) = (json_in("tree", &tree)?, json_in("patch", &patch)?);
     Ok(ss::apply(&tree, &patch).to_string())
 }
@@ -70,9 +70,9 @@ pub fn settings_apply(tree: String, patch: String) -> Result<String, SvcError> {
 /// Three-way merge of `ours` and `theirs` from their common ancestor `base`.
 #[uniffi::export]
 pub fn settings_merge(
-    base: String,
-    ours: String,
-    theirs: String,
+    base: JsonText,
+    ours: JsonText,
+    theirs: JsonText,
 ) -> Result<SettingsMerge, SvcError> {
     let base = json_in("base", &base)?;
     let ours = json_in("ours", &ours)?;
@@ -107,7 +107,7 @@ impl SettingsTree {
     ///
     /// Errors: `InvalidInput` for text that is not JSON.
     #[uniffi::constructor]
-    pub fn from_json(json: String) -> Result<Arc<Self>, SvcError> {
+    pub fn from_json(json: JsonText) -> Result<Arc<Self>, SvcError> {
         let value = json_in("json", &json)?;
         Ok(Arc::new(Self {
             inner: ss::SettingsTree::from_value(&value),

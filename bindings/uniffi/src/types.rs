@@ -94,8 +94,39 @@ pub(crate) fn json_object_in(
 }
 
 /// A JSON argument of any shape (a settings tree or node value).
-pub(crate) fn json_in(what: &str, text: &str) -> Result<serde_json::Value, SvcError> {
-    serde_json::from_str(text).map_err(|e| json_error(what, &e))
+pub(crate) fn json_in(what: &str, text: &impl AsRef<[u8]>) -> Result<serde_json::Value, SvcError> {
+    serde_json::from_slice(text.as_ref()).map_err(|e| json_error(what, &e))
+}
+
+/// A JSON document (a settings tree) as its UTF-8 bytes. The foreign code sees a
+/// `String` (`uniffi.toml` converts it): a string of tens of kilobytes crosses much
+/// faster as bytes (`toByteArray(UTF_8)` in Kotlin, `Data(s.utf8)` in Swift) than
+/// through uniffi's checked string encoder, which was most of the time of a settings
+/// diff from Kotlin. Text that is not UTF-8 is not JSON: the parser reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JsonText(pub Vec<u8>);
+
+uniffi::custom_type!(JsonText, Vec<u8>, {
+    lower: |text| text.0,
+    try_lift: |bytes| Ok(JsonText(bytes)),
+});
+
+impl AsRef<[u8]> for JsonText {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl From<&str> for JsonText {
+    fn from(text: &str) -> Self {
+        Self(text.as_bytes().to_vec())
+    }
+}
+
+impl From<String> for JsonText {
+    fn from(text: String) -> Self {
+        Self(text.into_bytes())
+    }
 }
 
 // ---------------------------------------------------------------- open enums

@@ -18,7 +18,8 @@ use crate::error::SvcError;
 use crate::runtime::run;
 use crate::tls::{TlsRoots, http_client};
 use crate::types::{
-    ApplyOptions, ApplyReport, DataLoggerStatus, DeviceInfo, UserName, WriteOutcome, json_in,
+    ApplyOptions, ApplyReport, DataLoggerStatus, DeviceInfo, JsonText, UserName, WriteOutcome,
+    json_in,
 };
 
 /// Why a [`ByteLink`] read or write failed.
@@ -289,7 +290,7 @@ impl InsUnit {
     ///
     /// Errors: `InvalidInput` (422) with every invalid node in `nodeErrors`;
     /// `Conflict` (409) while another session holds the lock.
-    pub async fn write(&self, patch: String, check_only: bool) -> Result<WriteOutcome, SvcError> {
+    pub async fn write(&self, patch: JsonText, check_only: bool) -> Result<WriteOutcome, SvcError> {
         let patch = json_in("patch", &patch)?;
         let u = self.inner.clone();
         run(async move { Ok(u.write(&patch, check_only).await?.into()) }).await
@@ -320,7 +321,7 @@ impl InsUnit {
     }
 
     /// Imports a whole tree (JSON).
-    pub async fn import(&self, tree: String, check_only: bool) -> Result<WriteOutcome, SvcError> {
+    pub async fn import(&self, tree: JsonText, check_only: bool) -> Result<WriteOutcome, SvcError> {
         let tree = json_in("tree", &tree)?;
         let u = self.inner.clone();
         run(async move { Ok(u.import(&tree, check_only).await?.into()) }).await
@@ -330,7 +331,7 @@ impl InsUnit {
     /// writing only what differs, validated first and read back after.
     pub async fn apply_wanted(
         &self,
-        wanted: String,
+        wanted: JsonText,
         options: ApplyOptions,
     ) -> Result<ApplyReport, SvcError> {
         let wanted = json_in("wanted", &wanted)?;

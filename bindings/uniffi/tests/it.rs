@@ -420,7 +420,7 @@ fn settings_diff_apply_merge_and_trees_through_json_strings() {
     assert_eq!(patch.tree, r#"{"a":{"b":2}}"#);
     assert!(patch.removed.is_empty());
     assert_eq!(
-        settings_apply(old.into(), patch.tree.clone()).expect("apply"),
+        settings_apply(old.into(), patch.tree.clone().into()).expect("apply"),
         new
     );
     let theirs = r#"{"a":{"b":3,"c":"y"},"d":[1,2]}"#;
@@ -674,8 +674,8 @@ fn configure(unit: &InsUnit, label: &str) {
     block_on(unit.login(UserName::Setup, String::new())).expect("login");
     let info = block_on(unit.info()).expect("info");
     assert!(!info.serial_number.is_empty());
-    let outcome =
-        block_on(unit.write(format!(r#"{{"oem":{{"label":"{label}"}}}}"#), false)).expect("write");
+    let outcome = block_on(unit.write(format!(r#"{{"oem":{{"label":"{label}"}}}}"#).into(), false))
+        .expect("write");
     assert!(!outcome.need_reboot);
     assert_eq!(
         block_on(unit.node("oem/label".into())).expect("node"),

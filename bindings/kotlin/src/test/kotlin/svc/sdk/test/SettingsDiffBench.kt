@@ -141,6 +141,7 @@ class SettingsDiffBench {
         // Where the time goes: the call alone (two empty trees), and the fleet case (the
         // reference tree parsed once and kept; only the new tree crosses, as JSON).
         val floor = ArrayList<Double>()
+        val encode = ArrayList<Double>()
         val fleetBinding = ArrayList<Double>()
         val fleetKotlin = ArrayList<Double>()
         val reference = SettingsTree.fromJson(old)
@@ -150,22 +151,25 @@ class SettingsDiffBench {
         assertEquals(mapper.readTree(fleetTheirs()), mapper.readTree(fleetOurs()))
         repeat(2) {
             timed(1_000) { settingsDiff("{}", "{}") }
+            timed(1_000) { old.toByteArray(Charsets.UTF_8); new.toByteArray(Charsets.UTF_8) }
             timed(1_000) { fleetOurs() }
             timed(1_000) { fleetTheirs() }
         }
         repeat(15) {
             floor.add(timed(1_000) { settingsDiff("{}", "{}") })
+            encode.add(timed(1_000) { old.toByteArray(Charsets.UTF_8); new.toByteArray(Charsets.UTF_8) })
             fleetBinding.add(timed(300) { fleetOurs() })
             fleetKotlin.add(timed(300) { fleetTheirs() })
         }
         val f = median(floor) / 1000
+        val e = median(encode) / 1000
         val fb = median(fleetBinding) / 1000
         val fk = median(fleetKotlin) / 1000
         val report = String.format(
             "settings_diff unit_default_1pct (%d changed nodes, %d bytes of JSON each): binding %.1f µs, Kotlin+Jackson %.1f µs, ratio %.2f× (target ≥ 5×)\n" +
-                "  a call with two empty trees: %.1f µs\n" +
+                "  a call with two empty trees: %.1f µs; both texts to UTF-8 bytes (as the binding sends them): %.1f µs\n" +
                 "  fleet case (reference kept parsed, new tree as JSON): binding %.1f µs, Kotlin+Jackson %.1f µs, ratio %.2f×",
-            ours.changed.size, old.length, b, k, k / b, f, fb, fk, fk / fb,
+            ours.changed.size, old.length, b, k, k / b, f, e, fb, fk, fk / fb,
         )
         println(report)
         File(Paths.root, "target/kotlin-bench.txt").writeText(report + "\n")
