@@ -157,7 +157,17 @@ pub(crate) struct ToValue<'py> {
     py: Python<'py>,
     types: Types,
     stack: Vec<Bound<'py, PyString>>,
+    /// How many containers deep the current node is.
+    depth: usize,
 }
+
+/// How deeply a tree of Python objects may nest (as the JSON parsers, which stop at
+/// 128): a deeper tree, or one that contains itself, is refused with a `SettingsError`
+/// instead of overflowing the stack.
+pub(crate) const MAX_DEPTH: usize = 128;
+
+/// The error text of a tree deeper than [`MAX_DEPTH`].
+pub(crate) const TOO_DEEP: &str = "the tree nests deeper than 128 levels (does it contain itself?)";
 
 impl<'py> ToValue<'py> {
     pub(crate) fn new(py: Python<'py>) -> Self {
@@ -165,6 +175,7 @@ impl<'py> ToValue<'py> {
             py,
             types: Types::new(py),
             stack: Vec::new(),
+            depth: 0,
         }
     }
 
@@ -172,10 +183,20 @@ impl<'py> ToValue<'py> {
         not_json(self.py, &join_path(&self.stack), what)
     }
 
+    /// One container deeper (undone by the caller on success; an error ends the walk).
+    fn deeper(&mut self) -> PyResult<()> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(self.error(TOO_DEEP));
+        }
+        Ok(())
+    }
+
     pub(crate) fn value(&mut self, object: &Bound<'py, PyAny>) -> PyResult<Value> {
         Ok(match self.types.kind(object) {
             Kind::Str => Value::String(object.cast::<PyString>()?.to_cow()?.into_owned()),
             Kind::Object => {
+                self.deeper()?;
                 let dict = object.cast::<PyDict>()?;
                 let mut map = Map::with_capacity(dict.len());
                 for (key, child) in dict.iter() {
@@ -191,6 +212,7 @@ impl<'py> ToValue<'py> {
                     self.stack.pop();
                     map.insert(name, child);
                 }
+                self.depth -= 1;
                 Value::Object(map)
             }
             Kind::Int => Value::Number(
@@ -206,10 +228,12 @@ impl<'py> ToValue<'py> {
             Kind::Bool => Value::Bool(object.is_truthy()?),
             Kind::Null => Value::Null,
             Kind::Array => {
+                self.deeper()?;
                 let mut items = Vec::new();
                 for item in object.try_iter()? {
                     items.push(self.value(&item?)?);
                 }
+                self.depth -= 1;
                 Value::Array(items)
             }
             Kind::Other => return Err(self.error(&not_json_type(object))),

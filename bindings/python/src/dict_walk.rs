@@ -197,6 +197,9 @@ struct Walk<'py> {
     /// The key pairs compared in step in the `dict`s being walked, for [`Schemas`]: one
     /// stack for the whole walk, each pair of `dict`s above its parents'.
     pending: Vec<(Address, Address)>,
+    /// How many containers deep the comparison is: past `convert::MAX_DEPTH` (a tree
+    /// that contains itself) the safe walk runs, which raises the error.
+    depth: usize,
 }
 
 /// Whether a call returning `value` failed (`value` is its error value and an error is
@@ -256,7 +259,18 @@ impl<'py> Walk<'py> {
             removed: Vec::new(),
             schemas: Schemas::new(),
             pending: Vec::with_capacity(128),
+            depth: 0,
         }
+    }
+
+    /// One container deeper (undone by the caller on success; a stop ends the walk).
+    #[inline]
+    fn deeper(&mut self) -> Step<()> {
+        self.depth += 1;
+        if self.depth > crate::convert::MAX_DEPTH {
+            return Err(Stop::Fallback);
+        }
+        Ok(())
     }
 
     /// The kind of an object of an exact builtin JSON type; anything else falls back.
@@ -651,12 +665,14 @@ impl<'py> Walk<'py> {
         old: *mut ffi::PyObject,
         new: *mut ffi::PyObject,
     ) -> Step<()> {
+        self.deeper()?;
         self.keys.push(key);
         self.key_nodes.push(KeyTree::ROOT);
         // SAFETY: the caller's contract.
         let done = unsafe { self.objects(old, new) };
         self.keys.pop();
         self.key_nodes.pop();
+        self.depth -= 1;
         done
     }
 
@@ -671,7 +687,7 @@ impl<'py> Walk<'py> {
     unsafe fn change(&mut self, key: *mut ffi::PyObject, new: *mut ffi::PyObject) -> Step<()> {
         // SAFETY: the caller's contract; `Py_IncRef` runs no code.
         unsafe {
-            self.check(new)?;
+            self.check(new, self.depth + 1)?;
             let node = self.node(key);
             let value = Bound::from_borrowed_ptr(self.py, new).unbind();
             self.changed.push((node, value));
@@ -686,7 +702,10 @@ impl<'py> Walk<'py> {
     /// # Safety
     ///
     /// `value` is live and reached from a root, with the GIL held.
-    unsafe fn check(&self, value: *mut ffi::PyObject) -> Step<()> {
+    unsafe fn check(&self, value: *mut ffi::PyObject, depth: usize) -> Step<()> {
+        if depth > crate::convert::MAX_DEPTH {
+            return Err(Stop::Fallback);
+        }
         // SAFETY (every block of this function): the caller's contract; each call is
         // made on an object of the exact type it is for.
         match unsafe { self.exact(value) }? {
@@ -713,7 +732,7 @@ impl<'py> Walk<'py> {
             Exact::Array => {
                 let len = unsafe { self.array_len(value) };
                 for index in 0..len {
-                    unsafe { self.check(self.array_item(value, index)?) }?;
+                    unsafe { self.check(self.array_item(value, index)?, depth + 1) }?;
                 }
             }
             Exact::Object => {
@@ -724,7 +743,7 @@ impl<'py> Walk<'py> {
                     if unsafe { ffi::Py_TYPE(key) } != self.types.str {
                         return Err(Stop::Fallback);
                     }
-                    unsafe { self.check(child) }?;
+                    unsafe { self.check(child, depth + 1) }?;
                 }
             }
         }
@@ -790,8 +809,16 @@ impl<'py> Walk<'py> {
             Exact::Str => unsafe { self.strings_equal(a, b) },
             Exact::Int => unsafe { self.rich_equal(a, b) },
             Exact::Float => unsafe { self.floats_equal(a, b) },
-            Exact::Array => unsafe { self.arrays_equal(a, b) },
-            Exact::Object => unsafe { self.objects_equal(a, b) },
+            Exact::Array | Exact::Object => {
+                self.deeper()?;
+                let equal = if kind == Exact::Array {
+                    unsafe { self.arrays_equal(a, b) }?
+                } else {
+                    unsafe { self.objects_equal(a, b) }?
+                };
+                self.depth -= 1;
+                Ok(equal)
+            }
         }
     }
 

@@ -149,6 +149,42 @@ def test_non_json_values_are_refused_with_their_path() -> None:
         settings.SettingsTree.from_dict({"a": object()})
 
 
+def test_trees_that_contain_themselves_or_nest_too_deep_are_refused() -> None:
+    looped: dict[str, Any] = {"a": 1}
+    looped["self"] = looped
+    other: dict[str, Any] = {"a": 1}
+    other["self"] = other
+    listed: list[Any] = []
+    listed.append(listed)
+    deep: dict[str, Any] = {"v": 1}
+    for _ in range(200):
+        deep = {"n": deep}
+    shallow: dict[str, Any] = {"v": 1}
+    for _ in range(100):
+        shallow = {"n": shallow}
+    calls: list[Callable[[], object]] = [
+        lambda: settings.diff(looped, other),
+        lambda: settings.diff({"a": 1}, {"a": listed}),
+        lambda: settings.diff({"a": [listed]}, {"a": [listed, 1]}),
+        lambda: settings.diff({"x": 1}, deep),
+        lambda: settings.diff(deep, json.loads(json.dumps(deep))),
+        lambda: _native._diff_reference(looped, other),
+        lambda: settings.apply({"a": 1}, looped),
+        lambda: settings.apply(looped, {"b": 1}),
+        lambda: settings.merge({"a": 1}, looped, {"a": 1}),
+        lambda: settings.SettingsTree.from_dict(looped),
+    ]
+    for call in calls:
+        with pytest.raises(SettingsError) as caught:
+            call()
+        assert isinstance(caught.value, InvalidInputError)
+        assert "deeper than 128 levels" in str(caught.value), str(caught.value)
+    # Deep but within the bound: compared as usual.
+    changed = json.loads(json.dumps(shallow).replace('"v": 1', '"v": 2'))
+    assert settings.diff(shallow, changed).changed == ["/".join(["n"] * 100 + ["v"])]
+    assert settings.diff(looped, looped).is_empty()
+
+
 def test_patch_values_are_copies() -> None:
     new: dict[str, Any] = {"a": {"list": [1, 2], "added": {"x": [3]}}}
     patch = settings.diff({"a": {"list": [1]}}, new)
