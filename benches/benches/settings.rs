@@ -8,6 +8,8 @@
 //! its leaves changed by a seeded PRNG; `large_1pct`, ten copies of it under different
 //! top-level keys (ten times larger, same shape), 1% of leaves changed likewise.
 //!
+//! The text diff (`settings_diff_text`) starts from the JSON texts of the same trees.
+//!
 //! `cargo bench -p svc-benches --bench settings`
 
 use std::hint::black_box;
@@ -83,6 +85,55 @@ fn bench_diff(c: &mut Criterion) {
     group.finish();
 }
 
+/// The diff of two JSON texts (what the bindings and the fleet comparison of files get):
+/// `settings::diff_json`, which parses only what differs, against parsing both texts
+/// into `serde_json::Value`s and diffing them, and against the same with `json_patch`;
+/// on texts written alike (compact, indented) and one of each.
+fn bench_diff_text(c: &mut Criterion) {
+    let mut group = c.benchmark_group("settings_diff_text");
+    let pretty = |v: &Value| serde_json::to_string_pretty(v).unwrap_or_default();
+    for (name, old, new) in inputs().into_iter().take(1) {
+        for (format, old_text, new_text) in [
+            ("compact", old.to_string(), new.to_string()),
+            ("indented", pretty(&old), pretty(&new)),
+            ("indented_vs_compact", pretty(&old), new.to_string()),
+        ] {
+            let Ok(patch) = settings::diff_json(&old_text, &new_text) else {
+                panic!("the texts are JSON")
+            };
+            assert!(patch == settings::diff(&old, &new), "both diffs agree");
+            let id = format!("{name}_{format}");
+            let texts = (old_text.as_str(), new_text.as_str());
+            group.bench_with_input(BenchmarkId::new("svc_core", &id), &texts, |b, (o, n)| {
+                b.iter(|| settings::diff_json(black_box(o), black_box(n)));
+            });
+            group.bench_with_input(
+                BenchmarkId::new("serde_json_parse_then_diff", &id),
+                &texts,
+                |b, (o, n)| {
+                    b.iter(|| {
+                        let parse = |text: &str| serde_json::from_str::<Value>(text).ok();
+                        let (old, new) = (parse(black_box(o)), parse(black_box(n)));
+                        old.zip(new).map(|(old, new)| settings::diff(&old, &new))
+                    });
+                },
+            );
+            group.bench_with_input(
+                BenchmarkId::new("serde_json_parse_then_json_patch", &id),
+                &texts,
+                |b, (o, n)| {
+                    b.iter(|| {
+                        let parse = |text: &str| serde_json::from_str::<Value>(text).ok();
+                        let (old, new) = (parse(black_box(o)), parse(black_box(n)));
+                        old.zip(new).map(|(old, new)| json_patch::diff(&old, &new))
+                    });
+                },
+            );
+        }
+    }
+    group.finish();
+}
+
 /// What a `SettingsTree` costs to build from a JSON value, against cloning the value:
 /// of a shape no live tree has (the shape is built), and of the shape of a live tree
 /// (the keys are checked against it; the usual case of a fleet or of successive reads).
@@ -139,5 +190,11 @@ fn bench_apply(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_diff, bench_apply, bench_tree);
+criterion_group!(
+    benches,
+    bench_diff,
+    bench_diff_text,
+    bench_apply,
+    bench_tree
+);
 criterion_main!(benches);
