@@ -1,14 +1,15 @@
 //! The emulator's command line, shared by the `svc-emulator` binary and `svc emulator`.
 //!
 //! When every server accepts connections, [`run`] prints exactly one JSON object on one
-//! line on stdout (addresses and credentials), then serves until SIGINT or SIGTERM.
+//! line on stdout (addresses and credentials, [`crate::EmulatorLine`]), then serves
+//! until SIGINT or SIGTERM.
 //! Nothing else goes to stdout.
 
 use std::net::IpAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::{Emulator, EmulatorConfig, FaultConfig};
+use crate::{Emulator, EmulatorConfig, FaultConfig, MAX_DEVICES};
 
 /// Local emulator of the cloud post-processing service, its identity provider, object
 /// storage and notification service.
@@ -48,6 +49,17 @@ pub struct EmulatorArgs {
     /// Run the cloud side only, without the emulated unit.
     #[arg(long)]
     pub no_device: bool,
+    /// How many emulated units to run (0 to 256; 0 is `--no-device`), each with its own
+    /// serial number, HTTP port, serial bridge and state; the JSON line lists them
+    /// under `devices` (`device_url` etc. name the first). With `--port P`, unit k
+    /// (0-based) takes P+4+2k and P+5+2k.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 1,
+        conflicts_with = "no_device"
+    )]
+    pub devices: usize,
 }
 
 impl EmulatorArgs {
@@ -65,6 +77,22 @@ impl EmulatorArgs {
         if !(self.device_reboot_seconds.is_finite() && self.device_reboot_seconds >= 0.0) {
             return Err("--device-reboot-seconds must be a number of seconds ≥ 0".into());
         }
+        if self.devices > MAX_DEVICES {
+            return Err(format!(
+                "--devices must be between 0 and {MAX_DEVICES} (0: no unit), got {}",
+                self.devices
+            ));
+        }
+        if self.port != 0
+            && self.devices > 0
+            && !self.no_device
+            && usize::from(self.port) + 5 + 2 * (self.devices - 1) > usize::from(u16::MAX)
+        {
+            return Err(format!(
+                "--port {} leaves no room for {} units (unit k takes P+4+2k and P+5+2k)",
+                self.port, self.devices
+            ));
+        }
         let mut passwords = std::collections::BTreeMap::new();
         for entry in &self.device_passwords {
             let (user, password) = entry.split_once('=').ok_or_else(|| {
@@ -75,7 +103,7 @@ impl EmulatorArgs {
             })?;
             passwords.insert(user.to_owned(), password.to_owned());
         }
-        let device = (!self.no_device).then(|| crate::device::DeviceConfig {
+        let device = (!self.no_device && self.devices > 0).then(|| crate::device::DeviceConfig {
             passwords,
             pty: !self.no_device_pty,
             reboot_time: Duration::from_secs_f64(self.device_reboot_seconds),
@@ -83,6 +111,7 @@ impl EmulatorArgs {
         });
         Ok(EmulatorConfig {
             device,
+            devices: self.devices,
             host: self.host,
             port: self.port,
             processing_time: Duration::from_secs_f64(self.processing_seconds),
@@ -138,7 +167,7 @@ pub async fn run(program: &str, args: &EmulatorArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match serde_json::to_string(emulator.info()) {
+    match serde_json::to_string(emulator.line()) {
         Ok(line) => println!("{line}"),
         Err(e) => {
             eprintln!("{program}: {e}");

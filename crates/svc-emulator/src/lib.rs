@@ -13,17 +13,21 @@
 //! ```no_run
 //! # async fn demo() -> anyhow::Result<()> {
 //! let emulator = svc_emulator::Emulator::start(svc_emulator::EmulatorConfig::default()).await?;
-//! println!("{}", serde_json::to_string(emulator.info())?);
+//! println!("{}", serde_json::to_string(emulator.line())?);
 //! emulator.shutdown().await;
 //! # Ok(()) }
 //! ```
 //!
-//! It also emulates an inertial navigation unit ([`device`]): its REST interface over
-//! HTTP, and the same API in sbgECom frames over a pseudo-terminal and a TCP serial bridge.
+//! It also emulates inertial navigation units ([`device`]): their REST interface over
+//! HTTP, and the same API in sbgECom frames over a pseudo-terminal and a TCP serial
+//! bridge. [`EmulatorConfig::devices`] units (one by default, up to [`MAX_DEVICES`])
+//! run side by side, each with its own serial number, ports and state (settings,
+//! users and passwords, sessions, lock); [`EmulatorLine::devices`] lists them.
 //!
 //! Every server listens on `config.host`; with `port` 0 each takes any free port, with
 //! `port` P they take P (cloud), P+1 (identity provider), P+2 (notification), P+3
-//! (storage), P+4 (unit HTTP) and P+5 (unit serial-over-TCP bridge). Every HTTP server
+//! (storage), P+4 (unit HTTP) and P+5 (unit serial-over-TCP bridge), and unit `k`
+//! (0-based) of several P+4+2k and P+5+2k. Every HTTP server
 //! closes a connection whose request head does not arrive within
 //! [`ReadTimeouts::header`], answers 408 (in its documented error body) a request body
 //! that stops arriving for [`ReadTimeouts::body`], and answers every error, also those
@@ -60,6 +64,9 @@ use uuid::Uuid;
 pub use faults::FaultConfig;
 pub use server::ReadTimeouts;
 
+/// The most emulated units one emulator runs ([`EmulatorConfig::devices`]).
+pub const MAX_DEVICES: usize = 256;
+
 /// How the emulator runs. `Default` gives the service's real rules with a quick pace.
 #[derive(Clone, Debug)]
 pub struct EmulatorConfig {
@@ -91,6 +98,12 @@ pub struct EmulatorConfig {
     /// The emulated unit; `None` runs the cloud side only. Its host, ports (P+4, P+5)
     /// and HTTP read timeouts follow `host`, `port` and `read_timeouts`.
     pub device: Option<device::DeviceConfig>,
+    /// How many units of `device` to run (default 1, at most [`MAX_DEVICES`]; 0 runs
+    /// none, as `device: None`). Each has its own state, serial number and MAC address:
+    /// the first keeps `device`'s, the others count on from them
+    /// ([`device::nth_serial_number`], [`device::nth_mac_address`]). With `port` P,
+    /// unit `k` (0-based) listens on P+4+2k (HTTP) and P+5+2k (serial bridge).
+    pub devices: usize,
 }
 
 impl Default for EmulatorConfig {
@@ -110,6 +123,7 @@ impl Default for EmulatorConfig {
             faults: FaultConfig::default(),
             read_timeouts: ReadTimeouts::default(),
             device: Some(device::DeviceConfig::default()),
+            devices: 1,
         }
     }
 }
@@ -147,18 +161,67 @@ pub struct EmulatorInfo {
     pub device_serial_tcp: Option<String>,
 }
 
+/// One emulated unit of [`EmulatorLine::devices`].
+#[derive(Clone, Debug, Serialize)]
+pub struct EmulatedDevice {
+    /// Its HTTP address (`{device_url}`, without `/api/v1`).
+    pub device_url: String,
+    /// Its serial-over-TCP bridge, `host:port`.
+    pub device_serial_tcp: String,
+    /// The serial number it reports in `/info`.
+    pub serial_number: String,
+    /// Its pseudo-terminal, when it has one.
+    pub device_serial_path: Option<String>,
+}
+
+/// The JSON line a started emulator prints: every field of [`EmulatorInfo`] (whose
+/// `device_*` fields name the first unit) and `devices`, every unit in order
+/// (empty without a unit).
+#[derive(Clone, Debug, Serialize)]
+pub struct EmulatorLine {
+    #[serde(flatten)]
+    pub info: EmulatorInfo,
+    pub devices: Vec<EmulatedDevice>,
+}
+
+/// The port `offset` above `base`, or an error naming the unit that needs it.
+fn unit_port(base: u16, offset: usize, index: usize) -> anyhow::Result<u16> {
+    usize::from(base)
+        .checked_add(offset)
+        .and_then(|port| u16::try_from(port).ok())
+        .ok_or_else(|| {
+            anyhow::anyhow!("port {base}: unit {index} would need port {base}+{offset}, past 65535")
+        })
+}
+
 /// A running emulator. Dropping it stops the servers; [`Emulator::shutdown`] waits for them.
 pub struct Emulator {
-    info: EmulatorInfo,
+    line: EmulatorLine,
     app: Arc<state::App>,
     stop: watch::Sender<bool>,
     servers: Vec<JoinHandle<()>>,
-    device: Option<device::DeviceEmulator>,
+    devices: Vec<device::DeviceEmulator>,
 }
 
 impl Emulator {
     /// Starts every server and returns once all accept connections.
+    ///
+    /// # Errors
+    ///
+    /// `devices` over [`MAX_DEVICES`], a port that cannot be bound (or, with a fixed
+    /// `port`, one past 65535), an unknown user in the unit's passwords.
     pub async fn start(config: EmulatorConfig) -> anyhow::Result<Self> {
+        let units = if config.device.is_some() {
+            config.devices
+        } else {
+            0
+        };
+        if units > MAX_DEVICES {
+            anyhow::bail!("devices must be between 0 and {MAX_DEVICES} (0: no unit), got {units}");
+        }
+        if config.port != 0 && units > 0 {
+            unit_port(config.port, 5 + 2 * (units - 1), units - 1)?;
+        }
         let bind = |offset: u16| {
             let port = if config.port == 0 {
                 0
@@ -208,19 +271,37 @@ impl Emulator {
                 stopped.clone(),
             )));
         }
-        let device = match &config.device {
-            None => None,
-            Some(device_config) => {
-                let mut device_config = device_config.clone();
+        let mut devices = Vec::with_capacity(units);
+        if let Some(first) = config.device.as_ref().filter(|_| units > 0) {
+            // One reading of the document for every unit; each unit has its own state.
+            let spec = Arc::new(device::spec::Spec::load()?);
+            for index in 0..units {
+                let mut device_config = first.clone();
                 device_config.host = config.host;
                 device_config.http_read_timeouts = config.read_timeouts;
+                device_config.serial_number =
+                    device::nth_serial_number(&first.serial_number, index);
+                device_config.mac_address = device::nth_mac_address(&first.mac_address, index)
+                    .map_err(anyhow::Error::msg)?;
                 if config.port != 0 {
-                    device_config.http_port = config.port.saturating_add(4);
-                    device_config.serial_tcp_port = config.port.saturating_add(5);
+                    device_config.http_port = unit_port(config.port, 4 + 2 * index, index)?;
+                    device_config.serial_tcp_port = unit_port(config.port, 5 + 2 * index, index)?;
                 }
-                Some(device::DeviceEmulator::start(device_config).await?)
+                devices.push(
+                    device::DeviceEmulator::start_with_spec(device_config, spec.clone()).await?,
+                );
             }
-        };
+        }
+        let listed: Vec<EmulatedDevice> = devices
+            .iter()
+            .map(|d| EmulatedDevice {
+                device_url: d.url().to_owned(),
+                device_serial_tcp: d.serial_tcp().to_owned(),
+                serial_number: d.serial_number().to_owned(),
+                device_serial_path: d.serial_path().map(|p| p.display().to_string()),
+            })
+            .collect();
+        let device = listed.first();
         let orgs = app.organizations();
         let first = orgs
             .first()
@@ -237,24 +318,30 @@ impl Emulator {
             member_api_key: first.member_api_key,
             member_api_secret: first.member_api_secret,
             organizations: orgs,
-            device_url: device.as_ref().map(|d| d.url().to_owned()),
-            device_serial_path: device
-                .as_ref()
-                .and_then(|d| d.serial_path())
-                .map(|p| p.display().to_string()),
-            device_serial_tcp: device.as_ref().map(|d| d.serial_tcp().to_owned()),
+            device_url: device.map(|d| d.device_url.clone()),
+            device_serial_path: device.and_then(|d| d.device_serial_path.clone()),
+            device_serial_tcp: device.map(|d| d.device_serial_tcp.clone()),
         };
         Ok(Self {
-            info,
+            line: EmulatorLine {
+                info,
+                devices: listed,
+            },
             app,
             stop,
             servers,
-            device,
+            devices,
         })
     }
 
+    /// Its addresses and credentials; the `device_*` fields name the first unit.
     pub fn info(&self) -> &EmulatorInfo {
-        &self.info
+        &self.line.info
+    }
+
+    /// What it prints as its JSON line: [`Emulator::info`] and every unit.
+    pub fn line(&self) -> &EmulatorLine {
+        &self.line
     }
 
     /// Sets an organization's processing credits (tests of the 403 "no credit" rule).
@@ -268,18 +355,22 @@ impl Emulator {
         self.app.stored_outputs(processing_id)
     }
 
-    /// The emulated unit, when it runs.
+    /// The (first) emulated unit, when it runs.
     pub fn device(&self) -> Option<&device::DeviceEmulator> {
-        self.device.as_ref()
+        self.devices.first()
+    }
+
+    /// Every emulated unit, in the order of [`EmulatorLine::devices`].
+    pub fn devices(&self) -> &[device::DeviceEmulator] {
+        &self.devices
     }
 
     /// Stops the servers, the processings and the deliveries, and removes the files.
     pub async fn shutdown(mut self) {
         let _ = self.stop.send(true);
         self.app.stop_background();
-        if let Some(device) = self.device.take() {
-            device.shutdown().await;
-        }
+        futures::future::join_all(self.devices.drain(..).map(device::DeviceEmulator::shutdown))
+            .await;
         for server in self.servers.drain(..) {
             let _ = tokio::time::timeout(Duration::from_secs(5), server).await;
         }

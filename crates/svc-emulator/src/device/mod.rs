@@ -139,6 +139,13 @@ pub struct DeviceConfig {
     /// each). Within an [`Emulator`](crate::Emulator), the emulator's own
     /// `read_timeouts` apply.
     pub http_read_timeouts: crate::ReadTimeouts,
+    /// The unit's serial number in `/info` (`EMU00000001`). Within an
+    /// [`Emulator`](crate::Emulator) with several units, the first unit keeps it and
+    /// the others count on from it ([`nth_serial_number`]).
+    pub serial_number: String,
+    /// The unit's Ethernet MAC address in `/info` (`02:00:5e:10:00:01`); with several
+    /// units the others count on from it ([`nth_mac_address`]).
+    pub mac_address: String,
 }
 
 impl Default for DeviceConfig {
@@ -154,8 +161,65 @@ impl Default for DeviceConfig {
             lock_idle: Duration::from_secs(60),
             serial_inter_byte_timeout: Duration::from_millis(250),
             http_read_timeouts: crate::ReadTimeouts::default(),
+            serial_number: DEFAULT_SERIAL_NUMBER.to_owned(),
+            mac_address: DEFAULT_MAC_ADDRESS.to_owned(),
         }
     }
+}
+
+/// The serial number of a unit started with [`DeviceConfig::default`].
+pub const DEFAULT_SERIAL_NUMBER: &str = "EMU00000001";
+/// The MAC address of a unit started with [`DeviceConfig::default`].
+pub const DEFAULT_MAC_ADDRESS: &str = "02:00:5e:10:00:01";
+
+/// The serial number of the unit `index` (0-based) of a fleet whose first unit has
+/// `first`: `first` itself for 0; when `first` ends in digits, that number plus
+/// `index`, zero-padded to the same width (`EMU00000001` → `EMU00000002`, ...);
+/// otherwise `first` followed by `-` and `index + 1`.
+pub fn nth_serial_number(first: &str, index: usize) -> String {
+    if index == 0 {
+        return first.to_owned();
+    }
+    let prefix = first.trim_end_matches(|c: char| c.is_ascii_digit());
+    let digits = &first[prefix.len()..];
+    match digits.parse::<u128>() {
+        Ok(number) if !digits.is_empty() => {
+            let next = number.saturating_add(index as u128);
+            format!("{prefix}{next:0width$}", width = digits.len())
+        }
+        _ => format!("{first}-{}", index.saturating_add(1)),
+    }
+}
+
+/// The MAC address of the unit `index` (0-based) of a fleet whose first unit has
+/// `first` (six hexadecimal octets separated by `:`): its last three octets, read as
+/// one number, plus `index` (wrapping within those three octets).
+///
+/// # Errors
+///
+/// When `first` is not six hexadecimal octets separated by `:` (only for `index` > 0).
+pub fn nth_mac_address(first: &str, index: usize) -> Result<String, String> {
+    if index == 0 {
+        return Ok(first.to_owned());
+    }
+    let octets: Vec<u8> = first
+        .split(':')
+        .map(|octet| {
+            if octet.len() == 2 {
+                u8::from_str_radix(octet, 16).ok()
+            } else {
+                None
+            }
+        })
+        .collect::<Option<Vec<u8>>>()
+        .filter(|octets| octets.len() == 6)
+        .ok_or_else(|| format!("the MAC address `{first}` is not six hexadecimal octets"))?;
+    let low = u64::from_be_bytes([0, 0, 0, 0, 0, octets[3], octets[4], octets[5]]);
+    let [.., a, b, c] = low.wrapping_add(index as u64).to_be_bytes();
+    Ok(format!(
+        "{:02x}:{:02x}:{:02x}:{a:02x}:{b:02x}:{c:02x}",
+        octets[0], octets[1], octets[2]
+    ))
 }
 
 /// A running emulated unit. Dropping it stops every task and closes the pty;
@@ -173,13 +237,25 @@ impl DeviceEmulator {
     /// Starts the HTTP server, the serial-over-TCP bridge and (with `config.pty`) the
     /// pseudo-terminal; returns once all accept requests.
     pub async fn start(config: DeviceConfig) -> anyhow::Result<Self> {
-        let spec = Arc::new(spec::Spec::load()?);
+        Self::start_with_spec(config, Arc::new(spec::Spec::load()?)).await
+    }
+
+    /// [`DeviceEmulator::start`] with the document already read (a fleet reads it once
+    /// for all its units; the spec is never changed, each unit has its own state).
+    pub(crate) async fn start_with_spec(
+        config: DeviceConfig,
+        spec: Arc<spec::Spec>,
+    ) -> anyhow::Result<Self> {
         let mut passwords =
             BTreeMap::from([("factory".to_owned(), config.factory_password.clone())]);
         passwords.extend(config.passwords.clone());
         let unit = Arc::new(unit::Unit::new(
             spec,
             &passwords,
+            unit::Identity {
+                serial_number: config.serial_number.clone(),
+                mac_address: config.mac_address.clone(),
+            },
             config.reboot_time,
             config.lock_idle,
         )?);
@@ -256,6 +332,11 @@ impl DeviceEmulator {
     /// The serial-over-TCP bridge, `host:port`.
     pub fn serial_tcp(&self) -> &str {
         &self.serial_tcp
+    }
+
+    /// The serial number the unit reports in `/info`.
+    pub fn serial_number(&self) -> &str {
+        self.unit.serial_number()
     }
 
     /// The default user now (chosen at start and at each reboot); `None` when every

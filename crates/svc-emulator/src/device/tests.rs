@@ -1549,3 +1549,55 @@ async fn dropping_the_emulator_stops_it() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+// ------------------------------------------------------------------ fleets
+
+#[test]
+fn fleet_units_count_on_from_the_first_identity() {
+    use super::{nth_mac_address, nth_serial_number};
+    assert_eq!(nth_serial_number("EMU00000001", 0), "EMU00000001");
+    assert_eq!(nth_serial_number("EMU00000001", 1), "EMU00000002");
+    assert_eq!(nth_serial_number("EMU00000001", 255), "EMU00000256");
+    assert_eq!(nth_serial_number("EMU99999999", 1), "EMU100000000");
+    assert_eq!(nth_serial_number("A9", 1), "A10");
+    assert_eq!(nth_serial_number("unit", 0), "unit");
+    assert_eq!(nth_serial_number("unit", 2), "unit-3");
+    let mac = |first: &str, index| nth_mac_address(first, index);
+    assert_eq!(
+        mac("02:00:5e:10:00:01", 0).as_deref(),
+        Ok("02:00:5e:10:00:01")
+    );
+    assert_eq!(
+        mac("02:00:5e:10:00:01", 1).as_deref(),
+        Ok("02:00:5e:10:00:02")
+    );
+    assert_eq!(
+        mac("02:00:5e:10:00:ff", 1).as_deref(),
+        Ok("02:00:5e:10:01:00")
+    );
+    assert_eq!(
+        mac("02:00:5e:ff:ff:ff", 1).as_deref(),
+        Ok("02:00:5e:00:00:00")
+    );
+    assert_eq!(mac("not a mac", 0).as_deref(), Ok("not a mac"));
+    assert!(mac("not a mac", 1).is_err());
+    assert!(mac("02:00:5e:10:00", 1).is_err());
+    assert!(mac("02:00:5e:10:00:1", 1).is_err());
+}
+
+#[tokio::test]
+async fn a_configured_identity_is_reported() {
+    let unit = start(DeviceConfig {
+        serial_number: "SN-42".to_owned(),
+        mac_address: "02:00:00:00:00:2a".to_owned(),
+        ..config()
+    })
+    .await;
+    assert_eq!(unit.serial_number(), "SN-42");
+    let mut c = connect(&unit, Via::Http).await;
+    let info = c.get("/info", "").await;
+    assert_eq!(info.status, 200);
+    assert_eq!(info.body["serialNumber"], "SN-42");
+    assert_eq!(info.body["macAddress"], "02:00:00:00:00:2a");
+    unit.shutdown().await;
+}

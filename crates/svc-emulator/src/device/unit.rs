@@ -203,12 +203,19 @@ enum WriteBody<'a> {
     Defaults,
 }
 
+/// What tells one emulated unit from another in `/info`.
+pub struct Identity {
+    pub serial_number: String,
+    pub mac_address: String,
+}
+
 impl Unit {
     /// A unit at power-on. `passwords` sets the initial passwords (user → password;
     /// users not named have none).
     pub fn new(
         spec: Arc<Spec>,
         passwords: &BTreeMap<String, String>,
+        identity: Identity,
         reboot_time: Duration,
         lock_idle: Duration,
     ) -> Result<Self, UnitError> {
@@ -232,11 +239,11 @@ impl Unit {
         let defaults = default_settings(&spec.settings);
         let info = DeviceInfo {
             product_code: "EMU-INS-1".to_owned(),
-            serial_number: "EMU00000001".to_owned(),
+            serial_number: identity.serial_number,
             hw_revision: "1.0.0.0".to_owned(),
             mnf_version: "1".to_owned(),
             mnf_date: "2024-01-01".to_owned(),
-            mac_address: "02:00:5e:10:00:01".to_owned(),
+            mac_address: identity.mac_address,
             product_type: "INS".to_owned(),
             fmw_version: "1.0.0-emulated".to_owned(),
             bt_version: "1.0.0".to_owned(),
@@ -263,6 +270,11 @@ impl Unit {
             state: Mutex::new(state),
             boots: watch::channel(0).0,
         })
+    }
+
+    /// The serial number reported in `/info`.
+    pub fn serial_number(&self) -> &str {
+        &self.info.serial_number
     }
 
     /// Changes (with a counter) at each reboot.

@@ -9,6 +9,7 @@ mod common;
 mod containers;
 mod faults;
 mod files;
+mod fleet;
 mod processings;
 mod samples;
 mod servers;
