@@ -1,0 +1,378 @@
+//! [`SettingsTree::from_json`]: a tree read straight from its JSON text into the shape
+//! of one of the last trees built (a fleet's exports, successive reads of a unit all
+//! have one), without building a `serde_json::Value` of the whole tree: the keys are
+//! checked against the shape's nodes as the parser reads them and each leaf is encoded
+//! as it is read. A text of another shape (or with a key twice in an object) is parsed
+//! into a `Value` and built as by [`SettingsTree::from_value`], with the same result.
+
+use std::fmt;
+use std::sync::{Arc, PoisonError};
+
+use serde::Deserialize as _;
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
+use serde_json::Value;
+
+use super::{Leaves, NO_PARENT, OBJECT, SHAPES, SettingsTree, Shape};
+use crate::settings::SettingsError;
+
+impl SettingsTree {
+    /// The tree of a JSON text (any value; a settings tree is an object): the same tree
+    /// as [`from_value`](Self::from_value) of the parsed text, read without building
+    /// the value when the text has the shape of one of the last trees built.
+    ///
+    /// ```
+    /// use svc_core::settings::SettingsTree;
+    ///
+    /// let reference = SettingsTree::from_json(r#"{"gnss": {"model": "internal", "rate": 5}}"#)?;
+    /// let unit = SettingsTree::from_json(r#"{"gnss": {"model": "external", "rate": 5}}"#)?;
+    /// assert!(reference.same_shape(&unit));
+    /// let changed: Vec<&str> = reference.diff(&unit).changed().map(|p| p.as_str()).collect();
+    /// assert_eq!(changed, ["gnss/model"]);
+    /// # Ok::<(), svc_core::settings::SettingsError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`SettingsError::NotJson`] when the text is not JSON (where, never a value of it).
+    pub fn from_json(text: &str) -> Result<Self, SettingsError> {
+        let recent = SHAPES
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .recent();
+        for shape in recent {
+            let mut reader = ShapeReader {
+                shape: &shape,
+                next: 0,
+                leaves: Leaves {
+                    words: Vec::with_capacity(shape.leaf_nodes.len()),
+                    heap: Vec::new(),
+                },
+                mismatch: false,
+            };
+            let mut deserializer = serde_json::Deserializer::from_str(text);
+            let read = Node {
+                reader: &mut reader,
+                key: "",
+                parent: NO_PARENT,
+            }
+            .deserialize(&mut deserializer)
+            .and_then(|()| deserializer.end());
+            match read {
+                Ok(()) if reader.next == shape.nodes.len() => {
+                    SHAPES
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .used(&shape);
+                    let leaves = Arc::new(reader.leaves);
+                    #[cfg(test)]
+                    READ_INTO_SHAPE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    return Ok(Self { shape, leaves });
+                }
+                // Not this shape: the next one, or the value.
+                Ok(()) => {}
+                Err(_) if reader.mismatch => {}
+                Err(error) => return Err(not_json(&error)),
+            }
+        }
+        let value: Value = serde_json::from_str(text).map_err(|error| not_json(&error))?;
+        Ok(Self::from_value(&value))
+    }
+
+    /// [`from_json`](Self::from_json) of a text given as bytes (as read from a file or
+    /// received), which must be UTF-8 as JSON is.
+    ///
+    /// # Errors
+    ///
+    /// [`SettingsError::NotJson`] when the text is not JSON (or not UTF-8).
+    pub fn from_json_bytes(bytes: &[u8]) -> Result<Self, SettingsError> {
+        match std::str::from_utf8(bytes) {
+            Ok(text) => Self::from_json(text),
+            // The parser names where the text stops being UTF-8.
+            Err(_) => serde_json::from_slice::<Value>(bytes)
+                .map(|value| Self::from_value(&value))
+                .map_err(|error| not_json(&error)),
+        }
+    }
+}
+
+/// How many trees were read straight into a known shape (tests only).
+#[cfg(test)]
+static READ_INTO_SHAPE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+fn not_json(error: &serde_json::Error) -> SettingsError {
+    SettingsError::NotJson {
+        document: "the tree".to_owned(),
+        line: error.line(),
+        column: error.column(),
+    }
+}
+
+/// Reads a text against a shape: the nodes in document order, the leaves encoded.
+struct ShapeReader<'s> {
+    shape: &'s Shape,
+    /// The next node of the shape to meet.
+    next: usize,
+    leaves: Leaves,
+    /// Whether the text left the shape (the error that stopped the parser is ours).
+    mismatch: bool,
+}
+
+/// One node of the text, under `key` in the node `parent`.
+struct Node<'r, 's, 'k> {
+    reader: &'r mut ShapeReader<'s>,
+    key: &'k str,
+    parent: usize,
+}
+
+impl Node<'_, '_, '_> {
+    fn mismatch<E: de::Error>(self) -> E {
+        self.reader.mismatch = true;
+        E::custom("another shape")
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Node<'_, '_, '_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        let index = self.reader.next;
+        let Some(node) = self.reader.shape.nodes.get(index) else {
+            return Err(self.mismatch());
+        };
+        if node.parent != self.parent || *node.key != *self.key {
+            return Err(self.mismatch());
+        }
+        self.reader.next += 1;
+        if node.leaf == OBJECT {
+            return deserializer.deserialize_any(Object {
+                reader: self.reader,
+                index,
+            });
+        }
+        // A leaf: a value of any kind but an object (a common leaf is encoded, a long
+        // string or an array kept as a value, as `from_value` does).
+        if node.leaf != self.reader.leaves.words.len() {
+            return Err(self.mismatch());
+        }
+        let value = Value::deserialize(deserializer)?;
+        if value.is_object() {
+            return Err(self.mismatch());
+        }
+        self.reader.leaves.push(&value);
+        Ok(())
+    }
+}
+
+/// The object at node `index`: its entries, each the next node of the shape.
+struct Object<'r, 's> {
+    reader: &'r mut ShapeReader<'s>,
+    index: usize,
+}
+
+impl<'de> Visitor<'de> for Object<'_, '_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let Object { reader, index } = self;
+        while let Some(key) = map.next_key::<Key<'de>>()? {
+            map.next_value_seed(Node {
+                reader: &mut *reader,
+                key: key.as_str(),
+                parent: index,
+            })?;
+        }
+        // Every child met, none missing.
+        let end = reader.shape.nodes.get(index).map(|node| node.end);
+        if end != Some(reader.next) {
+            reader.mismatch = true;
+            return Err(de::Error::custom("another shape"));
+        }
+        Ok(())
+    }
+
+    // Anything but an object where the shape has one: another shape (the value is
+    // still read through, so a text that is not JSON is reported as such).
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+        self.other()
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+        self.other()
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+        self.other()
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        self.other()
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
+        self.other()
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        self.other()
+    }
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element::<de::IgnoredAny>()?.is_some() {}
+        self.other()
+    }
+}
+
+impl Object<'_, '_> {
+    fn other<E: de::Error>(self) -> Result<(), E> {
+        self.reader.mismatch = true;
+        Err(E::custom("another shape"))
+    }
+}
+
+/// A key, borrowed from the text unless it has escapes.
+enum Key<'a> {
+    Borrowed(&'a str),
+    Owned(String),
+}
+
+impl Key<'_> {
+    fn as_str(&self) -> &str {
+        match self {
+            Key::Borrowed(key) => key,
+            Key::Owned(key) => key,
+        }
+    }
+}
+
+impl<'de> de::Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object key")
+            }
+
+            fn visit_borrowed_str<E: de::Error>(self, key: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key::Borrowed(key))
+            }
+
+            fn visit_str<E: de::Error>(self, key: &str) -> Result<Key<'de>, E> {
+                Ok(Key::Owned(key.to_owned()))
+            }
+
+            fn visit_string<E: de::Error>(self, key: String) -> Result<Key<'de>, E> {
+                Ok(Key::Owned(key))
+            }
+        }
+
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    use super::*;
+    use crate::settings::testing;
+
+    /// `from_json` gives the tree `from_value` gives for the parsed text.
+    fn check(text: &str) -> SettingsTree {
+        let Ok(value) = serde_json::from_str::<Value>(text) else {
+            panic!("test texts are JSON: {text}")
+        };
+        let tree = match SettingsTree::from_json(text) {
+            Ok(tree) => tree,
+            Err(e) => panic!("{e}: {text}"),
+        };
+        assert_eq!(tree.to_value(), value, "{text}");
+        assert!(tree.same_shape(&SettingsTree::from_value(&value)), "{text}");
+        assert!(tree.diff(&SettingsTree::from_value(&value)).is_empty());
+        tree
+    }
+
+    #[test]
+    fn a_fleet_of_one_shape_reads_into_that_shape() {
+        let unit = testing::unit_default_tree();
+        let reference = SettingsTree::from_value(&unit);
+        let before = READ_INTO_SHAPE.load(std::sync::atomic::Ordering::Relaxed);
+        for seed in 0..5 {
+            let changed = testing::change_leaves(&unit, 0.05, seed);
+            let tree = check(&serde_json::to_string_pretty(&changed).unwrap_or_default());
+            assert!(Arc::ptr_eq(&tree.shape, &reference.shape));
+            assert_eq!(
+                reference.diff(&tree).to_patch(),
+                crate::settings::diff(&unit, &changed)
+            );
+        }
+        // Each read straight into the shape (other tests may add to the count).
+        let after = READ_INTO_SHAPE.load(std::sync::atomic::Ordering::Relaxed);
+        assert!(after >= before + 5, "{before} -> {after}");
+    }
+
+    #[test]
+    fn other_shapes_and_odd_texts_read_as_values() {
+        let base = r#"{"a": {"b": 1, "c": [1, 2]}, "d": "x"}"#;
+        check(base);
+        for text in [
+            base,
+            r#"{"a": {"b": 1, "c": [1, 2]}, "d": "x", "e": 1}"#,
+            r#"{"a": {"b": 1}, "d": "x"}"#,
+            r#"{"a": {"c": [1, 2], "b": 1}, "d": "x"}"#,
+            r#"{"a": 5, "d": "x"}"#,
+            r#"{"a": {"b": {"z": 1}, "c": [1, 2]}, "d": "x"}"#,
+            r#"{"a": {"b": 1, "c": [1, 2]}, "d": "x", "d": "y"}"#,
+            r#"{"a": {"b": 1, "c": [1, 2], "b": 2}, "d": "x"}"#,
+            r#"{"a": {"b": 1, "c": {"k": 2}}, "d": "x"}"#,
+            r#"{"a": {"b": 1, "c": [1, 2]}, "d": "a long string of more than twenty-four bytes"}"#,
+            r#"{"\u0061": {"b": 1, "c": [1, 2]}, "d": "x"}"#,
+            r#"[1, 2]"#,
+            "3",
+            "{}",
+        ] {
+            check(base);
+            check(text);
+        }
+    }
+
+    #[test]
+    fn text_that_is_not_json_is_refused_whatever_the_shape() {
+        check(r#"{"a": 1, "b": 2}"#);
+        for text in [
+            r#"{"a": 1, "b": 2"#,
+            r#"{"a": 1, "b": tru}"#,
+            r#"{"a": 1, "b": 2} x"#,
+            r#"{"a": 1, "c": 2, "password": "hunter2"#,
+            "",
+        ] {
+            match SettingsTree::from_json(text) {
+                Err(SettingsError::NotJson { document, .. }) => assert_eq!(document, "the tree"),
+                other => panic!("{text}: {other:?}"),
+            }
+        }
+        assert!(SettingsTree::from_json_bytes(b"{\"a\": \"\xff\"}").is_err());
+        assert!(SettingsTree::from_json_bytes(br#"{"a": 1, "b": 2}"#).is_ok());
+        let e = SettingsTree::from_json(r#"{"password": "hunter2"#).expect_err("not JSON");
+        assert!(!e.to_string().contains("hunter2"), "{e}");
+    }
+
+    proptest! {
+        #[test]
+        fn reads_as_the_value_reads(
+            keys in prop::collection::vec("[a-c]{1,2}", 1..6),
+            values in prop::collection::vec(prop_oneof![
+                Just(json!(null)), Just(json!(true)), Just(json!(-1)), Just(json!(2.5)),
+                Just(json!("s")), Just(json!([1, 2.0])), Just(json!({"x": 1})),
+            ], 1..6),
+        ) {
+            let tree: serde_json::Map<String, Value> =
+                keys.iter().cloned().zip(values.iter().cloned()).collect();
+            let text = Value::Object(tree).to_string();
+            check(&text);
+            // Once more, now that its shape is a recent one.
+            check(&text);
+        }
+    }
+}
