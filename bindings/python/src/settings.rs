@@ -1058,12 +1058,10 @@ impl SettingsTree {
     fn from_json(py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<Self> {
         let text = Text::from_object(text)?;
         let bytes = text.as_bytes();
-        let value = py
-            .detach(|| serde_json::from_slice::<Value>(bytes))
-            .map_err(|e| not_json_text(py, "the tree", &e))?;
-        Ok(Self {
-            tree: py.detach(|| CoreTree::from_value(&value)),
-        })
+        let tree = py
+            .detach(|| CoreTree::from_json_bytes(bytes))
+            .map_err(|e| settings_error(py, &e))?;
+        Ok(Self { tree })
     }
 
     /// The tree as Python objects (`dict`s, keys in order).
@@ -1183,32 +1181,10 @@ impl TreePatch {
 
 // --- Files ---------------------------------------------------------------------------
 
-/// One file read as a settings tree: JSON whose root is an object.
-fn read_tree(path: &std::path::Path) -> Result<CoreTree, (&'static str, String)> {
-    let shown = path.display();
-    let bytes = std::fs::read(path).map_err(|e| ("io", format!("reading {shown}: {e}")))?;
-    let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
-        (
-            "invalid_input",
-            format!(
-                "{shown} is not JSON (line {}, column {})",
-                e.line(),
-                e.column()
-            ),
-        )
-    })?;
-    if !value.is_object() {
-        return Err((
-            "invalid_input",
-            format!("{shown}: its root is not an object"),
-        ));
-    }
-    Ok(CoreTree::from_value(&value))
-}
-
 /// Compares settings files (a fleet's exports) against a reference file: one entry per
-/// file, `{"file", "changed", "removed", "patch"}`. Every file is read (in Rust, the GIL
-/// released) before any is compared, so a bad one fails the whole call.
+/// file, `{"file", "changed", "removed", "patch"}` (`svc_core::settings::diff_files`,
+/// the GIL released: every file read, on every core, before any is compared, so a bad
+/// one fails the whole call).
 #[pyfunction]
 fn fleet_diff<'py>(
     py: Python<'py>,
@@ -1216,26 +1192,22 @@ fn fleet_diff<'py>(
     files: Vec<PathBuf>,
 ) -> PyResult<Bound<'py, PyList>> {
     let entries = py.detach(|| {
-        let reference = read_tree(&reference)?;
-        let trees = files
-            .iter()
-            .map(|file| read_tree(file).map(|tree| (file, tree)))
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut entries = Vec::with_capacity(trees.len());
-        for (file, tree) in &trees {
-            let patch = reference.diff(tree);
-            let body = serde_json::to_value(&patch).map_err(|e| ("internal", e.to_string()))?;
+        let diffs = core::diff_files(&reference, &files)?;
+        let mut entries = Vec::with_capacity(diffs.len());
+        for diff in &diffs {
+            let patch = &diff.patch;
             entries.push(serde_json::json!({
-                "file": file.display().to_string(),
+                "file": diff.file.display().to_string(),
                 "changed": patch.changed().map(ToString::to_string).collect::<Vec<_>>(),
                 "removed": node_paths(patch.removed()),
-                "patch": body,
+                "patch": patch,
             }));
         }
-        Ok::<_, (&'static str, String)>(entries)
+        Ok::<_, core::SettingsError>(entries)
     });
-    let entries = entries.map_err(|(kind, message)| {
-        SvcErr::new(kind, message)
+    let entries = entries.map_err(|e| {
+        let kind = e.kind().as_str();
+        SvcErr::new(kind, e.to_string())
             .subsystem("settings")
             .into_pyerr(py)
     })?;

@@ -289,7 +289,7 @@ def test_fleet_diff(tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text("{", encoding="utf-8")
     with pytest.raises(SettingsError) as caught:
         settings.fleet_diff(files[0], [files[1], tmp_path / "bad.json"])
-    assert "bad.json is not JSON" in str(caught.value)
+    assert "bad.json is not a settings tree: not JSON" in str(caught.value)
     with pytest.raises(SettingsError) as missing:
         settings.fleet_diff(files[0], [tmp_path / "missing.json"])
     assert missing.value.kind == "io"

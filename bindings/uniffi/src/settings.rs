@@ -108,9 +108,8 @@ impl SettingsTree {
     /// Errors: `InvalidInput` for text that is not JSON.
     #[uniffi::constructor]
     pub fn from_json(json: JsonText) -> Result<Arc<Self>, SvcError> {
-        let value = json_in("json", &json)?;
         Ok(Arc::new(Self {
-            inner: ss::SettingsTree::from_value(&value),
+            inner: ss::SettingsTree::from_json_bytes(&json.0)?,
         }))
     }
 

@@ -15,10 +15,7 @@ use super::{SettingsError, SettingsTree, TreePatch};
 /// names the file and the parser's position, never a value of the file.
 pub fn read_tree(path: &Path) -> Result<Value, SettingsError> {
     let shown = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| SettingsError::ReadFile {
-        path: shown.clone(),
-        reason: e.to_string(),
-    })?;
+    let bytes = read(path)?;
     let value: Value = serde_json::from_slice(&bytes).map_err(|e| SettingsError::NotATree {
         path: shown.clone(),
         reason: format!("not JSON (line {}, column {})", e.line(), e.column()),
@@ -30,6 +27,37 @@ pub fn read_tree(path: &Path) -> Result<Value, SettingsError> {
         });
     }
     Ok(value)
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, SettingsError> {
+    std::fs::read(path).map_err(|e| SettingsError::ReadFile {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    })
+}
+
+/// Reads a settings file as a [`SettingsTree`], straight from its text into the shape
+/// of the last trees read when it has it (see [`SettingsTree::from_json`]). Errors as
+/// [`read_tree`].
+fn read_settings_tree(path: &Path) -> Result<SettingsTree, SettingsError> {
+    let bytes = read(path)?;
+    let not_a_tree = |reason: String| SettingsError::NotATree {
+        path: path.display().to_string(),
+        reason,
+    };
+    // A settings tree is an object: anything else is refused before it is read (as
+    // `read_tree` refuses it, naming what it is).
+    let first = bytes.iter().find(|byte| !byte.is_ascii_whitespace());
+    let text = match std::str::from_utf8(&bytes) {
+        Ok(text) if first == Some(&b'{') => text,
+        _ => return read_tree(path).map(|value| SettingsTree::from_value(&value)),
+    };
+    SettingsTree::from_json(text).map_err(|e| match e {
+        SettingsError::NotJson { line, column, .. } => {
+            not_a_tree(format!("not JSON (line {line}, column {column})"))
+        }
+        other => other,
+    })
 }
 
 fn kind_of(value: &Value) -> &'static str {
@@ -54,24 +82,54 @@ pub struct FileDiff {
 }
 
 /// Compares settings files (a fleet's exports) against a reference file. Every file is
-/// read first, so a bad one fails the whole comparison before any result; the trees
-/// are [`SettingsTree`]s, so files of the reference's shape diff leaf by leaf.
+/// read first, so a bad one fails the whole comparison before any result. The files are
+/// read on every core, each straight from its text into the reference's shape when it
+/// has it ([`SettingsTree::from_json`]), and then diff leaf by leaf.
 ///
 /// # Errors
-/// The [`read_tree`] error of the first file that cannot be used.
+/// The [`read_tree`] error of the first file (in the order given) that cannot be used.
 pub fn diff_files(reference: &Path, files: &[PathBuf]) -> Result<Vec<FileDiff>, SettingsError> {
-    let reference = SettingsTree::from_value(&read_tree(reference)?);
-    let trees = files
-        .iter()
-        .map(|file| Ok((file, SettingsTree::from_value(&read_tree(file)?))))
-        .collect::<Result<Vec<_>, SettingsError>>()?;
-    Ok(trees
-        .into_iter()
-        .map(|(file, tree)| FileDiff {
-            file: file.clone(),
-            patch: reference.diff(&tree),
-        })
-        .collect())
+    let reference = read_settings_tree(reference)?;
+    let threads = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .min(files.len().div_ceil(8).max(1));
+    let per_thread = files.len().div_ceil(threads).max(1);
+    let read: Vec<Result<Vec<FileDiff>, SettingsError>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = files
+            .chunks(per_thread)
+            .map(|chunk| {
+                let reference = &reference;
+                scope.spawn(move || {
+                    chunk
+                        .iter()
+                        .map(|file| {
+                            let tree = read_settings_tree(file)?;
+                            Ok(FileDiff {
+                                file: file.clone(),
+                                patch: reference.diff(&tree),
+                            })
+                        })
+                        .collect::<Result<Vec<_>, SettingsError>>()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|worker| {
+                worker.join().unwrap_or_else(|_| {
+                    Err(SettingsError::ReadFile {
+                        path: "a settings file".to_owned(),
+                        reason: "the thread reading it failed".to_owned(),
+                    })
+                })
+            })
+            .collect()
+    });
+    let mut diffs = Vec::with_capacity(files.len());
+    for chunk in read {
+        diffs.extend(chunk?);
+    }
+    Ok(diffs)
 }
 
 #[cfg(test)]
