@@ -20,13 +20,15 @@
 //! - **TLS**: [`TlsRoots`] chooses the bundled Mozilla roots (the default: works on a
 //!   phone and on a system without CA certificates) or the platform verifier.
 
-#![forbid(unsafe_code)]
+// `unsafe` only where a trait of uniffi demands it (`bytes`).
+#![deny(unsafe_code)]
 // `SvcError` carries its fields inline: that is the shape the foreign side sees
 // (`e.status`, `e.nodeErrors`), and errors are rare next to the requests they end.
 #![allow(clippy::result_large_err)]
 
 uniffi::setup_scaffolding!("svc_ffi");
 
+mod bytes;
 mod cloud;
 mod error;
 mod runtime;

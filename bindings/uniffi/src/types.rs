@@ -106,9 +106,9 @@ pub(crate) fn json_in(what: &str, text: &impl AsRef<[u8]>) -> Result<serde_json:
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JsonText(pub Vec<u8>);
 
-uniffi::custom_type!(JsonText, Vec<u8>, {
-    lower: |text| text.0,
-    try_lift: |bytes| Ok(JsonText(bytes)),
+uniffi::custom_type!(JsonText, crate::bytes::Utf8Bytes, {
+    lower: |text| crate::bytes::Utf8Bytes(text.0),
+    try_lift: |bytes| Ok(JsonText(bytes.0)),
 });
 
 impl AsRef<[u8]> for JsonText {

@@ -173,5 +173,7 @@ class SettingsDiffBench {
         )
         println(report)
         File(Paths.root, "target/kotlin-bench.txt").writeText(report + "\n")
+        // The new tree as Jackson wrote it, to measure the Rust side alone on the same texts.
+        File(Paths.root, "target/kotlin-bench-new.json").writeText(new)
     }
 }
