@@ -25,6 +25,7 @@
 
 pub mod cloud;
 pub mod error;
+pub mod fleet;
 pub mod limits;
 pub mod retry;
 pub mod serial;

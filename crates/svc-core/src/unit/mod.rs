@@ -90,6 +90,14 @@ pub enum UnitError {
         /// The nodes whose read-back value differs from the wanted one.
         paths: Vec<String>,
     },
+    /// What the unit sent could not be saved locally (an export to a file).
+    #[error("{operation}: {reason}")]
+    Io {
+        /// The operation whose result was being saved.
+        operation: &'static str,
+        /// The file and what the system said.
+        reason: String,
+    },
 }
 
 fn node_list(errors: &[NodeError]) -> String {
@@ -127,6 +135,7 @@ impl UnitError {
             Self::Unreachable { .. } => ErrorKind::Unreachable,
             Self::InvalidResponse { .. } | Self::NotApplied { .. } => ErrorKind::InvalidResponse,
             Self::InvalidRequest { .. } => ErrorKind::InvalidInput,
+            Self::Io { .. } => ErrorKind::Io,
         }
     }
 
@@ -708,16 +717,39 @@ impl Unit {
         result
     }
 
-    async fn apply_unlocked(
-        &self,
-        wanted: &Value,
-        check_only: bool,
-    ) -> Result<ApplyReport, UnitError> {
+    /// What [`apply_wanted`](Self::apply_wanted) would change on the unit, without
+    /// changing anything: the nodes whose values differ from `wanted` (a whole or
+    /// partial tree), read with the viewer's rights. Empty: the unit is in sync.
+    ///
+    /// # Errors
+    /// As [`apply_wanted`](Self::apply_wanted) for a wanted tree the schema does not
+    /// describe (nothing sent), and the errors of reading the settings.
+    pub async fn pending_changes(&self, wanted: &Value) -> Result<Vec<String>, UnitError> {
+        typed_tree("updateSettings", wanted)?;
+        let (_, patch) = self.plan(wanted).await?;
+        Ok(patch
+            .changed
+            .iter()
+            .map(|p| p.as_str().to_owned())
+            .collect())
+    }
+
+    /// The unit's tree made `wanted` (normalized), and the patch from the current tree.
+    async fn plan(&self, wanted: &Value) -> Result<(Value, crate::settings::Patch), UnitError> {
         let current = self.settings().await?;
         // Both trees pass through the typed tree, so `1` and `1.0` of a number node
         // compare equal and only real differences are written.
         let target = normalized("updateSettings", &crate::settings::apply(&current, wanted))?;
         let patch = crate::settings::diff(&current, &target);
+        Ok((target, patch))
+    }
+
+    async fn apply_unlocked(
+        &self,
+        wanted: &Value,
+        check_only: bool,
+    ) -> Result<ApplyReport, UnitError> {
+        let (target, patch) = self.plan(wanted).await?;
         let changed: Vec<String> = patch
             .changed
             .iter()

@@ -1,0 +1,221 @@
+//! `svc_core::fleet` against fifty emulated units: status, apply (with units locked by
+//! another session, unreachable, or refusing a node), export.
+
+use std::collections::BTreeSet;
+
+use ins_device_api::Password;
+use ins_device_api::enums::UserName;
+use serde_json::{Value, json};
+use svc_core::ErrorKind;
+use svc_core::fleet::{Fleet, Member, UnitAddress, parse_members};
+use svc_core::unit::{ApplyOptions, Unit, UnitError};
+use svc_emulator::{Emulator, EmulatorConfig};
+
+const UNITS: usize = 50;
+
+async fn fifty_units() -> Emulator {
+    Emulator::start(EmulatorConfig {
+        devices: UNITS,
+        ..EmulatorConfig::default()
+    })
+    .await
+    .expect("the emulator starts fifty units")
+}
+
+/// Half over HTTP, half over their serial bridges, as a fleet file says.
+fn members_of(emulator: &Emulator) -> Vec<Member> {
+    let text: String = emulator
+        .devices()
+        .iter()
+        .enumerate()
+        .map(|(index, device)| {
+            if index % 2 == 0 {
+                format!("{} setup\n", device.url())
+            } else {
+                format!("tcp://{}\n", device.serial_tcp())
+            }
+        })
+        .collect();
+    parse_members(&text).expect("a fleet file")
+}
+
+fn wanted() -> Value {
+    json!({"output": {"comA": {"messages": {"imuShort": "10ms", "ekfNav": "20ms"}}}})
+}
+
+async fn message_of(url: &str) -> Value {
+    let unit = Unit::http(url).expect("a unit");
+    let tree = unit.settings().await.expect("its settings");
+    tree["output"]["comA"]["messages"].clone()
+}
+
+#[tokio::test]
+async fn a_fleet_is_brought_to_the_wanted_tree_and_reported_in_sync() {
+    let emulator = fifty_units().await;
+    let fleet = Fleet::new(members_of(&emulator)).with_concurrency(8);
+
+    let mut seen = 0;
+    let before = fleet.status(&wanted(), |_| seen += 1).await;
+    assert_eq!(seen, UNITS, "every result reported as it came");
+    assert_eq!(before.len(), UNITS);
+    let serials: BTreeSet<_> = before.iter().map(|r| r.serial_number.clone()).collect();
+    assert_eq!(serials.len(), UNITS, "distinct units");
+    for (index, result) in before.iter().enumerate() {
+        assert_eq!(result.index, index, "the list's order");
+        let pending = result.outcome.as_ref().expect("status");
+        assert_eq!(
+            pending,
+            &[
+                "output/comA/messages/imuShort",
+                "output/comA/messages/ekfNav"
+            ]
+        );
+    }
+
+    let applied = fleet
+        .apply(&wanted(), ApplyOptions::default(), |_| {})
+        .await;
+    for result in &applied {
+        let report = result.outcome.as_ref().expect("applied");
+        assert!(report.written && report.changed.len() == 2, "{report:?}");
+    }
+    for device in emulator.devices() {
+        let messages = message_of(device.url()).await;
+        assert_eq!(messages["imuShort"], "10ms");
+        assert_eq!(messages["ekfNav"], "20ms");
+    }
+    let after = fleet.status(&wanted(), |_| {}).await;
+    assert!(
+        after
+            .iter()
+            .all(|r| r.outcome.as_ref().is_ok_and(Vec::is_empty))
+    );
+    // Applying again writes nothing.
+    let again = fleet
+        .apply(&wanted(), ApplyOptions::default(), |_| {})
+        .await;
+    assert!(
+        again
+            .iter()
+            .all(|r| r.outcome.as_ref().is_ok_and(|r| !r.written))
+    );
+}
+
+#[tokio::test]
+async fn locked_and_unreachable_units_do_not_stop_the_others() {
+    let emulator = fifty_units().await;
+    let devices = emulator.devices();
+    // Units 3 and 17 are locked by another session.
+    let mut holders = Vec::new();
+    for index in [3, 17] {
+        let other = Unit::http(devices[index].url()).expect("a unit");
+        other
+            .login(UserName::Setup, Password::new(""))
+            .await
+            .expect("login");
+        other.lock().await.expect("the lock");
+        holders.push(other);
+    }
+    let mut members: Vec<Member> = devices
+        .iter()
+        .map(|device| Member {
+            address: UnitAddress::Http(device.url().to_owned()),
+            user: Some(UserName::Setup),
+        })
+        .collect();
+    // And one more that nothing answers.
+    members.push(Member {
+        address: UnitAddress::Http("http://127.0.0.1:1".to_owned()),
+        user: None,
+    });
+    let fleet = Fleet::new(members).with_concurrency(16);
+    let options = ApplyOptions {
+        lock: true,
+        ..ApplyOptions::default()
+    };
+    let results = fleet.apply(&wanted(), options, |_| {}).await;
+    assert_eq!(results.len(), UNITS + 1);
+    for result in &results {
+        match result.index {
+            3 | 17 => {
+                let e = result.outcome.as_ref().expect_err("locked elsewhere");
+                assert_eq!(e.status(), Some(409), "{e}");
+                assert_eq!(e.kind(), ErrorKind::Conflict);
+            }
+            UNITS => {
+                let e = result.outcome.as_ref().expect_err("nothing answers");
+                assert_eq!(e.kind(), ErrorKind::Unreachable, "{e}");
+                assert!(result.serial_number.is_none());
+            }
+            _ => assert!(
+                result.outcome.as_ref().is_ok_and(|r| r.written),
+                "{result:?}"
+            ),
+        }
+    }
+    // The locked units kept their tree; the others hold the wanted values.
+    assert_eq!(message_of(devices[3].url()).await["imuShort"], "off");
+    assert_eq!(message_of(devices[4].url()).await["imuShort"], "10ms");
+    for holder in holders {
+        holder.unlock().await.expect("unlock");
+    }
+}
+
+#[tokio::test]
+async fn a_refused_node_is_reported_with_its_node_errors_and_nothing_is_applied() {
+    let emulator = fifty_units().await;
+    let fleet = Fleet::new(members_of(&emulator));
+    let before = message_of(emulator.devices()[0].url()).await;
+    let refused = json!({"output": {"comA": {"messages": {"imuShort": "3ms", "ekfNav": "10ms"}}}});
+    let results = fleet.apply(&refused, ApplyOptions::default(), |_| {}).await;
+    for result in &results {
+        let e = result.outcome.as_ref().expect_err("the unit refuses 3ms");
+        assert_eq!(e.status(), Some(422), "{e}");
+        let paths: Vec<&str> = e.node_errors().iter().map(|n| n.path.as_str()).collect();
+        assert_eq!(paths, ["output/comA/messages/imuShort"]);
+    }
+    for device in emulator.devices().iter().step_by(7) {
+        assert_eq!(message_of(device.url()).await, before, "nothing applied");
+    }
+    // A wanted tree the schema does not describe is refused before anything is sent.
+    let results = fleet.status(&json!({"nope": 1}), |_| {}).await;
+    assert!(
+        results
+            .iter()
+            .all(|r| matches!(r.outcome, Err(UnitError::InvalidRequest { .. })))
+    );
+}
+
+#[tokio::test]
+async fn every_unit_is_exported_to_a_file_named_by_its_serial_number() {
+    let emulator = fifty_units().await;
+    let fleet = Fleet::new(members_of(&emulator));
+    let folder = tempfile::tempdir().expect("a folder");
+    let results = fleet.export(folder.path(), |_| {}).await;
+    let mut names = BTreeSet::new();
+    for (result, device) in results.iter().zip(emulator.devices()) {
+        let path = result.outcome.as_ref().expect("exported");
+        assert_eq!(
+            path.file_name().and_then(|n| n.to_str()),
+            Some(format!("{}.json", device.serial_number()).as_str())
+        );
+        let tree: Value =
+            serde_json::from_slice(&std::fs::read(path).expect("the file")).expect("JSON");
+        assert!(tree["output"]["comA"].is_object());
+        names.insert(path.clone());
+    }
+    assert_eq!(names.len(), UNITS);
+    // The exports are a fleet's files: all equal to the first here.
+    let files: Vec<_> = names.into_iter().collect();
+    let diffs = svc_core::settings::diff_files(&files[0], &files[1..]).expect("diffs");
+    assert!(diffs.iter().all(|d| d.patch.is_empty()));
+    // A folder that cannot be written: an `io` failure per unit, none lost.
+    let results = fleet
+        .export(&folder.path().join("missing/deeper"), |_| {})
+        .await;
+    assert!(
+        results
+            .iter()
+            .all(|r| r.outcome.as_ref().is_err_and(|e| e.kind() == ErrorKind::Io))
+    );
+}
