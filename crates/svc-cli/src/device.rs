@@ -63,6 +63,8 @@ enum DeviceCommand {
     /// The on-board data logger.
     #[command(subcommand)]
     Logger(LoggerCommand),
+    /// Many units against one wanted tree: status, apply, export (`--units FILE`).
+    Fleet(crate::fleet::FleetArgs),
     /// Change a password: your own, or another user's when logged in as setup.
     Password {
         /// Whose password (default: the logged-in user's).
@@ -215,7 +217,7 @@ fn write_file(path: &Path, text: &str) -> Result<(), Failure> {
         })
 }
 
-fn user_name(name: &str) -> Result<UserName, Failure> {
+pub(crate) fn user_name(name: &str) -> Result<UserName, Failure> {
     let user = UserName::from(name);
     if user.is_known() {
         Ok(user)
@@ -227,7 +229,7 @@ fn user_name(name: &str) -> Result<UserName, Failure> {
     }
 }
 
-fn read_secret(
+pub(crate) fn read_secret(
     env: &str,
     from_stdin: bool,
     prompt: &str,
@@ -294,6 +296,9 @@ async fn execute(args: DeviceArgs) -> Result<(), Failure> {
     if let DeviceCommand::Settings(SettingsCommand::Diff { reference, files }) = &args.command {
         return print_json(&diff_files(reference, files)?, true);
     }
+    if let DeviceCommand::Fleet(fleet) = &args.command {
+        return crate::fleet::run(fleet, args.user.as_deref(), args.password_stdin).await;
+    }
     let unit = connect(&args).await?;
     let result = match &args.command {
         DeviceCommand::Info => {
@@ -304,6 +309,8 @@ async fn execute(args: DeviceArgs) -> Result<(), Failure> {
             )
         }
         DeviceCommand::Settings(command) => settings(&unit, command).await,
+        // Handled above, without a single unit.
+        DeviceCommand::Fleet(_) => Ok(()),
         DeviceCommand::Reboot { wait } => {
             unit.reboot().await?;
             if *wait {

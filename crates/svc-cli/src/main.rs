@@ -16,6 +16,7 @@
 
 mod device;
 mod exit;
+mod fleet;
 mod process;
 mod resources;
 mod webhooks;

@@ -5,6 +5,7 @@
 
 mod device;
 mod emulator;
+mod fleet;
 mod process;
 mod resources;
 mod support;
