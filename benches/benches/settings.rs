@@ -186,6 +186,17 @@ fn bench_apply(c: &mut Criterion) {
                 });
             },
         );
+        // The same write on a `SettingsTree`: a new tree sharing the shape and the
+        // unchanged long values with the old one.
+        let tree = SettingsTree::from_value(&old);
+        assert!(tree.apply(&write).to_value() == new, "both applies agree");
+        group.bench_with_input(
+            BenchmarkId::new("svc_core_tree", name),
+            &(&tree, &write),
+            |b, (tree, write)| {
+                b.iter(|| black_box(*tree).apply(black_box(write)));
+            },
+        );
     }
     group.finish();
 }

@@ -15,6 +15,7 @@ use super::diff::{Patch, diff, values_equal};
 use super::path::NodePath;
 use super::{SettingsError, redacted};
 
+mod apply;
 mod text;
 
 /// A settings tree (any JSON value, normally the unit's object of modules) held in a
@@ -116,8 +117,9 @@ impl Node {
 /// all alike ([`HEAP`]), and compared as values.
 struct Leaves {
     words: Vec<Words>,
-    /// The values of the [`HEAP`] leaves, by leaf index (ascending).
-    heap: Vec<(usize, Value)>,
+    /// The values of the [`HEAP`] leaves, by leaf index (ascending); shared between
+    /// a tree and the trees made from it ([`SettingsTree::apply`]).
+    heap: Vec<(usize, Arc<Value>)>,
 }
 
 type Words = [u64; 4];
@@ -203,7 +205,7 @@ impl Leaves {
         match encode(value) {
             Some(words) => self.words.push(words),
             None => {
-                self.heap.push((self.words.len(), value.clone()));
+                self.heap.push((self.words.len(), Arc::new(value.clone())));
                 self.words.push([HEAP, 0, 0, 0]);
             }
         }
@@ -214,7 +216,7 @@ impl Leaves {
             .binary_search_by_key(&leaf, |&(index, _)| index)
             .ok()
             .and_then(|found| self.heap.get(found))
-            .map(|(_, value)| value)
+            .map(|(_, value)| &**value)
     }
 
     /// Leaf `leaf` as a JSON value.
