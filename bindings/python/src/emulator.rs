@@ -35,9 +35,11 @@ impl Emulator {
     /// processing takes; `credits`: processing credits of each organization;
     /// `device`: also emulate a unit (HTTP and a serial-over-IP bridge);
     /// `fault_rate`: share of cloud requests that get an injected fault (a 500, a
-    /// delay or a cut connection), for resilience tests.
+    /// delay or a cut connection), for resilience tests; `devices`: how many units
+    /// (each with its own serial number, addresses and state; 1 to 256).
     #[new]
-    #[pyo3(signature = (*, processing_time=1.0, token_lifetime=300.0, credits=100, device=true, fault_rate=0.0, seed=1))]
+    #[pyo3(signature = (*, processing_time=1.0, token_lifetime=300.0, credits=100, device=true, fault_rate=0.0, seed=1, devices=1))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         processing_time: f64,
@@ -46,7 +48,15 @@ impl Emulator {
         device: bool,
         fault_rate: f64,
         seed: u64,
+        devices: usize,
     ) -> PyResult<Self> {
+        if !(1..=svc_emulator::MAX_DEVICES).contains(&devices) {
+            return Err(SvcErr::new(
+                "invalid_input",
+                format!("devices must be within 1..={}", svc_emulator::MAX_DEVICES),
+            )
+            .into_pyerr(py));
+        }
         if !(0.0..=1.0).contains(&fault_rate) {
             return Err(
                 SvcErr::new("invalid_input", "fault_rate must be within 0..=1").into_pyerr(py),
@@ -61,6 +71,7 @@ impl Emulator {
                 seed,
                 ..FaultConfig::default()
             },
+            devices,
             ..EmulatorConfig::default()
         };
         if !device {
@@ -69,7 +80,7 @@ impl Emulator {
         let started = block_on(py, svc_emulator::Emulator::start(config))?.map_err(|e| {
             SvcErr::new("internal", format!("the emulator could not start: {e:#}")).into_pyerr(py)
         })?;
-        let info = json(py, started.info())?;
+        let info = json(py, started.line())?;
         Ok(Self {
             running: Mutex::new(Some(started)),
             info,

@@ -128,3 +128,20 @@ def test_bad_links_are_refused(emulator: Emulator) -> None:
         Unit.http("https://127.0.0.1:1")
     with pytest.raises(svc_sdk.UnreachableError):
         Unit.serial_tcp("127.0.0.1:1")
+
+
+def test_an_emulated_fleet_of_independent_units() -> None:
+    with Emulator(processing_time=0.5, devices=5) as fleet:
+        devices = fleet.info["devices"]
+        assert len(devices) == 5
+        assert len({d["serial_number"] for d in devices}) == 5
+        assert fleet.info["device_url"] == devices[0]["device_url"]
+        units = fleet.units()
+        units[2].write({"output": {"comA": {"messages": {"imuShort": "10ms"}}}})
+        shorts = [u.settings()["output"]["comA"]["messages"]["imuShort"] for u in units]
+        assert shorts == ["off", "off", "10ms", "off", "off"]
+        assert fleet.unit_serial_tcp(2).info()["serialNumber"] == devices[2]["serial_number"]
+        with pytest.raises(IndexError):
+            fleet.unit(5)
+    with pytest.raises(svc_sdk.InvalidInputError):
+        Emulator(devices=0)

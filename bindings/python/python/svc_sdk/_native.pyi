@@ -302,6 +302,7 @@ class Emulator:
         device: bool = True,
         fault_rate: float = 0.0,
         seed: int = 1,
+        devices: int = 1,
     ) -> Emulator: ...
     @property
     def info(self) -> dict[str, Any]: ...

@@ -34,6 +34,7 @@ class Emulator:
         device: bool = True,
         fault_rate: float = 0.0,
         seed: int = 1,
+        devices: int = 1,
     ) -> None:
         self._n = _native.Emulator(
             processing_time=processing_time,
@@ -42,13 +43,15 @@ class Emulator:
             device=device,
             fault_rate=fault_rate,
             seed=seed,
+            devices=devices,
         )
 
     @property
     def info(self) -> dict[str, Any]:
         """Addresses (``base_url``, ``auth_url``, ``notification_url``,
-        ``storage_url``, ``device_url``, ``device_serial_tcp``) and credentials
-        (``organization_id``, ``api_key``, ``api_secret``, ``member_api_key``...)."""
+        ``storage_url``, ``device_url``, ``device_serial_tcp``, and every unit's in
+        ``devices``) and credentials (``organization_id``, ``api_key``,
+        ``api_secret``, ``member_api_key``...)."""
         info: dict[str, Any] = self._n.info
         return info
 
@@ -85,19 +88,25 @@ class Emulator:
             **options,
         )
 
-    def unit(self) -> Unit:
-        """A session with the emulated unit over HTTP."""
-        url = self.info.get("device_url")
-        if url is None:
+    def _device(self, index: int) -> dict[str, Any]:
+        devices: list[dict[str, Any]] = self.info.get("devices") or []
+        if not devices:
             raise RuntimeError("this emulator runs no unit (device=False)")
-        return Unit.http(url)
+        if not 0 <= index < len(devices):
+            raise IndexError(f"unit {index} of {len(devices)}")
+        return devices[index]
 
-    def unit_serial_tcp(self) -> Unit:
-        """A session with the emulated unit over its serial-over-IP bridge."""
-        address = self.info.get("device_serial_tcp")
-        if address is None:
-            raise RuntimeError("this emulator runs no unit (device=False)")
-        return Unit.serial_tcp(address)
+    def unit(self, index: int = 0) -> Unit:
+        """A session with an emulated unit (the first by default) over HTTP."""
+        return Unit.http(self._device(index)["device_url"])
+
+    def unit_serial_tcp(self, index: int = 0) -> Unit:
+        """A session with an emulated unit over its serial-over-IP bridge."""
+        return Unit.serial_tcp(self._device(index)["device_serial_tcp"])
+
+    def units(self) -> list[Unit]:
+        """A session with every emulated unit over HTTP (a fleet; ``devices=N``)."""
+        return [Unit.http(d["device_url"]) for d in self.info.get("devices") or []]
 
     def set_credits(self, credits: int, organization_id: Optional[str] = None) -> None:
         """Sets an organization's processing credits (default: the first's)."""
