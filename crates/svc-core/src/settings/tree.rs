@@ -168,6 +168,22 @@ fn number_value(kind: u64, word: u64) -> Value {
     }
 }
 
+/// The words of a string leaf held in place, `None` for a string longer than
+/// [`SHORT`] (it goes to the heap).
+fn short_string(text: &str) -> Option<Words> {
+    if text.len() > SHORT {
+        return None;
+    }
+    let mut words = [0u64; 4];
+    words[0] = STRING | (text.len() as u64) << 8;
+    let mut bytes = [0u8; SHORT];
+    bytes[..text.len()].copy_from_slice(text.as_bytes());
+    for (word, chunk) in words[1..].iter_mut().zip(bytes.as_chunks::<8>().0) {
+        *word = u64::from_le_bytes(*chunk);
+    }
+    Some(words)
+}
+
 /// The words of a leaf, `None` when it goes to the heap.
 fn encode(value: &Value) -> Option<Words> {
     let mut words = [0u64; 4];
@@ -179,14 +195,7 @@ fn encode(value: &Value) -> Option<Words> {
             words[0] = kind;
             words[1] = word;
         }
-        Value::String(text) if text.len() <= SHORT => {
-            words[0] = STRING | (text.len() as u64) << 8;
-            let mut bytes = [0u8; SHORT];
-            bytes[..text.len()].copy_from_slice(text.as_bytes());
-            for (word, chunk) in words[1..].iter_mut().zip(bytes.as_chunks::<8>().0) {
-                *word = u64::from_le_bytes(*chunk);
-            }
-        }
+        Value::String(text) => return short_string(text),
         Value::Array(items) if items.len() <= 3 => {
             words[0] = NUMBERS | (items.len() as u64) << 8;
             for (index, item) in items.iter().enumerate() {

@@ -8,11 +8,12 @@
 use std::fmt;
 use std::sync::{Arc, PoisonError};
 
-use serde::Deserialize as _;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
 
-use super::{Leaves, NO_PARENT, OBJECT, SHAPES, SettingsTree, Shape};
+use super::{
+    BOOL, Leaves, NO_PARENT, NULL, OBJECT, SHAPES, SettingsTree, Shape, Words, short_string,
+};
 use crate::settings::SettingsError;
 
 impl SettingsTree {
@@ -149,17 +150,93 @@ impl<'de> DeserializeSeed<'de> for Node<'_, '_, '_> {
                 index,
             });
         }
-        // A leaf: a value of any kind but an object (a common leaf is encoded, a long
+        // A leaf: a value of any kind but an object, encoded as it is read (a long
         // string or an array kept as a value, as `from_value` does).
         if node.leaf != self.reader.leaves.words.len() {
             return Err(self.mismatch());
         }
-        let value = Value::deserialize(deserializer)?;
-        if value.is_object() {
-            return Err(self.mismatch());
-        }
-        self.reader.leaves.push(&value);
+        deserializer.deserialize_any(Leaf {
+            reader: self.reader,
+        })
+    }
+}
+
+/// A leaf of the shape, encoded straight from what the parser reads.
+struct Leaf<'r, 's> {
+    reader: &'r mut ShapeReader<'s>,
+}
+
+impl Leaf<'_, '_> {
+    fn words(self, words: Words) {
+        self.reader.leaves.words.push(words);
+    }
+
+    fn value(self, value: &Value) {
+        self.reader.leaves.push(value);
+    }
+}
+
+impl<'de> Visitor<'de> for Leaf<'_, '_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a leaf")
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        self.words([NULL, 0, 0, 0]);
         Ok(())
+    }
+
+    fn visit_bool<E: de::Error>(self, value: bool) -> Result<(), E> {
+        self.words([BOOL | u64::from(value) << 8, 0, 0, 0]);
+        Ok(())
+    }
+
+    fn visit_u64<E: de::Error>(self, value: u64) -> Result<(), E> {
+        self.value(&Value::from(value));
+        Ok(())
+    }
+
+    fn visit_i64<E: de::Error>(self, value: i64) -> Result<(), E> {
+        self.value(&Value::from(value));
+        Ok(())
+    }
+
+    fn visit_f64<E: de::Error>(self, value: f64) -> Result<(), E> {
+        // JSON text has no NaN or infinity; `Value`'s reader refuses them likewise.
+        let number = serde_json::Number::from_f64(value)
+            .ok_or_else(|| E::custom("a number is not finite"))?;
+        self.value(&Value::Number(number));
+        Ok(())
+    }
+
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<(), E> {
+        match short_string(text) {
+            Some(words) => self.words(words),
+            None => self.value(&Value::String(text.to_owned())),
+        }
+        Ok(())
+    }
+
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element::<Value>()? {
+            items.push(item);
+        }
+        self.value(&Value::Array(items));
+        Ok(())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        // An object where the shape has a leaf: another shape (read through, so that
+        // a text that is not JSON is reported as such).
+        while map
+            .next_entry::<de::IgnoredAny, de::IgnoredAny>()?
+            .is_some()
+        {}
+        self.reader.mismatch = true;
+        Err(de::Error::custom("another shape"))
     }
 }
 
