@@ -49,6 +49,23 @@ impl Failure {
     }
 }
 
+/// Waits for `work`; on Ctrl-C, calls `cancel` and goes on waiting for `work`, which
+/// then ends promptly (a canceled workflow or transfer stops and cleans up before it
+/// answers), so what was done and what was left is still reported.
+pub async fn until_done_or_interrupted<T>(
+    work: impl std::future::Future<Output = T>,
+    cancel: impl FnOnce(),
+) -> T {
+    tokio::pin!(work);
+    tokio::select! {
+        result = &mut work => result,
+        _ = tokio::signal::ctrl_c() => {
+            cancel();
+            work.await
+        }
+    }
+}
+
 /// The exit code of a kind of failure: one rule for every subsystem (the kinds are
 /// svc-core's, shared with the bindings).
 pub fn code_for(kind: ErrorKind) -> u8 {

@@ -236,15 +236,8 @@ async fn process(args: ProcessArgs) -> Result<ExitCode, ProcessFailure> {
 
     let handle = Workflow::try_new(client)?.start(job, options);
     let canceler = handle.canceler();
-    let wait = handle.wait();
-    tokio::pin!(wait);
-    let result = tokio::select! {
-        result = &mut wait => result,
-        _ = tokio::signal::ctrl_c() => {
-            canceler.cancel();
-            wait.await
-        }
-    };
+    let result =
+        crate::exit::until_done_or_interrupted(handle.wait(), move || canceler.cancel()).await;
     if let Some(bars) = &bars {
         bars.clear();
     }

@@ -271,15 +271,8 @@ async fn download(id: Uuid, out: Option<PathBuf>) -> Result<(), Failure> {
         .is_terminal()
         .then(|| show_progress(handle.subscribe()));
     let canceler = handle.canceler();
-    let wait = handle.wait();
-    tokio::pin!(wait);
-    let result = tokio::select! {
-        result = &mut wait => result,
-        _ = tokio::signal::ctrl_c() => {
-            canceler.cancel();
-            wait.await
-        }
-    };
+    let result =
+        crate::exit::until_done_or_interrupted(handle.wait(), move || canceler.cancel()).await;
     if let Some(bar) = bar {
         // It ends by itself with the last snapshot (`finished`), clearing the bar.
         let _ = bar.await;
