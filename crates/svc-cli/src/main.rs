@@ -11,6 +11,11 @@
 //! Exit codes tell failure kinds apart (see [`exit`]): 0 success, 1 other failure,
 //! 2 usage, 3 authentication or permission (401/403), 4 conflict (409), 5 invalid input
 //! (400/422 or refused before sending), 6 unreachable, 7 not found (404).
+//!
+//! Logs (svc-core's `tracing` spans and events) go to stderr: warnings only by default,
+//! `-v` info, `-vv` debug, `-vvv` trace (for the SDK's own crates); `RUST_LOG`, when
+//! set, replaces that filter with its own directives (`RUST_LOG=svc_core::unit=trace`).
+//! No secret, token, password or pre-signed signature is ever logged.
 
 #![forbid(unsafe_code)]
 
@@ -23,13 +28,19 @@ mod webhooks;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{ArgAction, Parser, Subcommand};
+use tracing_subscriber::EnvFilter;
 
 /// The SDK's command-line tool: the cloud post-processing service, inertial navigation
 /// units, and the local emulator of both.
 #[derive(Parser, Debug)]
 #[command(name = "svc", version, propagate_version = true)]
 struct Cli {
+    /// More log lines on stderr: -v info (steps, tokens, retries, transfers, unit
+    /// sessions), -vv debug (every request and answer, progress), -vvv trace (serial
+    /// frames). RUST_LOG, when set, replaces this filter. Secrets are never logged.
+    #[arg(short, long, action = ArgAction::Count, global = true)]
+    verbose: u8,
     #[command(subcommand)]
     command: Command,
 }
@@ -54,6 +65,7 @@ enum Command {
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
+    init_logging(cli.verbose);
     match cli.command {
         Command::Emulator(args) => svc_emulator::cli::run("svc emulator", &args).await,
         Command::Process(args) => process::run(args).await,
@@ -61,5 +73,62 @@ async fn main() -> ExitCode {
         Command::Processings(args) => resources::processings(args).await,
         Command::Device(args) => device::run(args).await,
         Command::Webhooks(args) => webhooks::run(args).await,
+    }
+}
+
+/// The log filter of `-v` counts: the SDK's crates at that level, everything else at
+/// warnings.
+fn verbosity_filter(verbose: u8) -> String {
+    let level = match verbose {
+        0 => return "warn".to_owned(),
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    format!("warn,svc={level},svc_core={level},svc_emulator={level}")
+}
+
+/// Logs to stderr: `RUST_LOG` when it is set (and valid), else the `-v` level; warnings
+/// only by default, so that a command's usual output is unchanged.
+fn init_logging(verbose: u8) {
+    let from_env = std::env::var("RUST_LOG")
+        .ok()
+        .filter(|directives| !directives.trim().is_empty())
+        .and_then(|directives| match EnvFilter::try_new(&directives) {
+            Ok(filter) => Some(filter),
+            Err(e) => {
+                eprintln!("svc: RUST_LOG is not a valid filter ({e}); using the -v level");
+                None
+            }
+        });
+    let filter = from_env.unwrap_or_else(|| EnvFilter::new(verbosity_filter(verbose)));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .try_init();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verbosity_levels() {
+        assert_eq!(verbosity_filter(0), "warn");
+        assert!(verbosity_filter(1).contains("svc_core=info"));
+        assert!(verbosity_filter(2).contains("svc_core=debug"));
+        assert!(verbosity_filter(7).contains("svc_core=trace"));
+        for v in 0..4 {
+            EnvFilter::try_new(verbosity_filter(v)).expect("a valid filter");
+        }
+    }
+
+    #[test]
+    fn verbose_is_global() {
+        let cli = Cli::try_parse_from(["svc", "containers", "list", "-vv"]).expect("parses");
+        assert_eq!(cli.verbose, 2);
+        let cli = Cli::try_parse_from(["svc", "-v", "containers", "list"]).expect("parses");
+        assert_eq!(cli.verbose, 1);
     }
 }

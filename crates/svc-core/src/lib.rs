@@ -17,6 +17,11 @@
 //! - [`unit`](mod@unit): a session with a unit over HTTP or the serial link: login (and re-login
 //!   after a reboot), settings read/write, apply a wanted tree, the rights matrix.
 //!
+//! Every module is instrumented with [`tracing`] (spans per operation and request,
+//! retries, token requests, transfer progress, workflow steps, unit and serial link
+//! events); no secret, token, password, signature or settings value is ever written.
+//! Install a subscriber (e.g. `tracing-subscriber`) to see them.
+//!
 //! The wire types come from the generated crate `svc-cloud-api`; the ones these
 //! modules take or return are re-exported here.
 #![forbid(unsafe_code)]
@@ -27,6 +32,7 @@ pub mod cloud;
 pub mod error;
 pub mod fleet;
 pub mod limits;
+mod observe;
 pub mod retry;
 pub mod serial;
 pub mod settings;

@@ -53,10 +53,28 @@ impl RetryPolicy {
 
     /// Runs `attempt` until it succeeds, fails with an error `retryable` rejects, or
     /// the policy's attempts or time are used up; the last error is returned.
+    ///
+    /// Each retry is logged (`tracing`, info) with the attempt number and the delay.
     pub async fn run<T, E, F, Fut>(
+        &self,
+        attempt: F,
+        retryable: impl Fn(&E) -> bool,
+    ) -> Result<T, E>
+    where
+        F: FnMut(u32) -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+    {
+        self.run_explained(attempt, retryable, |_| "a retryable failure".to_owned())
+            .await
+    }
+
+    /// As [`RetryPolicy::run`]; each retry is logged with `explain(error)` as its
+    /// reason (which must hold no secret: the errors of this crate hold none).
+    pub(crate) async fn run_explained<T, E, F, Fut>(
         &self,
         mut attempt: F,
         retryable: impl Fn(&E) -> bool,
+        explain: impl Fn(&E) -> String,
     ) -> Result<T, E>
     where
         F: FnMut(u32) -> Fut,
@@ -71,8 +89,23 @@ impl RetryPolicy {
                     let delay = self.delay(number);
                     let out_of_time = started.elapsed() + delay > self.max_elapsed;
                     if number >= self.max_attempts || out_of_time || !retryable(&e) {
+                        if number > 1 {
+                            tracing::debug!(
+                                attempts = number,
+                                out_of_time,
+                                reason = %explain(&e),
+                                "giving up"
+                            );
+                        }
                         return Err(e);
                     }
+                    tracing::info!(
+                        attempt = number,
+                        max_attempts = self.max_attempts,
+                        delay_ms = crate::observe::millis(delay),
+                        reason = %explain(&e),
+                        "retrying after a transient failure"
+                    );
                     tokio::time::sleep(delay).await;
                     number += 1;
                 }

@@ -392,8 +392,40 @@ impl Webhook {
         self.check(timestamp, signature, body, Clock::Ignore)
     }
 
-    /// The checks, in the order of the module documentation.
+    /// The checks, in the order of the module documentation, and their outcome logged
+    /// (the event's type and identifiers, or the check that failed; never a secret,
+    /// the signature or the body).
     fn check(
+        &self,
+        timestamp: Option<&str>,
+        signature: Option<&str>,
+        body: &[u8],
+        clock: Clock,
+    ) -> Result<WebhookEvent, WebhookError> {
+        let age_checked = matches!(clock, Clock::At(_));
+        let result = self.run_checks(timestamp, signature, body, clock);
+        match &result {
+            Ok(event) => tracing::debug!(
+                event_id = %event.id,
+                event_type = %event.event_type,
+                processing_id = %event.payload.id,
+                body_bytes = body.len(),
+                secrets = self.secrets.len(),
+                "webhook delivery verified"
+            ),
+            Err(e) => tracing::debug!(
+                code = e.code(),
+                error = %e,
+                body_bytes = body.len(),
+                secrets = self.secrets.len(),
+                age_checked,
+                "webhook delivery refused"
+            ),
+        }
+        result
+    }
+
+    fn run_checks(
         &self,
         timestamp: Option<&str>,
         signature: Option<&str>,

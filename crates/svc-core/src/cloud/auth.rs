@@ -13,6 +13,8 @@ use serde::Deserialize;
 use svc_cloud_api::hooks::TokenFuture;
 use svc_cloud_api::{AccessToken, TokenError, TokenSource};
 
+use tracing::Instrument as _;
+
 use super::error::{classify, shorten, transport_reason};
 use super::{ApiSecret, CloudError, TransportKind};
 use crate::retry::RetryPolicy;
@@ -122,24 +124,47 @@ impl TokenCache {
         if let Some(t) = self.fresh() {
             return Ok(t);
         }
-        let token_endpoint = match endpoint.as_ref() {
-            Some(e) => e.clone(),
-            None => {
-                let e = self.discover().await?;
-                *endpoint = Some(e.clone());
-                e
-            }
+        let reason = match self.current().as_ref() {
+            None => "no token yet (or the last one was refused)",
+            Some(_) => "the token is about to expire",
         };
-        let requested_at = Instant::now();
-        let (token, lifetime) = self.request_token(&token_endpoint).await?;
-        let mut current = self.current();
-        let generation = current.as_ref().map_or(1, |c| c.generation + 1);
-        *current = Some(Cached {
-            token: token.clone(),
-            refresh_at: requested_at + lifetime.saturating_sub(refresh_margin(lifetime)),
-            generation,
-        });
-        Ok((token, generation))
+        let span = tracing::info_span!("token", reason);
+        async {
+            let token_endpoint = match endpoint.as_ref() {
+                Some(e) => e.clone(),
+                None => {
+                    let e = self.discover().await?;
+                    *endpoint = Some(e.clone());
+                    e
+                }
+            };
+            let requested_at = Instant::now();
+            let (token, lifetime) = match self.request_token(&token_endpoint).await {
+                Ok(answer) => answer,
+                Err(e) => {
+                    tracing::debug!(kind = %e.kind(), error = %e, "no access token");
+                    return Err(e);
+                }
+            };
+            let mut current = self.current();
+            let generation = current.as_ref().map_or(1, |c| c.generation + 1);
+            let refresh_in = lifetime.saturating_sub(refresh_margin(lifetime));
+            *current = Some(Cached {
+                token: token.clone(),
+                refresh_at: requested_at + refresh_in,
+                generation,
+            });
+            tracing::info!(
+                generation,
+                lifetime_s = lifetime.as_secs(),
+                renew_in_s = refresh_in.as_secs(),
+                elapsed_ms = crate::observe::millis(requested_at.elapsed()),
+                "access token obtained"
+            );
+            Ok((token, generation))
+        }
+        .instrument(span)
+        .await
     }
 
     /// Forgets the token of `generation` (the service answered 401 to it), so the next
@@ -147,14 +172,19 @@ impl TokenCache {
     pub(crate) fn invalidate(&self, generation: u64) {
         let mut current = self.current();
         if current.as_ref().is_some_and(|c| c.generation == generation) {
+            tracing::debug!(generation, "access token discarded");
             *current = None;
         }
     }
 
     async fn discover(&self) -> Result<String, CloudError> {
+        tracing::debug!(
+            url = %crate::observe::url(&self.discovery_url),
+            "OpenID Connect discovery"
+        );
         let answer = self
             .retry
-            .run(
+            .run_explained(
                 |_| async {
                     let response = self
                         .http
@@ -184,6 +214,7 @@ impl TokenCache {
                     Ok(bytes)
                 },
                 transient,
+                ToString::to_string,
             )
             .await?;
         let discovery: Discovery =
@@ -209,9 +240,10 @@ impl TokenCache {
             ("password", self.api_secret.expose_secret()),
             ("scope", "openid"),
         ];
+        tracing::debug!(url = %crate::observe::url(endpoint), "password grant");
         let (status, bytes) = self
             .retry
-            .run(
+            .run_explained(
                 |_| async {
                     let response = self
                         .http
@@ -228,6 +260,7 @@ impl TokenCache {
                     Err(self.refused(status, &bytes))
                 },
                 transient,
+                ToString::to_string,
             )
             .await?;
         let answer: TokenAnswer =

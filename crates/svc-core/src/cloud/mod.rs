@@ -93,6 +93,8 @@ use futures::future::BoxFuture;
 use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use svc_cloud_api::cloud::ResponseValue;
 use svc_cloud_api::{CloudState, cloud, notification};
+use tracing::Instrument as _;
+use tracing::field::Empty;
 use uuid::Uuid;
 
 use crate::limits;
@@ -132,6 +134,10 @@ struct Op {
     /// Repeating it gives the same end state (reads, full-replacement updates, deletes,
     /// archive).
     idempotent: bool,
+    /// The resource it acts on (container, file, processing, endpoint), for the logs.
+    resource: Option<Uuid>,
+    /// The page it reads, for the logs.
+    page: Option<i64>,
 }
 
 impl Op {
@@ -139,6 +145,8 @@ impl Op {
         Self {
             id,
             idempotent: true,
+            resource: None,
+            page: None,
         }
     }
 
@@ -146,6 +154,24 @@ impl Op {
         Self {
             id,
             idempotent: false,
+            resource: None,
+            page: None,
+        }
+    }
+
+    /// The same operation on `resource` (logged with it).
+    const fn on(self, resource: Uuid) -> Self {
+        Self {
+            resource: Some(resource),
+            ..self
+        }
+    }
+
+    /// The same operation reading page `page` (logged with it).
+    const fn at_page(self, page: i64) -> Self {
+        Self {
+            page: Some(page),
+            ..self
         }
     }
 
@@ -338,12 +364,20 @@ impl CloudClient {
         Fut: Future<Output = Result<ResponseValue<T>, ClientError>>,
     {
         let f = &f;
-        self.inner
+        let span = tracing::info_span!(
+            "cloud",
+            op = op.id,
+            resource_id = op.resource.map(display),
+            page = op.page
+        );
+        let started = std::time::Instant::now();
+        let result = self
+            .inner
             .config
             .retry
-            .run(
-                move |_| async move {
-                    let result = self.attempt(op, f).await;
+            .run_explained(
+                move |number| async move {
+                    let result = self.attempt(op, number, f).await;
                     if let (Some(lost), Err(CloudError::Transport { kind, .. })) = (lost, &result)
                         && kind.may_have_reached_service()
                     {
@@ -352,32 +386,49 @@ impl CloudClient {
                     result
                 },
                 |e| op.may_retry(e),
+                ToString::to_string,
             )
-            .await
+            .instrument(span.clone())
+            .await;
+        let elapsed_ms = crate::observe::millis(started.elapsed());
+        match &result {
+            Ok(_) => tracing::debug!(parent: &span, elapsed_ms, "operation succeeded"),
+            Err(e) => tracing::debug!(
+                parent: &span,
+                elapsed_ms,
+                status = e.status(),
+                kind = %e.kind(),
+                error = %e,
+                "operation failed"
+            ),
+        }
+        result
     }
 
-    /// One attempt: with a valid token; on 401 the token is discarded, a new one
-    /// obtained and the request repeated once.
-    async fn attempt<T, F, Fut>(&self, op: Op, f: &F) -> Result<T, CloudError>
+    /// One attempt (number `number` of the operation): with a valid token; on 401 the
+    /// token is discarded, a new one obtained and the request repeated once.
+    async fn attempt<T, F, Fut>(&self, op: Op, number: u32, f: &F) -> Result<T, CloudError>
     where
         F: Fn() -> Fut,
         Fut: Future<Output = Result<ResponseValue<T>, ClientError>>,
     {
         let tokens = &self.inner.tokens;
         let (_, generation) = tokens.token().await?;
-        let error = match f().await {
-            Ok(value) => return Ok(value.into_inner()),
-            Err(e) => CloudError::from_client(op.id, e).await,
+        let error = match request(op, number, f).await {
+            Ok(value) => return Ok(value),
+            Err(e) => e,
         };
         if error.status() != Some(401) {
             return Err(error);
         }
+        tracing::info!(
+            op = op.id,
+            token_generation = generation,
+            "the service answered 401: renewing the access token and repeating once"
+        );
         tokens.invalidate(generation);
         tokens.token().await?;
-        match f().await {
-            Ok(value) => Ok(value.into_inner()),
-            Err(e) => Err(CloudError::from_client(op.id, e).await),
-        }
+        request(op, number, f).await
     }
 
     /// A `DELETE`: a 404 after an attempt whose answer was lost means that attempt
@@ -494,7 +545,7 @@ impl CloudClient {
     /// organization), 403, 500; [`CloudError::Transport`]; [`CloudError::Authentication`].
     pub async fn get_container(&self, container_id: Uuid) -> Result<Container, CloudError> {
         let api = &self.inner.cloud;
-        self.call(GET_CONTAINER, || {
+        self.call(GET_CONTAINER.on(container_id), || {
             api.get_container().container_id(container_id).send()
         })
         .await
@@ -511,7 +562,7 @@ impl CloudClient {
         container_id: Uuid,
         request: UpdateContainerRequest,
     ) -> Result<Container, CloudError> {
-        let op = UPDATE_CONTAINER;
+        let op = UPDATE_CONTAINER.on(container_id);
         check_metadata(op, None, request.metadata.as_ref())?;
         let api = &self.inner.cloud;
         self.call(op, || {
@@ -532,7 +583,7 @@ impl CloudClient {
     /// [`CloudError::Authentication`].
     pub async fn delete_container(&self, container_id: Uuid) -> Result<(), CloudError> {
         let api = &self.inner.cloud;
-        self.delete(DELETE_CONTAINER, || {
+        self.delete(DELETE_CONTAINER.on(container_id), || {
             api.delete_container().container_id(container_id).send()
         })
         .await
@@ -553,7 +604,7 @@ impl CloudClient {
         container_id: Uuid,
         files: Vec<CreateContainerFile>,
     ) -> Result<Vec<ContainerFile>, CloudError> {
-        let op = ADD_CONTAINER_FILES;
+        let op = ADD_CONTAINER_FILES.on(container_id);
         check_files(op, &files)?;
         let body = cloud::types::AddContainerFilesRequest { files };
         let api = &self.inner.cloud;
@@ -579,7 +630,7 @@ impl CloudClient {
         container_file_id: Uuid,
         request: UpdateContainerFileRequest,
     ) -> Result<ContainerFile, CloudError> {
-        let op = UPDATE_CONTAINER_FILE;
+        let op = UPDATE_CONTAINER_FILE.on(container_file_id);
         if let Some(path) = &request.path {
             limits::check_container_path(path)
                 .map_err(|l| CloudError::invalid_input(op.id, None, l))?;
@@ -602,7 +653,7 @@ impl CloudClient {
     /// [`CloudError::Authentication`].
     pub async fn delete_container_file(&self, container_file_id: Uuid) -> Result<(), CloudError> {
         let api = &self.inner.cloud;
-        self.delete(DELETE_CONTAINER_FILE, || {
+        self.delete(DELETE_CONTAINER_FILE.on(container_file_id), || {
             api.delete_container_file()
                 .container_file_id(container_file_id)
                 .send()
@@ -622,7 +673,7 @@ impl CloudClient {
         page: i64,
         per_page: i64,
     ) -> Result<ContainerList, CloudError> {
-        let op = LIST_CONTAINERS;
+        let op = LIST_CONTAINERS.at_page(page);
         let per_page = check_page(op, page, per_page)?;
         let (api, org) = (&self.inner.cloud, self.organization_id());
         self.call(op, || {
@@ -676,7 +727,7 @@ impl CloudClient {
         &self,
         request: StartProcessingRequest,
     ) -> Result<Processing, CloudError> {
-        let op = START_PROCESSING;
+        let op = START_PROCESSING.on(request.container_id);
         check_metadata(op, None, request.metadata.as_ref())?;
         let (api, org) = (&self.inner.cloud, self.organization_id());
         self.call(op, || {
@@ -695,7 +746,7 @@ impl CloudClient {
     /// [`CloudError::Authentication`].
     pub async fn get_processing(&self, processing_id: Uuid) -> Result<Processing, CloudError> {
         let api = &self.inner.cloud;
-        self.call(GET_PROCESSING, || {
+        self.call(GET_PROCESSING.on(processing_id), || {
             api.get_processing().processing_id(processing_id).send()
         })
         .await
@@ -710,7 +761,7 @@ impl CloudClient {
     /// [`CloudError::Transport`]; [`CloudError::Authentication`].
     pub async fn cancel_processing(&self, processing_id: Uuid) -> Result<(), CloudError> {
         let api = &self.inner.cloud;
-        self.call(CANCEL_PROCESSING, || {
+        self.call(CANCEL_PROCESSING.on(processing_id), || {
             api.cancel_processing().processing_id(processing_id).send()
         })
         .await
@@ -724,7 +775,7 @@ impl CloudClient {
     /// [`CloudError::Authentication`].
     pub async fn archive_processing(&self, processing_id: Uuid) -> Result<Processing, CloudError> {
         let api = &self.inner.cloud;
-        self.call(ARCHIVE_PROCESSING, || {
+        self.call(ARCHIVE_PROCESSING.on(processing_id), || {
             api.archive_processing().processing_id(processing_id).send()
         })
         .await
@@ -741,7 +792,7 @@ impl CloudClient {
         processing_id: Uuid,
     ) -> Result<Vec<OutputFile>, CloudError> {
         let api = &self.inner.cloud;
-        self.call(LIST_PROCESSING_OUTPUTS, || {
+        self.call(LIST_PROCESSING_OUTPUTS.on(processing_id), || {
             api.list_processing_outputs()
                 .processing_id(processing_id)
                 .send()
@@ -759,7 +810,7 @@ impl CloudClient {
         processing_id: Uuid,
     ) -> Result<Vec<ProcessingError>, CloudError> {
         let api = &self.inner.cloud;
-        self.call(LIST_PROCESSING_ERRORS, || {
+        self.call(LIST_PROCESSING_ERRORS.on(processing_id), || {
             api.list_processing_errors()
                 .processing_id(processing_id)
                 .send()
@@ -779,7 +830,7 @@ impl CloudClient {
         page: i64,
         per_page: i64,
     ) -> Result<ProcessingList, CloudError> {
-        let op = LIST_PROCESSINGS;
+        let op = LIST_PROCESSINGS.at_page(page);
         let per_page = check_page(op, page, per_page)?;
         let (api, org) = (&self.inner.cloud, self.organization_id());
         self.call(op, || {
@@ -828,7 +879,7 @@ impl CloudClient {
         page: i64,
         per_page: i64,
     ) -> Result<Vec<WebhookEndpoint>, CloudError> {
-        let op = LIST_WEBHOOK_ENDPOINTS;
+        let op = LIST_WEBHOOK_ENDPOINTS.at_page(page);
         let per_page = check_page(op, page, per_page)?;
         let (api, org) = (&self.inner.notification, self.organization_id());
         self.call(op, || {
@@ -912,7 +963,7 @@ impl CloudClient {
         webhook_endpoint_id: Uuid,
         request: UpdateWebhookEndpointRequest,
     ) -> Result<WebhookEndpoint, CloudError> {
-        let op = UPDATE_WEBHOOK_ENDPOINT;
+        let op = UPDATE_WEBHOOK_ENDPOINT.on(webhook_endpoint_id);
         check_metadata(op, None, request.metadata.as_ref())?;
         let api = &self.inner.notification;
         let answer = self
@@ -946,7 +997,7 @@ impl CloudClient {
         webhook_endpoint_id: Uuid,
     ) -> Result<(), CloudError> {
         let api = &self.inner.notification;
-        self.delete(DELETE_WEBHOOK_ENDPOINT, || {
+        self.delete(DELETE_WEBHOOK_ENDPOINT.on(webhook_endpoint_id), || {
             api.delete_webhook_endpoint()
                 .webhook_endpoint_id(webhook_endpoint_id)
                 .send()
@@ -967,7 +1018,7 @@ impl CloudClient {
         page: i64,
         per_page: i64,
     ) -> Result<Vec<MissedWebhook>, CloudError> {
-        let op = LIST_MISSED_WEBHOOKS;
+        let op = LIST_MISSED_WEBHOOKS.on(webhook_endpoint_id).at_page(page);
         let per_page = check_page(op, page, per_page)?;
         let api = &self.inner.notification;
         self.call(op, || {
@@ -1011,6 +1062,42 @@ impl CloudClient {
             .try_collect()
             .await
     }
+}
+
+/// One HTTP request of `op` (attempt `number`), in a span of its own with its status
+/// and duration. The address is not logged (the generated client builds it; it never
+/// holds a secret, the token travels in a header).
+async fn request<T, F, Fut>(op: Op, number: u32, f: &F) -> Result<T, CloudError>
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = Result<ResponseValue<T>, ClientError>>,
+{
+    let span = tracing::debug_span!("http", op = op.id, attempt = number, status = Empty);
+    async {
+        let started = std::time::Instant::now();
+        tracing::trace!("request sent");
+        let result = match f().await {
+            Ok(value) => {
+                tracing::Span::current().record("status", value.status().as_u16());
+                Ok(value.into_inner())
+            }
+            Err(e) => {
+                let error = CloudError::from_client(op.id, e).await;
+                if let Some(status) = error.status() {
+                    tracing::Span::current().record("status", status);
+                }
+                Err(error)
+            }
+        };
+        let elapsed_ms = crate::observe::millis(started.elapsed());
+        match &result {
+            Ok(_) => tracing::debug!(elapsed_ms, "response"),
+            Err(e) => tracing::debug!(elapsed_ms, kind = %e.kind(), error = %e, "request failed"),
+        }
+        result
+    }
+    .instrument(span)
+    .await
 }
 
 /// Checks paging parameters; returns `per_page` as the generated client takes it.

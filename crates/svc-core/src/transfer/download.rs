@@ -11,6 +11,8 @@ use svc_cloud_api::cloud::types::OutputFile;
 use tokio::io::AsyncWriteExt as _;
 use tokio::sync::Notify;
 use tokio::time::Instant;
+use tracing::Instrument as _;
+use tracing::field::Empty;
 
 use super::error::{
     Failure, TransferError, Transient, redact_url, retryable_status, stalled, storage_error,
@@ -141,6 +143,7 @@ pub(crate) async fn run(
                 idle_timeout: options.idle_timeout,
             });
             let (root, retry) = (root.clone(), options.retry);
+            let span = tracing::debug_span!("file", index, name = %file.name);
             async move {
                 prepare_parent(&root, &file.destination, &file.name).await?;
                 run::with_retries(&retry, &file.tracker, index, &file.name, |_| {
@@ -148,6 +151,7 @@ pub(crate) async fn run(
                 })
                 .await
             }
+            .instrument(span)
             .boxed()
         })
         .collect();
@@ -249,6 +253,13 @@ async fn attempt(download: Arc<FileDownload>) -> Result<u64, Failure> {
     let folder = destination.parent().unwrap_or(Path::new("."));
     let mut temp = TempFile::create(folder).map_err(write_error(folder))?;
     let activity = Notify::new();
+    let span = tracing::debug_span!(
+        "http",
+        method = "GET",
+        url = %crate::observe::parsed_url(url),
+        status = Empty
+    );
+    let started = Instant::now();
     let exchange = async {
         let mut response = http
             .get(url.clone())
@@ -256,6 +267,12 @@ async fn attempt(download: Arc<FileDownload>) -> Result<u64, Failure> {
             .await
             .map_err(|e| Failure::Transient(Transient::network(e)))?;
         let status = response.status();
+        tracing::Span::current().record("status", status.as_u16());
+        tracing::debug!(
+            elapsed_ms = crate::observe::millis(started.elapsed()),
+            content_length = response.content_length(),
+            "storage answered"
+        );
         if !status.is_success() {
             let body = read_limited(response, &activity).await;
             return Err(refusal(name, status.as_u16(), &body));
@@ -289,8 +306,9 @@ async fn attempt(download: Arc<FileDownload>) -> Result<u64, Failure> {
         Ok(received)
     };
     let received = tokio::select! {
-        result = exchange => result?,
+        result = exchange.instrument(span) => result?,
         () = run::stalled(&activity, idle_timeout) => {
+            tracing::debug!(idle_s = idle_timeout.as_secs_f64(), "the download stalled");
             return Err(Failure::Transient(stalled(idle_timeout)));
         }
     };

@@ -337,6 +337,22 @@ impl Transient {
         }
     }
 
+    /// What failed, for the logs: the status and storage's error code, the network
+    /// failure (without the address) or the missing bytes. Storage's message is left
+    /// out (it may quote the request).
+    pub(crate) fn describe(&self) -> String {
+        match self {
+            Self::Status { status, code, .. } if code.is_empty() => {
+                format!("storage answered {status}")
+            }
+            Self::Status { status, code, .. } => format!("storage answered {status} {code}"),
+            Self::Network { reason, .. } => redact_url(reason),
+            Self::Incomplete { expected, received } => {
+                format!("the answer was cut off: {received} of {expected} bytes")
+            }
+        }
+    }
+
     /// A transport error of the HTTP client, its address removed.
     pub(crate) fn network(e: reqwest::Error) -> Self {
         let e = e.without_url();

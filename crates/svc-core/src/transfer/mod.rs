@@ -75,6 +75,7 @@ use svc_cloud_api::cloud::types::{Container, OutputFile, UploadInfo};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
 use crate::retry::RetryPolicy;
 
@@ -297,13 +298,18 @@ impl Transfers {
                 .map(|j| (j.container_path.clone(), j.local_path.clone(), Some(j.size)))
                 .collect(),
         );
+        let span = tracing::info_span!(
+            "upload",
+            files = jobs.len(),
+            bytes = jobs.iter().map(|j| j.size).sum::<u64>()
+        );
         let work = upload::run(
             self.http.clone(),
             self.options.clone(),
             tracker.clone(),
             jobs,
         );
-        self.spawn(tracker, work)
+        self.spawn(span, tracker, work)
     }
 
     /// Starts downloading `outputs` into `folder` (created if needed), each to
@@ -322,6 +328,11 @@ impl Transfers {
                 })
                 .collect(),
         );
+        let span = tracing::info_span!(
+            "download",
+            files = outputs.len(),
+            folder = %folder.display()
+        );
         let work = download::run(
             self.http.clone(),
             self.options.clone(),
@@ -329,11 +340,12 @@ impl Transfers {
             outputs,
             folder,
         );
-        self.spawn(tracker, work)
+        self.spawn(span, tracker, work)
     }
 
     fn spawn(
         &self,
+        span: tracing::Span,
         tracker: progress::Tracker,
         work: impl Future<Output = Result<TransferReport, TransferError>> + Send + 'static,
     ) -> TransferHandle {
@@ -347,22 +359,27 @@ impl Transfers {
             ))
         });
         let token = cancel.clone();
-        let task = tokio::spawn(async move {
-            let started = tokio::time::Instant::now();
-            let result = tokio::select! {
-                biased;
-                () = token.cancelled() => {
-                    tracker.stop_all(FileState::Canceled, FileState::Canceled);
-                    Err(TransferError::Canceled { report: run::report(&tracker, started.elapsed()) })
+        let task = tokio::spawn(
+            async move {
+                let started = tokio::time::Instant::now();
+                tracing::debug!("transfer started");
+                let result = tokio::select! {
+                    biased;
+                    () = token.cancelled() => {
+                        tracker.stop_all(FileState::Canceled, FileState::Canceled);
+                        tracing::info!("transfer canceled");
+                        Err(TransferError::Canceled { report: run::report(&tracker, started.elapsed()) })
+                    }
+                    result = work => result,
+                };
+                tracker.finish();
+                if let Some(feeder) = feeder {
+                    let _ = feeder.await;
                 }
-                result = work => result,
-            };
-            tracker.finish();
-            if let Some(feeder) = feeder {
-                let _ = feeder.await;
+                result
             }
-            result
-        });
+            .instrument(span),
+        );
         TransferHandle {
             task: Some(task),
             progress: receiver,

@@ -98,6 +98,9 @@ impl Progress {
     }
 }
 
+/// Bytes between two progress events of a file whose size is unknown.
+const PROGRESS_STEP_UNKNOWN: u64 = 1 << 20;
+
 /// Receives progress snapshots; see `TransferOptions::on_progress`.
 pub type ProgressCallback = Arc<dyn Fn(&Progress) + Send + Sync>;
 
@@ -163,19 +166,50 @@ impl Tracker {
     /// Counts bytes moved; ignored once the file or the transfer has ended (see
     /// [`Self::file`]).
     pub(crate) fn add(&self, index: usize, bytes: u64) {
+        let mut moved = None;
         self.sender.send_if_modified(|p| {
             if p.finished {
                 return false;
             }
             match p.files.get_mut(index) {
                 Some(f) if !f.state.is_final() => {
+                    let before = f.done_bytes;
                     f.done_bytes = f.done_bytes.saturating_add(bytes);
                     p.done_bytes = p.done_bytes.saturating_add(bytes);
+                    moved = Some((before, f.done_bytes, f.total_bytes));
                     true
                 }
                 _ => false,
             }
         });
+        if let Some((before, after, total)) = moved {
+            self.log_progress(index, before, after, total);
+        }
+    }
+
+    /// A debug event each time a file passes another tenth of its size (or another
+    /// [`PROGRESS_STEP_UNKNOWN`] bytes when its size is unknown), and at its end.
+    fn log_progress(&self, index: usize, before: u64, after: u64, total: Option<u64>) {
+        if !tracing::enabled!(tracing::Level::DEBUG) {
+            return;
+        }
+        let step = total.map_or(PROGRESS_STEP_UNKNOWN, |t| (t / 10).max(1));
+        let crossed = before / step != after / step || total == Some(after);
+        if !crossed {
+            return;
+        }
+        let progress = self.sender.borrow();
+        let Some(file) = progress.files.get(index) else {
+            return;
+        };
+        tracing::debug!(
+            file = %file.name,
+            done_bytes = after,
+            total_bytes = total,
+            transfer_done_bytes = progress.done_bytes,
+            transfer_total_bytes = progress.total_bytes,
+            "progress"
+        );
     }
 
     pub(crate) fn set_total(&self, index: usize, total: Option<u64>) {

@@ -37,9 +37,22 @@ where
     loop {
         let attempt_start = Instant::now();
         tracker.begin_attempt(index, number);
+        tracing::debug!(file = name, attempt = number, "attempt started");
         match attempt(number).await {
-            Ok(bytes) => return Ok(bytes),
-            Err(Failure::Fatal(e)) => return Err(e),
+            Ok(bytes) => {
+                tracing::info!(
+                    file = name,
+                    bytes,
+                    attempts = number,
+                    elapsed_ms = crate::observe::millis(attempt_start.elapsed()),
+                    "file transferred"
+                );
+                return Ok(bytes);
+            }
+            Err(Failure::Fatal(e)) => {
+                tracing::debug!(file = name, attempt = number, error = %e, "file failed");
+                return Err(e);
+            }
             Err(Failure::Transient(transient)) => {
                 if tracker.done_bytes(index) > 0 {
                     budget_start = attempt_start;
@@ -47,8 +60,18 @@ where
                 let delay = policy.delay(number);
                 let out_of_time = budget_start.elapsed() + delay > policy.max_elapsed;
                 if number >= policy.max_attempts || out_of_time {
-                    return Err(transient.into_error(name, number));
+                    let e = transient.into_error(name, number);
+                    tracing::debug!(file = name, attempts = number, error = %e, "file failed: no attempt left");
+                    return Err(e);
                 }
+                tracing::info!(
+                    file = name,
+                    attempt = number,
+                    max_attempts = policy.max_attempts,
+                    delay_ms = crate::observe::millis(delay),
+                    reason = %transient.describe(),
+                    "retrying the file from its start after a transient failure"
+                );
                 tracker.set_state(index, FileState::Retrying);
                 tokio::time::sleep(delay).await;
                 number += 1;
@@ -101,6 +124,13 @@ pub(crate) async fn run_files(
     drop(running);
     tracker.stop_all(FileState::Canceled, FileState::Skipped);
     let report = report(tracker, started.elapsed());
+    tracing::info!(
+        files = report.files.len(),
+        failed = failures.len(),
+        bytes = report.bytes(),
+        elapsed_ms = crate::observe::millis(report.elapsed),
+        "transfer ended"
+    );
     if failures.is_empty() {
         Ok(report)
     } else {

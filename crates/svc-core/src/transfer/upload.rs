@@ -9,6 +9,8 @@ use reqwest::{Body, Url};
 use tokio::io::AsyncReadExt as _;
 use tokio::sync::Notify;
 use tokio::time::Instant;
+use tracing::Instrument as _;
+use tracing::field::Empty;
 
 use super::error::{
     Failure, TransferError, Transient, redact_url, retryable_status, stalled, storage_error,
@@ -54,6 +56,12 @@ pub(crate) async fn run(
                 idle_timeout: options.idle_timeout,
             });
             let retry = options.retry;
+            let span = tracing::debug_span!(
+                "file",
+                index,
+                name = %file.job.container_path,
+                size = file.job.size
+            );
             async move {
                 run::with_retries(
                     &retry,
@@ -64,6 +72,7 @@ pub(crate) async fn run(
                 )
                 .await
             }
+            .instrument(span)
             .boxed()
         })
         .collect();
@@ -187,6 +196,13 @@ async fn attempt(upload: Arc<FileUpload>) -> Result<u64, Failure> {
         .file_name(file_name(&job.container_path));
     let form = build_form(&job.upload_info.fields, part);
 
+    let span = tracing::debug_span!(
+        "http",
+        method = "POST",
+        url = %crate::observe::parsed_url(url),
+        status = Empty
+    );
+    let started = Instant::now();
     let exchange = async {
         let response = match http.post(url.clone()).multipart(form).send().await {
             Ok(r) => r,
@@ -199,6 +215,11 @@ async fn attempt(upload: Arc<FileUpload>) -> Result<u64, Failure> {
             }
         };
         let status = response.status();
+        tracing::Span::current().record("status", status.as_u16());
+        tracing::debug!(
+            elapsed_ms = crate::observe::millis(started.elapsed()),
+            "storage answered"
+        );
         if status.is_success() {
             return Ok(job.size);
         }
@@ -230,8 +251,9 @@ async fn attempt(upload: Arc<FileUpload>) -> Result<u64, Failure> {
         })
     };
     tokio::select! {
-        result = exchange => result,
+        result = exchange.instrument(span) => result,
         () = run::stalled(&activity, idle_timeout) => {
+            tracing::debug!(idle_s = idle_timeout.as_secs_f64(), "the upload stalled");
             Err(Failure::Transient(stalled(idle_timeout)))
         }
     }

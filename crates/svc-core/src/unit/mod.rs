@@ -23,6 +23,7 @@ use ins_device_api::enums::UserName;
 use ins_device_api::types::{self, DeviceInfo};
 use ins_device_api::{AuthToken, Client, DeviceState, Password};
 use serde_json::Value;
+use tracing::Instrument as _;
 
 use crate::error::ErrorKind;
 
@@ -211,6 +212,37 @@ fn transport_reason(e: &reqwest::Error) -> String {
     reason
 }
 
+/// What may be logged of a unit error: the status, title and invalid node paths of an
+/// answer, the reason of an unreachable unit (token-free) — never the unit's detail or
+/// node messages, nor a decoder's text, which could quote a settings value (a password).
+fn loggable(e: &UnitError) -> String {
+    match e {
+        UnitError::Api {
+            status,
+            title,
+            errors,
+            ..
+        } => {
+            let paths: Vec<&str> = errors.iter().map(|e| e.path.as_str()).collect();
+            if paths.is_empty() {
+                format!("the unit answered {status} {title}")
+            } else {
+                format!(
+                    "the unit answered {status} {title}; invalid nodes: {}",
+                    paths.join(", ")
+                )
+            }
+        }
+        UnitError::Unreachable { reason, .. } => format!("unreachable: {reason}"),
+        UnitError::InvalidResponse { .. } => "an unreadable answer".to_owned(),
+        UnitError::InvalidRequest { .. } => "an invalid request (not sent)".to_owned(),
+        UnitError::NotApplied { paths } => {
+            format!("not applied at: {}", paths.join(", "))
+        }
+        UnitError::Io { .. } => "a local file error".to_owned(),
+    }
+}
+
 impl From<types::WriteResult> for WriteOutcome {
     fn from(result: types::WriteResult) -> Self {
         Self {
@@ -306,6 +338,7 @@ impl Unit {
         }
         let state = DeviceState::new();
         let base = url.trim_end_matches('/');
+        tracing::debug!(link = %crate::observe::parsed_url(&parsed), "unit over HTTP");
         Ok(Self::from_parts(
             Client::new_with_client(base, http, state.clone()),
             state,
@@ -333,11 +366,15 @@ impl Unit {
     ) -> Result<Self, UnitError> {
         let link = serial_link::SerialLink::tcp(address, options)
             .await
-            .map_err(|reason| UnitError::Unreachable {
-                operation: "connect",
-                reason,
-                source: None,
+            .map_err(|reason| {
+                tracing::debug!(address, %reason, "no connection to the serial bridge");
+                UnitError::Unreachable {
+                    operation: "connect",
+                    reason,
+                    source: None,
+                }
             })?;
+        tracing::info!(address, "connected to the unit's serial bridge");
         Ok(Self::over(
             Arc::new(link),
             format!("serial bridge {address}"),
@@ -367,12 +404,14 @@ impl Unit {
         options: serial_link::SerialOptions,
     ) -> Result<Self, UnitError> {
         let link = serial_link::SerialLink::port(path, baud, options).map_err(|reason| {
+            tracing::debug!(path, baud, %reason, "the serial port cannot be opened");
             UnitError::Unreachable {
                 operation: "connect",
                 reason,
                 source: None,
             }
         })?;
+        tracing::info!(path, baud, "opened the unit's serial port");
         Ok(Self::over(Arc::new(link), format!("serial port {path}")))
     }
 
@@ -443,11 +482,47 @@ impl Unit {
                 >,
             >,
     {
+        let span = tracing::info_span!(
+            "unit",
+            op = operation,
+            link = %crate::observe::url(&self.link)
+        );
+        let started = std::time::Instant::now();
+        let result = self
+            .call_in_span(operation, f)
+            .instrument(span.clone())
+            .await;
+        let elapsed_ms = crate::observe::millis(started.elapsed());
+        match &result {
+            Ok(_) => tracing::debug!(parent: &span, elapsed_ms, "unit operation succeeded"),
+            Err(e) => tracing::debug!(
+                parent: &span,
+                elapsed_ms,
+                status = e.status(),
+                kind = %e.kind(),
+                error = %loggable(e),
+                "unit operation failed"
+            ),
+        }
+        result
+    }
+
+    async fn call_in_span<T, F, Fut>(&self, operation: &'static str, f: F) -> Result<T, UnitError>
+    where
+        F: Fn(Client) -> Fut,
+        Fut: std::future::Future<
+                Output = Result<
+                    ins_device_api::ResponseValue<T>,
+                    ins_device_api::Error<types::Error>,
+                >,
+            >,
+    {
         // Logged in, but the token is gone (our own reboot cleared it): log in again
         // first, so that the request runs as this session's user, not the default user.
         if self.state.token().is_none() {
             let credentials = self.credentials().clone();
             if let Some((user, password)) = credentials {
+                tracing::debug!("no token since the reboot: logging in again first");
                 self.login_once(user, password).await?;
             }
         }
@@ -459,6 +534,10 @@ impl Unit {
                 let credentials = self.credentials().clone();
                 match (error.status(), had_token, credentials) {
                     (Some(401), true, Some((user, password))) => {
+                        tracing::info!(
+                            "the unit answered 401 (its token ended, e.g. by a reboot): \
+                             logging in again and repeating once"
+                        );
                         self.state.set_token(None);
                         self.login_once(user, password).await?;
                         f(self.client.clone())
@@ -473,17 +552,35 @@ impl Unit {
     }
 
     async fn login_once(&self, user: UserName, password: Password) -> Result<(), UnitError> {
+        let span = tracing::info_span!(
+            "unit_login",
+            user = %user,
+            link = %crate::observe::url(&self.link)
+        );
         let body = types::LoginRequest { user, password };
-        let token = self
+        let token = match self
             .client
             .login()
             .body(body)
             .send()
+            .instrument(span.clone())
             .await
-            .map_err(|e| UnitError::from_client("login", e))?
-            .into_inner()
-            .token;
+        {
+            Ok(answer) => answer.into_inner().token,
+            Err(e) => {
+                let e = UnitError::from_client("login", e);
+                tracing::info!(
+                    parent: &span,
+                    status = e.status(),
+                    kind = %e.kind(),
+                    error = %loggable(&e),
+                    "login refused or failed"
+                );
+                return Err(e);
+            }
+        };
         self.state.set_token(Some(token));
+        tracing::info!(parent: &span, "logged in");
         Ok(())
     }
 
@@ -512,6 +609,14 @@ impl Unit {
         };
         self.state.set_token(None);
         *self.credentials() = None;
+        match &result {
+            Ok(()) => tracing::info!(link = %crate::observe::url(&self.link), "logged out"),
+            Err(e) => tracing::info!(
+                link = %crate::observe::url(&self.link),
+                error = %loggable(e),
+                "logout failed (the session forgot its token all the same)"
+            ),
+        }
         result
     }
 
@@ -536,11 +641,18 @@ impl Unit {
         })
         .await?;
         let mut credentials = self.credentials();
-        if let Some((me, remembered)) = credentials.as_mut()
-            && user.as_ref().is_none_or(|u| u == me)
-        {
-            *remembered = password;
-        }
+        let own = match credentials.as_mut() {
+            Some((me, remembered)) if user.as_ref().is_none_or(|u| u == me) => {
+                *remembered = password;
+                true
+            }
+            _ => false,
+        };
+        tracing::info!(
+            for_user = user.as_ref().map(tracing::field::display),
+            own,
+            "password changed"
+        );
         Ok(())
     }
 
@@ -609,18 +721,26 @@ impl Unit {
     /// 409 while another session holds the settings lock; 403 without the Setting WRITE right.
     pub async fn write(&self, patch: &Value, check_only: bool) -> Result<WriteOutcome, UnitError> {
         let body = typed_tree("updateSettings", patch)?;
-        self.call("updateSettings", |c| {
-            let body = body.clone();
-            async move {
-                c.update_settings()
-                    .check_only(check_only)
-                    .body(body)
-                    .send()
-                    .await
-            }
-        })
-        .await
-        .map(WriteOutcome::from)
+        let outcome = self
+            .call("updateSettings", |c| {
+                let body = body.clone();
+                async move {
+                    c.update_settings()
+                        .check_only(check_only)
+                        .body(body)
+                        .send()
+                        .await
+                }
+            })
+            .await
+            .map(WriteOutcome::from)?;
+        tracing::debug!(
+            nodes = leaf_count(patch),
+            check_only,
+            need_reboot = outcome.need_reboot,
+            "settings written"
+        );
+        Ok(outcome)
     }
 
     /// Writes one node (`POST /settings/<path>`).
@@ -632,19 +752,28 @@ impl Unit {
     ) -> Result<WriteOutcome, UnitError> {
         let path = path.trim_matches('/').to_owned();
         let value = value.clone();
-        self.call("updateSettingsNode", |c| {
-            let (path, value) = (path.clone(), value.clone());
-            async move {
-                c.update_settings_node()
-                    .path(path)
-                    .check_only(check_only)
-                    .body(value)
-                    .send()
-                    .await
-            }
-        })
-        .await
-        .map(WriteOutcome::from)
+        let outcome = self
+            .call("updateSettingsNode", |c| {
+                let (path, value) = (path.clone(), value.clone());
+                async move {
+                    c.update_settings_node()
+                        .path(path)
+                        .check_only(check_only)
+                        .body(value)
+                        .send()
+                        .await
+                }
+            })
+            .await
+            .map(WriteOutcome::from)?;
+        // The node's path only: its value may be a secret (a password node).
+        tracing::debug!(
+            node = %path,
+            check_only,
+            need_reboot = outcome.need_reboot,
+            "settings node written"
+        );
+        Ok(outcome)
     }
 
     /// Restores the factory default settings.
@@ -713,6 +842,17 @@ impl Unit {
             if result.is_ok() {
                 unlocked?;
             }
+        }
+        match &result {
+            Ok(report) => tracing::info!(
+                changed = report.changed.len(),
+                nodes = %report.changed.join(", "),
+                written = report.written,
+                need_reboot = report.need_reboot,
+                check_only = options.check_only,
+                "wanted settings applied"
+            ),
+            Err(e) => tracing::info!(error = %loggable(e), "applying the wanted settings failed"),
         }
         result
     }
@@ -796,7 +936,9 @@ impl Unit {
             |c| async move { c.lock_settings().send().await },
         )
         .await
-        .map(|_| ())
+        .map(|_| ())?;
+        tracing::info!(link = %crate::observe::url(&self.link), "settings locked");
+        Ok(())
     }
 
     /// Releases the settings lock.
@@ -805,7 +947,9 @@ impl Unit {
             c.unlock_settings().send().await
         })
         .await
-        .map(|_| ())
+        .map(|_| ())?;
+        tracing::info!(link = %crate::observe::url(&self.link), "settings unlocked");
+        Ok(())
     }
 
     /// Reboots the unit. Every token and lock ends; the session logs in again on its next
@@ -814,6 +958,7 @@ impl Unit {
         self.call("reboot", |c| async move { c.reboot().send().await })
             .await?;
         self.state.set_token(None);
+        tracing::info!(link = %crate::observe::url(&self.link), "unit rebooting");
         Ok(())
     }
 
@@ -823,10 +968,13 @@ impl Unit {
     /// # Errors
     /// The last error when the unit is still not back after `timeout`.
     pub async fn wait_until_back(&self, timeout: Duration) -> Result<DeviceInfo, UnitError> {
-        let deadline = tokio::time::Instant::now() + timeout;
+        let began = tokio::time::Instant::now();
+        let deadline = began + timeout;
         let mut delay = Duration::from_millis(100);
+        let mut attempt: u32 = 0;
         loop {
-            let attempt = match self.user() {
+            attempt += 1;
+            let result = match self.user() {
                 Some(_) if self.state.token().is_none() => {
                     let credentials = self.credentials().clone();
                     match credentials {
@@ -839,13 +987,29 @@ impl Unit {
                 }
                 _ => self.info().await,
             };
-            match attempt {
-                Ok(info) => return Ok(info),
+            match result {
+                Ok(info) => {
+                    tracing::info!(
+                        attempts = attempt,
+                        waited_ms = crate::observe::millis(began.elapsed()),
+                        "the unit is back"
+                    );
+                    return Ok(info);
+                }
                 Err(e) if e.is_retryable() && tokio::time::Instant::now() + delay < deadline => {
+                    tracing::debug!(
+                        attempt,
+                        delay_ms = crate::observe::millis(delay),
+                        reason = %loggable(&e),
+                        "the unit is not back yet"
+                    );
                     tokio::time::sleep(delay).await;
                     delay = (delay * 2).min(Duration::from_secs(1));
                 }
-                Err(e) => return Err(e),
+                Err(e) => {
+                    tracing::info!(attempts = attempt, error = %loggable(&e), "the unit did not come back");
+                    return Err(e);
+                }
             }
         }
     }
@@ -916,6 +1080,14 @@ fn normalized(operation: &'static str, tree: &Value) -> Result<Value, UnitError>
         operation,
         reason: e.to_string(),
     })
+}
+
+/// The nodes of a (partial) tree that are not objects, for the logs.
+fn leaf_count(tree: &Value) -> usize {
+    match tree {
+        Value::Object(map) => map.values().map(leaf_count).sum(),
+        _ => 1,
+    }
 }
 
 /// Paths of `a` that `b` lacks (objects compared key by key).

@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Mutex;
+use tracing::Instrument as _;
 
 use super::{Exchange, ExchangeFuture, ExchangeReply, ExchangeRequest};
 use crate::serial::{Decoder, Method, RestRequest, decode_reply};
@@ -137,7 +138,20 @@ impl SerialLink {
         Ok(Self::new(port, format!("serial port {path}"), options))
     }
 
+    /// Sends `request` (its path is logged, never its query, which holds the token, nor
+    /// its body, which may hold a password).
     async fn send(&self, request: &RestRequest) -> Result<ExchangeReply, String> {
+        let span = tracing::debug_span!(
+            "serial",
+            link = %self.describe,
+            method = %request.method,
+            path = %request.path,
+            body_bytes = request.body.as_ref().map_or(0, Vec::len)
+        );
+        self.send_in_span(request).instrument(span).await
+    }
+
+    async fn send_in_span(&self, request: &RestRequest) -> Result<ExchangeReply, String> {
         let id = request.id();
         let attempts = match request.method {
             Method::Get => self.options.get_attempts.max(1),
@@ -152,8 +166,20 @@ impl SerialLink {
                 .try_encode(transfer)
                 .map_err(|e| format!("{}: {e}", self.describe))?;
             // Bytes left from an answer that came too late belong to no one now.
+            let stale_bytes = line.decoder.buffered_len();
             line.decoder.resync();
-            while line.decoder.next_message().is_some() {}
+            let mut stale_messages = 0_usize;
+            while line.decoder.next_message().is_some() {
+                stale_messages += 1;
+            }
+            if stale_bytes > 0 || stale_messages > 0 {
+                tracing::debug!(
+                    stale_bytes,
+                    stale_messages,
+                    "resync: discarded what was left on the line"
+                );
+            }
+            tracing::trace!(bytes = frames.len(), transfer, attempt, "frames sent");
             line.io
                 .write_all(&frames)
                 .await
@@ -162,10 +188,44 @@ impl SerialLink {
                 .flush()
                 .await
                 .map_err(|e| format!("{}: write failed: {e}", self.describe))?;
-            match read_answer(&mut line, id, self.options.answer_timeout).await {
-                Ok(reply) => return Ok(reply),
-                Err(Silence::Failed(e)) => return Err(format!("{}: {e}", self.describe)),
+            let before = line.decoder.stats();
+            let started = Instant::now();
+            let answer = read_answer(&mut line, id, self.options.answer_timeout).await;
+            let after = line.decoder.stats();
+            let skipped = after.skipped_bytes.saturating_sub(before.skipped_bytes);
+            let bad_frames = after.bad_frames().saturating_sub(before.bad_frames());
+            if skipped > 0 || bad_frames > 0 {
+                tracing::debug!(
+                    skipped_bytes = skipped,
+                    bad_frames,
+                    truncated = after.truncated.saturating_sub(before.truncated),
+                    "garbage or invalid frames skipped on the line"
+                );
+            }
+            match answer {
+                Ok(reply) => {
+                    tracing::debug!(
+                        status = reply.status,
+                        body_bytes = reply.body.len(),
+                        attempt,
+                        elapsed_ms = crate::observe::millis(started.elapsed()),
+                        "answer received"
+                    );
+                    return Ok(reply);
+                }
+                Err(Silence::Failed(e)) => {
+                    tracing::debug!(attempt, error = %e, "the exchange failed");
+                    return Err(format!("{}: {e}", self.describe));
+                }
                 Err(Silence::TimedOut) => {
+                    let will_retry = attempt < attempts;
+                    tracing::info!(
+                        attempt,
+                        attempts,
+                        silent_ms = crate::observe::millis(self.options.answer_timeout),
+                        will_retry,
+                        "serial timeout: no answer"
+                    );
                     last = format!(
                         "{}: no answer (silent for {:?}; attempt {attempt} of {attempts})",
                         self.describe, self.options.answer_timeout
@@ -198,6 +258,12 @@ async fn read_answer(line: &mut Line, id: u8, idle: Duration) -> Result<Exchange
             if message.class != crate::serial::CLASS_REST {
                 continue;
             }
+            tracing::trace!(
+                id = message.id,
+                class = message.class,
+                bytes = message.data.len(),
+                "message received"
+            );
             if message.id == crate::serial::ID_ACK {
                 match crate::serial::Ack::decode(&message) {
                     Ok(ack) if ack.id == id && ack.class == crate::serial::CLASS_REST => {
@@ -208,6 +274,11 @@ async fn read_answer(line: &mut Line, id: u8, idle: Duration) -> Result<Exchange
                 }
             }
             if message.id != id {
+                tracing::debug!(
+                    id = message.id,
+                    expected = id,
+                    "skipped a message of another request"
+                );
                 continue;
             }
             return decode_reply(&message, id)
@@ -227,6 +298,9 @@ async fn read_answer(line: &mut Line, id: u8, idle: Duration) -> Result<Exchange
             Err(_) => {
                 let now = Instant::now();
                 if line.decoder.expire_partial_frame(now) {
+                    tracing::debug!(
+                        "inter-byte timeout: incomplete frame abandoned, searching the next sync"
+                    );
                     // What was held behind the dead frame's start is decoded now.
                     continue;
                 }
@@ -239,6 +313,7 @@ async fn read_answer(line: &mut Line, id: u8, idle: Duration) -> Result<Exchange
             Ok(Ok(0)) => return Err(Silence::Failed("the link was closed".to_owned())),
             Ok(Ok(n)) => n,
         };
+        tracing::trace!(bytes = n, "bytes received");
         last_byte = Instant::now();
         line.decoder.push_at(&buffer[..n], last_byte);
     }

@@ -238,8 +238,11 @@ mod listener {
     async fn receive(State(shared): State<Shared>, headers: HeaderMap, body: Bytes) -> StatusCode {
         let webhook = shared.webhook.read().ok().and_then(|w| w.clone());
         let Some(webhook) = webhook else {
+            tracing::debug!("webhook delivery before the endpoint's secret is known: answered 503");
             return StatusCode::SERVICE_UNAVAILABLE;
         };
+        let span = tracing::debug_span!("webhook_listener");
+        let _entered = span.enter();
         match webhook.verify(&headers, &body) {
             Ok(event) => {
                 // No subscriber is not an error: the delivery was received.

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use tokio::time::Instant;
+use tracing::Instrument as _;
 
 use super::events::{EventSource, Received};
 use super::{PollSettings, Run, WorkflowError};
@@ -27,6 +28,24 @@ pub(super) async fn follow(
     started: Processing,
     poll: &PollSettings,
     timeout: Option<Duration>,
+    events: Option<EventSource>,
+    reads: &mut u32,
+) -> Result<Processing, WorkflowError> {
+    let span = tracing::debug_span!(
+        "follow",
+        processing_id = %started.id,
+        by = if events.is_some() { "events" } else { "polling" }
+    );
+    follow_in_span(run, started, poll, timeout, events, reads)
+        .instrument(span)
+        .await
+}
+
+async fn follow_in_span(
+    run: &Run,
+    started: Processing,
+    poll: &PollSettings,
+    timeout: Option<Duration>,
     mut events: Option<EventSource>,
     reads: &mut u32,
 ) -> Result<Processing, WorkflowError> {
@@ -41,6 +60,11 @@ pub(super) async fn follow(
         if let Some(deadline) = deadline
             && Instant::now() >= deadline
         {
+            tracing::info!(
+                waited_s = began.elapsed().as_secs(),
+                status = %current.status,
+                "gave up following: the follow timeout passed"
+            );
             return Err(WorkflowError::FollowTimeout {
                 processing_id: id,
                 status: current.status.to_string(),
@@ -56,6 +80,12 @@ pub(super) async fn follow(
                 tokio::select! {
                     received = source.recv() => match received {
                         Received::Event(event) if event.payload.id == id => {
+                            tracing::debug!(
+                                event_id = %event.id,
+                                event_type = %event.event_type,
+                                status = %event.payload.status,
+                                "webhook event of the processing"
+                            );
                             // Deliveries can arrive out of order: keep the latest state.
                             if event.payload.updated_at >= current.updated_at
                                 || has_ended(&event.payload.status)
@@ -66,13 +96,23 @@ pub(super) async fn follow(
                             false
                         }
                         Received::Event(_) => false,
-                        Received::Lagged => true,
+                        Received::Lagged => {
+                            tracing::debug!("events were missed: reading the processing");
+                            true
+                        }
                         Received::Closed => {
+                            tracing::info!("the event source closed: polling from now on");
                             events = None;
                             true
                         }
                     },
-                    () = tokio::time::sleep(wait) => true,
+                    () = tokio::time::sleep(wait) => {
+                        tracing::debug!(
+                            after_ms = crate::observe::millis(wait),
+                            "no event for a while: reading the processing"
+                        );
+                        true
+                    }
                 }
             }
             None => {
@@ -93,10 +133,24 @@ pub(super) async fn follow(
             Ok(p) => {
                 failed_reads = 0;
                 current = p;
+                tracing::debug!(
+                    status = %current.status,
+                    step = current.processing_step.as_ref().map(tracing::field::display),
+                    progress = current.processing_progress,
+                    "processing status"
+                );
                 run.report_processing(&current);
             }
             // A blip, or a 404 of a processing just started (it may exist later).
-            Err(e) if retryable(&e) && failed_reads + 1 < MAX_FAILED_READS => failed_reads += 1,
+            Err(e) if retryable(&e) && failed_reads + 1 < MAX_FAILED_READS => {
+                failed_reads += 1;
+                tracing::info!(
+                    failed_reads,
+                    max_failed_reads = MAX_FAILED_READS,
+                    reason = %e,
+                    "a status read failed: reading again at the next poll"
+                );
+            }
             Err(source) => {
                 return Err(WorkflowError::Cloud {
                     stage: "following the processing",

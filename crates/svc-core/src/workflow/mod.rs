@@ -94,6 +94,8 @@ use futures::TryStreamExt as _;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
+use tracing::field::{Empty, display};
 use uuid::Uuid;
 
 use crate::Metadata;
@@ -461,7 +463,13 @@ impl Workflow {
     /// Outside a Tokio runtime.
     pub fn start(&self, job: ProcessingJob, options: WorkflowOptions) -> WorkflowHandle {
         let cleanup = options.cleanup_on_failure;
-        self.spawn(options.on_progress.clone(), cleanup, move |run| {
+        let span = tracing::info_span!(
+            "workflow",
+            kind = "run",
+            container_id = Empty,
+            processing_id = Empty
+        );
+        self.spawn(span, options.on_progress.clone(), cleanup, move |run| {
             run.execute(job, options)
         })
     }
@@ -502,13 +510,20 @@ impl Workflow {
         options: WorkflowOptions,
     ) -> WorkflowHandle {
         // A resumed processing exists: there is nothing to clean up.
-        self.spawn(options.on_progress.clone(), false, move |run| {
+        let span = tracing::info_span!(
+            "workflow",
+            kind = "resume",
+            container_id = Empty,
+            processing_id = %processing_id
+        );
+        self.spawn(span, options.on_progress.clone(), false, move |run| {
             run.resume(processing_id, output_folder, options)
         })
     }
 
     fn spawn<F, Fut>(
         &self,
+        span: tracing::Span,
         on_progress: Option<WorkflowProgressCallback>,
         cleanup_on_failure: bool,
         body: F,
@@ -524,34 +539,54 @@ impl Workflow {
             http: self.http.clone(),
             on_progress,
             ids: ids.clone(),
+            span: span.clone(),
         };
         let work = body(run);
         let token = cancel.clone();
         let known = ids.clone();
         let client = self.client.clone();
-        let task = tokio::spawn(async move {
-            let mut result = tokio::select! {
-                biased;
-                () = token.cancelled() => {
-                    let ids = read_ids(&known);
-                    Err(WorkflowError::Canceled {
-                        container_id: ids.container,
-                        processing_id: ids.processing,
-                        cleanup: Cleanup::NotAttempted,
-                    })
+        let task = tokio::spawn(
+            async move {
+                let began = Instant::now();
+                let mut result = tokio::select! {
+                    biased;
+                    () = token.cancelled() => {
+                        let ids = read_ids(&known);
+                        tracing::info!("workflow canceled");
+                        Err(WorkflowError::Canceled {
+                            container_id: ids.container,
+                            processing_id: ids.processing,
+                            cleanup: Cleanup::NotAttempted,
+                        })
+                    }
+                    result = work => result,
+                };
+                if cleanup_on_failure && let Err(e) = &mut result {
+                    // A processing started (or a start whose answer was lost) keeps its
+                    // container: the service refuses the delete while it runs.
+                    let started = e.processing_id().or(read_ids(&known).processing);
+                    if let (Some(container), None) = (e.container_id(), started) {
+                        e.set_cleanup(delete_container(&client, container).await);
+                    }
                 }
-                result = work => result,
-            };
-            if cleanup_on_failure && let Err(e) = &mut result {
-                // A processing started (or a start whose answer was lost) keeps its
-                // container: the service refuses the delete while it runs.
-                let started = e.processing_id().or(read_ids(&known).processing);
-                if let (Some(container), None) = (e.container_id(), started) {
-                    e.set_cleanup(delete_container(&client, container).await);
+                let elapsed_ms = crate::observe::millis(began.elapsed());
+                match &result {
+                    Ok(outcome) => tracing::info!(
+                        status = %outcome.processing.status,
+                        result = outcome.processing.processing_result.as_ref().map(display),
+                        outputs = outcome.outputs.len(),
+                        downloaded = outcome.downloaded.len(),
+                        elapsed_ms,
+                        "workflow ended"
+                    ),
+                    Err(e) => {
+                        tracing::info!(kind = %e.kind(), error = %e, elapsed_ms, "workflow failed")
+                    }
                 }
+                result
             }
-            result
-        });
+            .instrument(span),
+        );
         WorkflowHandle {
             task: Some(task),
             cancel,
@@ -676,6 +711,8 @@ struct Run {
     http: reqwest::Client,
     on_progress: Option<WorkflowProgressCallback>,
     ids: Arc<Mutex<Ids>>,
+    /// The workflow's span, which gets the identifiers once known.
+    span: tracing::Span,
 }
 
 impl Run {
@@ -686,6 +723,12 @@ impl Run {
     }
 
     fn set_ids(&self, container: Option<Uuid>, processing: Option<Uuid>) {
+        if let Some(id) = container {
+            self.span.record("container_id", display(id));
+        }
+        if let Some(id) = processing {
+            self.span.record("processing_id", display(id));
+        }
         if let Ok(mut ids) = self.ids.lock() {
             ids.container = container.or(ids.container);
             ids.processing = processing.or(ids.processing);
@@ -698,8 +741,15 @@ impl Run {
         mut options: WorkflowOptions,
     ) -> Result<WorkflowOutcome, WorkflowError> {
         let files = check_job(&job).await?;
+        tracing::info!(
+            files = files.len(),
+            bytes = files.iter().map(|f| f.size).sum::<u64>(),
+            follow = options.follow,
+            "job checked"
+        );
 
         // Container, tagged so that it can be found again after a lost answer.
+        tracing::info!("step: creating the container");
         self.report(WorkflowProgress::CreatingContainer);
         let mut container_metadata = job.metadata.clone();
         let tag = (container_metadata.len() < limits::MAX_METADATA_KEYS
@@ -733,6 +783,7 @@ impl Run {
             })?;
         let container_id = container.id;
         self.set_ids(Some(container_id), None);
+        tracing::info!(%container_id, files = container.files.len(), "container created");
 
         // Uploads.
         let jobs = upload_jobs(&container, &files).map_err(|source| WorkflowError::Cloud {
@@ -744,6 +795,7 @@ impl Run {
         })?;
         let transfers = Transfers::new(self.http.clone(), options.transfer.clone());
         if !jobs.is_empty() {
+            tracing::info!(files = jobs.len(), "step: uploading the files");
             self.drive(transfers.upload(jobs), WorkflowProgress::Uploading)
                 .await
                 .map_err(|source| WorkflowError::Transfer {
@@ -756,6 +808,7 @@ impl Run {
         }
 
         // Start.
+        tracing::info!(%container_id, "step: starting the processing");
         self.report(WorkflowProgress::Starting { container_id });
         let request = StartProcessingRequest {
             container_id,
@@ -765,7 +818,13 @@ impl Run {
         };
         let started = self.start_processing(request, &options).await?;
         self.set_ids(None, Some(started.id));
+        tracing::info!(
+            processing_id = %started.id,
+            status = %started.status,
+            "processing started"
+        );
         if !options.follow {
+            tracing::info!("not following the processing (follow: false)");
             self.report_processing(&started);
             return Ok(WorkflowOutcome {
                 processing: started,
@@ -793,6 +852,7 @@ impl Run {
         mut options: WorkflowOptions,
     ) -> Result<WorkflowOutcome, WorkflowError> {
         self.set_ids(None, Some(processing_id));
+        tracing::info!(%processing_id, "step: reading the processing to resume");
         let processing = self
             .read(|| self.client.get_processing(processing_id))
             .await
@@ -835,6 +895,11 @@ impl Run {
             cleanup: Cleanup::NotAttempted,
         };
         let mut status_reads = 0;
+        tracing::info!(
+            %processing_id,
+            by = if options.events.is_some() { "webhook events" } else { "polling" },
+            "step: following the processing"
+        );
         let processing = follow::follow(
             self,
             started,
@@ -844,6 +909,12 @@ impl Run {
             &mut status_reads,
         )
         .await?;
+        tracing::info!(
+            status = %processing.status,
+            result = processing.processing_result.as_ref().map(display),
+            status_reads,
+            "processing ended"
+        );
 
         // Errors, outputs, downloads.
         let errors = self
@@ -857,9 +928,19 @@ impl Run {
         } else {
             Vec::new()
         };
+        tracing::info!(
+            errors = errors.len(),
+            outputs = outputs.len(),
+            "step: collected the errors and outputs"
+        );
         let downloaded = match output_folder {
             Some(folder) if !outputs.is_empty() => {
                 let folder = resolve_folder(folder, processing_id);
+                tracing::info!(
+                    files = outputs.len(),
+                    folder = %folder.display(),
+                    "step: downloading the outputs"
+                );
                 let report = self
                     .drive(
                         transfers.download(outputs.clone(), folder),
@@ -954,7 +1035,11 @@ impl Run {
             max_elapsed: Duration::from_secs(60),
         };
         policy
-            .run(|_| f(), |e| e.retry_hint() == RetryHint::Transient)
+            .run_explained(
+                |_| f(),
+                |e| e.retry_hint() == RetryHint::Transient,
+                ToString::to_string,
+            )
             .await
     }
 
@@ -976,11 +1061,24 @@ impl Run {
                         // Without a tag the first attempt's container cannot be found:
                         // creating again could duplicate it, so the error is returned.
                         let Some(tag) = tag else { return Err(e) };
+                        tracing::info!(
+                            reason = %e,
+                            "the container may have been created: looking for it by its tag"
+                        );
                         if let Some(found) = self.find_container(tag).await? {
+                            tracing::info!(container_id = %found, "the container was created after all");
                             return self.read(|| self.client.get_container(found)).await;
                         }
                     }
-                    tokio::time::sleep(policy.delay(attempt)).await;
+                    let delay = policy.delay(attempt);
+                    tracing::info!(
+                        attempt,
+                        max_attempts = CREATION_ATTEMPTS,
+                        delay_ms = crate::observe::millis(delay),
+                        reason = %e,
+                        "creating the container again after a transient failure"
+                    );
+                    tokio::time::sleep(delay).await;
                 }
                 Err(e) => return Err(e),
             }
@@ -1080,6 +1178,7 @@ impl Run {
                     .await
                     .map_err(cloud_error)?
                 {
+                    tracing::info!(processing_id = %p.id, "an earlier start was applied after all");
                     return Ok(p);
                 }
                 // None: the earlier attempts were not applied.
@@ -1103,7 +1202,16 @@ impl Run {
                     }
                     return Err(cloud_error(e));
                 }
-                tokio::time::sleep(policy.delay(lost)).await;
+                let delay = policy.delay(lost);
+                tracing::info!(
+                    attempt = lost,
+                    max_attempts = CREATION_ATTEMPTS,
+                    delay_ms = crate::observe::millis(delay),
+                    may_have_been_applied = uncertain,
+                    reason = %e,
+                    "starting the processing again after a transient failure"
+                );
+                tokio::time::sleep(delay).await;
                 continue;
             }
             // Failures are counted in a row: a long wait sees many blips.
@@ -1130,6 +1238,11 @@ impl Run {
             }
             self.report(WorkflowProgress::WaitingForOrganization { waited });
             let pause = options.poll.delay(busy).min(options.max_wait - waited);
+            tracing::info!(
+                waited_s = waited.as_secs(),
+                pause_ms = crate::observe::millis(pause),
+                "the organization has an ongoing processing: waiting for it to end"
+            );
             busy += 1;
             tokio::time::sleep(pause).await;
         }
@@ -1151,15 +1264,19 @@ const CLEANUP_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Deletes the container of a failed workflow, best effort.
 async fn delete_container(client: &CloudClient, container: Uuid) -> Cleanup {
-    match tokio::time::timeout(CLEANUP_TIMEOUT, client.delete_container(container)).await {
-        Ok(Ok(())) => Cleanup::Deleted,
-        Ok(Err(e)) => Cleanup::Failed {
-            reason: e.to_string(),
-        },
-        Err(_) => Cleanup::Failed {
-            reason: format!("no answer within {} s", CLEANUP_TIMEOUT.as_secs()),
-        },
-    }
+    tracing::info!(container_id = %container, "cleanup: deleting the container of the failed workflow");
+    let cleanup =
+        match tokio::time::timeout(CLEANUP_TIMEOUT, client.delete_container(container)).await {
+            Ok(Ok(())) => Cleanup::Deleted,
+            Ok(Err(e)) => Cleanup::Failed {
+                reason: e.to_string(),
+            },
+            Err(_) => Cleanup::Failed {
+                reason: format!("no answer within {} s", CLEANUP_TIMEOUT.as_secs()),
+            },
+        };
+    tracing::info!(container_id = %container, ?cleanup, "cleanup ended");
+    cleanup
 }
 
 /// Whether a failed request may nonetheless have been applied by the service.

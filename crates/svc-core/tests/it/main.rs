@@ -10,6 +10,8 @@ mod limits;
 mod receiver;
 mod serial;
 mod settings;
+#[cfg(feature = "webhook-listener")]
+mod tracing_audit;
 mod transfer;
 mod unit;
 mod vectors;
