@@ -27,7 +27,8 @@ impl SettingsTree {
     /// let reference = SettingsTree::from_json(r#"{"gnss": {"model": "internal", "rate": 5}}"#)?;
     /// let unit = SettingsTree::from_json(r#"{"gnss": {"model": "external", "rate": 5}}"#)?;
     /// assert!(reference.same_shape(&unit));
-    /// let changed: Vec<&str> = reference.diff(&unit).changed().map(|p| p.as_str()).collect();
+    /// let patch = reference.diff(&unit);
+    /// let changed: Vec<&str> = patch.changed().map(|p| p.as_str()).collect();
     /// assert_eq!(changed, ["gnss/model"]);
     /// # Ok::<(), svc_core::settings::SettingsError>(())
     /// ```
