@@ -9,10 +9,12 @@
 //!   it into a typed [`WebhookEvent`]; sign deliveries (tests, emulator); with the
 //!   `axum` feature (on by default), an extractor for Rust services.
 //! - [`limits`]: the service's limits (metadata, container file paths, paging),
-//!   checked before a request is sent. The emulator uses the same checks, so the SDK
-//!   and the emulator refuse the same inputs with the same reasons.
+//!   checked before a request is sent. The emulator uses the same checks (both take
+//!   them from the `svc-protocol` crate), so the SDK and the emulator refuse the same
+//!   inputs with the same reasons.
 //! - [`retry`]: retries with exponential backoff and jitter, bounded in count and time.
-//! - [`serial`]: the sbgECom framing that carries the unit's REST API over a serial link.
+//! - [`serial`]: the sbgECom framing that carries the unit's REST API over a serial link
+//!   (from `svc-protocol`, shared with the emulator).
 //! - [`settings`]: settings trees as JSON with node paths; minimal diff, apply, 3-way merge.
 //! - [`unit`](mod@unit): a session with a unit over HTTP or the serial link: login (and re-login
 //!   after a reboot), settings read/write, apply a wanted tree, the rights matrix.
@@ -31,10 +33,8 @@
 pub mod cloud;
 pub mod error;
 pub mod fleet;
-pub mod limits;
 mod observe;
 pub mod retry;
-pub mod serial;
 pub mod settings;
 pub mod transfer;
 pub mod unit;
@@ -44,3 +44,4 @@ pub mod workflow;
 pub use error::ErrorKind;
 pub use svc_cloud_api::notification::types::WebhookEvent;
 pub use svc_cloud_api::{Metadata, WebhookSecret};
+pub use svc_protocol::{limits, serial};

@@ -75,9 +75,7 @@
 use std::fmt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use hmac::{Hmac, KeyInit, Mac};
 use http::HeaderMap;
-use sha2::Sha256;
 
 pub use svc_cloud_api::WebhookSecret;
 pub use svc_cloud_api::cloud::types::Processing;
@@ -89,24 +87,18 @@ mod receiver;
 #[cfg(feature = "axum")]
 pub use receiver::{VerifiedWebhook, WebhookRejection};
 
-/// Name of the header carrying the send time (whole seconds since the Unix epoch).
-pub const TIMESTAMP_HEADER: &str = "Svc-Timestamp";
-
-/// Name of the header carrying the lowercase hex HMAC-SHA256 signature.
-pub const SIGNATURE_HEADER: &str = "Svc-Signature";
+// The signing scheme and the header names are the protocol's (the emulator's
+// notification service signs with the same `sign`); verification is the SDK's own.
+pub use svc_protocol::webhook::{SIGNATURE_HEADER, TIMESTAMP_HEADER, sign};
+use svc_protocol::webhook::{SIGNATURE_HEX_LEN, signature_matches};
 
 /// Default timestamp tolerance: a delivery is accepted when its `Svc-Timestamp` is at
 /// most 5 minutes before or after the receiver's clock.
 pub const DEFAULT_TOLERANCE: Duration = Duration::from_secs(5 * 60);
 
-/// Length of a signature: 32 bytes of HMAC-SHA256, as hex.
-const SIGNATURE_HEX_LEN: usize = 64;
-
 /// At most 18 digits, so that every accepted timestamp fits an `i64` (and a Kotlin
 /// `Long`) without overflow.
 const MAX_TIMESTAMP_DIGITS: usize = 18;
-
-type HmacSha256 = Hmac<Sha256>;
 
 /// Why a webhook delivery was refused.
 ///
@@ -193,21 +185,6 @@ impl WebhookError {
     }
 }
 
-/// Signs a delivery: the lowercase hex HMAC-SHA256 keyed with the UTF-8 bytes of
-/// `secret` over `"{timestamp}." + body`, the value of [`SIGNATURE_HEADER`].
-///
-/// Used by tests and by the emulator's notification service; a receiver calls one of
-/// the `verify` methods of [`Webhook`] instead. Never fails (HMAC takes keys of any
-/// length).
-#[must_use]
-pub fn sign(secret: &WebhookSecret, timestamp: i64, body: &[u8]) -> String {
-    hex::encode(
-        keyed_mac(secret, timestamp.to_string().as_bytes(), body)
-            .finalize()
-            .into_bytes(),
-    )
-}
-
 /// The receiver's clock: whole seconds since the Unix epoch (0 for a clock set before
 /// 1970). For callers of [`Webhook::verify_parts`] that want the current time.
 #[must_use]
@@ -217,17 +194,6 @@ pub fn unix_now() -> i64 {
         .map_or(0, |elapsed| {
             i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX)
         })
-}
-
-/// The HMAC-SHA256 of `timestamp` + `.` + `body`, keyed with the secret's UTF-8 bytes.
-fn keyed_mac(secret: &WebhookSecret, timestamp: &[u8], body: &[u8]) -> HmacSha256 {
-    let Ok(mut mac) = HmacSha256::new_from_slice(secret.expose_secret().as_bytes()) else {
-        unreachable!("HMAC accepts keys of any length")
-    };
-    mac.update(timestamp);
-    mac.update(b".");
-    mac.update(body);
-    mac
 }
 
 /// Verifies webhook deliveries with one or more secrets and a timestamp tolerance.
@@ -461,11 +427,10 @@ impl Webhook {
         }
         let mut tag = [0_u8; SIGNATURE_HEX_LEN / 2];
         hex::decode_to_slice(signature, &mut tag).map_err(|_| WebhookError::BadSignature)?;
-        let matches = self.secrets.iter().any(|secret| {
-            keyed_mac(secret, timestamp.as_bytes(), body)
-                .verify_slice(&tag)
-                .is_ok()
-        });
+        let matches = self
+            .secrets
+            .iter()
+            .any(|secret| signature_matches(secret, timestamp, body, &tag));
         if matches {
             Ok(())
         } else {

@@ -113,7 +113,8 @@ pub fn paging(query: Option<&str>) -> ApiResult<(usize, usize)> {
         })
     };
     let (page, per_page) = (get("page")?, get("perPage")?);
-    svc_core::limits::check_page(page, per_page).map_err(|e| ApiError::invalid(e.to_string()))?;
+    svc_protocol::limits::check_page(page, per_page)
+        .map_err(|e| ApiError::invalid(e.to_string()))?;
     Ok((
         usize::try_from(page).unwrap_or(0),
         usize::try_from(per_page).unwrap_or(1),
@@ -210,7 +211,7 @@ pub fn check_metadata_value(value: Option<&Value>, at: &str) -> ApiResult<()> {
         };
         metadata.insert(k.clone(), s.to_owned());
     }
-    svc_core::limits::check_metadata(&metadata)
+    svc_protocol::limits::check_metadata(&metadata)
         .map_err(|e| ApiError::invalid(format!("`{at}`: {e}")))
 }
 
@@ -231,7 +232,7 @@ pub fn check_enum(value: Option<&Value>, at: &str, known: &[&str]) -> ApiResult<
 pub fn check_path_value(value: Option<&Value>, at: &str) -> ApiResult<()> {
     match value {
         None => Ok(()),
-        Some(Value::String(p)) => svc_core::limits::check_container_path(p)
+        Some(Value::String(p)) => svc_protocol::limits::check_container_path(p)
             .map_err(|e| ApiError::invalid(format!("`{at}`: {e}"))),
         Some(_) => Err(ApiError::bad_request(format!("`{at}` must be a string"))),
     }

@@ -299,13 +299,16 @@ async fn deliver(app: Arc<App>, delivery: Delivery) {
             return;
         }
         let timestamp = chrono::Utc::now().timestamp();
-        let signature = svc_core::webhook::sign(&delivery.secret, timestamp, &body);
+        let signature = svc_protocol::webhook::sign(&delivery.secret, timestamp, &body);
         let sent = app
             .http
             .post(&delivery.url)
             .header("content-type", "application/json")
-            .header(svc_core::webhook::TIMESTAMP_HEADER, timestamp.to_string())
-            .header(svc_core::webhook::SIGNATURE_HEADER, signature)
+            .header(
+                svc_protocol::webhook::TIMESTAMP_HEADER,
+                timestamp.to_string(),
+            )
+            .header(svc_protocol::webhook::SIGNATURE_HEADER, signature)
             .body(body.clone())
             .send()
             .await;

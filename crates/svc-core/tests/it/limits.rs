@@ -1,4 +1,5 @@
-//! `svc_core::limits`: metadata, container file paths, paging.
+//! `svc_core::limits`: metadata, container file paths, paging; and the service refusing
+//! what these checks would have refused, when a request bypasses them.
 
 use svc_core::Metadata;
 use svc_core::limits::{
@@ -233,4 +234,107 @@ fn paging() {
         check_page(0, 101).unwrap_err().to_string(),
         "perPage 101 is out of range; it must be between 1 and 100"
     );
+}
+
+// ------------------------------------------------------- the service refuses it too
+
+/// What the SDK's checks refuse is refused by the service as well: each request below
+/// is sent with the generated client (`CloudClient::cloud_api`, which has no limit
+/// checks) to the emulator, a second implementation of the specification, which answers
+/// 422 with the same reason in `details`; the SDK's own call refuses it before sending.
+/// This exercises the "the service refused it" path for input the SDK would have
+/// caught, e.g. from a client of another language or an older SDK.
+#[tokio::test]
+async fn the_service_refuses_what_the_sdk_checks_would_have_refused() {
+    use svc_core::cloud::{
+        ApiSecret, CloudClient, CloudConfig, CloudError, ContainerFileType, ContainerRegion,
+        CreateContainerFile, CreateContainerRequest,
+    };
+    use svc_emulator::{Emulator, EmulatorConfig};
+
+    /// The status and `details` of the service's error answer.
+    fn refusal<T: std::fmt::Debug>(
+        result: Result<T, svc_cloud_api::cloud::Error<svc_cloud_api::cloud::types::Error>>,
+    ) -> (u16, String) {
+        match result.unwrap_err() {
+            svc_cloud_api::cloud::Error::ErrorResponse(answer) => {
+                (answer.status().as_u16(), answer.into_inner().details)
+            }
+            other => panic!("expected an error answer, got {other:?}"),
+        }
+    }
+
+    /// The SDK refuses the same request before sending, for the same reason.
+    fn refused_by_the_sdk<T: std::fmt::Debug>(result: Result<T, CloudError>, reason: &str) {
+        match result.unwrap_err() {
+            CloudError::InvalidInput {
+                limit: Some(limit), ..
+            } => assert_eq!(limit.to_string(), reason),
+            other => panic!("expected a limit error, got {other:?}"),
+        }
+    }
+
+    let emulator = Emulator::start(EmulatorConfig {
+        device: None,
+        ..EmulatorConfig::default()
+    })
+    .await
+    .expect("emulator starts");
+    let info = emulator.info();
+    let client = CloudClient::new(CloudConfig::new(
+        info.base_url.clone(),
+        info.auth_url.clone(),
+        info.notification_url.clone(),
+        info.api_key.clone(),
+        ApiSecret::new(info.api_secret.clone()),
+        info.organization_id,
+    ))
+    .expect("valid settings");
+    let (api, org) = (client.cloud_api(), client.organization_id());
+    let request = |metadata: Option<Metadata>, path: &str| CreateContainerRequest {
+        region: ContainerRegion::EuWest3,
+        metadata,
+        files: vec![CreateContainerFile {
+            metadata: None,
+            path: path.to_owned(),
+            size: 1,
+            type_: ContainerFileType::Input,
+        }],
+    };
+
+    // Metadata over the limit: 51 keys.
+    let too_many: Metadata = (0..51).map(|i| (format!("k{i}"), "v".to_owned())).collect();
+    let reason = check_metadata(&too_many).unwrap_err().to_string();
+    let raw = request(Some(too_many), "gnss.ubx");
+    refused_by_the_sdk(client.create_container(raw.clone()).await, &reason);
+    let sent = api.create_container().organization_id(org).body(raw);
+    assert_eq!(
+        refusal(sent.send().await),
+        (422, format!("`metadata`: {reason}"))
+    );
+
+    // A container file path leaving the container.
+    let reason = check_container_path("../outside.ubx")
+        .unwrap_err()
+        .to_string();
+    let raw = request(None, "../outside.ubx");
+    refused_by_the_sdk(client.create_container(raw.clone()).await, &reason);
+    let sent = api.create_container().organization_id(org).body(raw);
+    assert_eq!(
+        refusal(sent.send().await),
+        (422, format!("`files[0].path`: {reason}"))
+    );
+
+    // A page size over the limit.
+    let reason = check_page(0, 101).unwrap_err().to_string();
+    refused_by_the_sdk(client.list_containers_page(0, 101).await, &reason);
+    let sent = api
+        .list_containers()
+        .organization_id(org)
+        .page(0_u64)
+        .per_page(101_u64);
+    assert_eq!(refusal(sent.send().await), (422, reason));
+
+    // Nothing was created by the refused requests.
+    assert!(client.list_containers_all().await.unwrap().is_empty());
 }

@@ -58,7 +58,7 @@
 //!   default user again; for [`DeviceConfig::reboot_time`] the unit answers nothing:
 //!   HTTP connections are closed without an answer (open ones after the answer in
 //!   flight), serial frames get no reply. Then it answers again.
-//! - **Serial**: sbgECom frames through `svc_core::serial` (standard and large frames
+//! - **Serial**: sbgECom frames through `svc_protocol::serial` (standard and large frames
 //!   both ways); invalid frames (bad CRC, ETX, length) are skipped silently; a valid
 //!   frame that is not a well-formed REST request is answered by an ACK with an
 //!   sbgECom error code ([`ACK_INVALID_FRAME`], [`ACK_INVALID_PARAMETER`]). A frame

@@ -1,4 +1,4 @@
-//! The serial transport: sbgECom frames (the `svc_core::serial` codec) carrying the
+//! The serial transport: sbgECom frames (the `svc_protocol::serial` codec) carrying the
 //! REST API, served on any byte stream: the pseudo-terminal and each connection of
 //! the TCP serial-over-IP bridge.
 //!
@@ -21,7 +21,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use svc_core::serial::{
+use svc_protocol::serial::{
     Ack, CLASS_REST, Decoder, ID_ACK, Message, RestReply, RestRequest, SerialError,
 };
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};

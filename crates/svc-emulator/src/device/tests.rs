@@ -1,6 +1,6 @@
 //! Tests of the emulated unit, over HTTP (reqwest against a real server on
 //! 127.0.0.1:0) and over the serial protocol (the TCP bridge and the pty, frames
-//! written and read with the `svc_core::serial` codec). Most behaviours run through
+//! written and read with the `svc_protocol::serial` codec). Most behaviours run through
 //! every transport with the same code ([`Client`]). The pty exists on Unix only; its
 //! tests are compiled there only.
 
@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use svc_core::serial::{
+use svc_protocol::serial::{
     Ack, CLASS_REST, Decoder, ID_GET, Message, RestRequest, SerialError, decode_reply,
 };
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};

@@ -9,10 +9,10 @@ use clap::Parser;
 use futures::future::join_all;
 use reqwest::Client;
 use serde_json::{Value, json};
-use svc_core::serial::{Decoder, RestRequest, decode_reply};
 use svc_emulator::cli::EmulatorArgs;
 use svc_emulator::device::{DEFAULT_SERIAL_NUMBER, DeviceConfig};
 use svc_emulator::{Emulator, EmulatorConfig, MAX_DEVICES};
+use svc_protocol::serial::{Decoder, RestRequest, decode_reply};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 

@@ -44,8 +44,8 @@ const fn make_tables() -> [[u16; 256]; 8] {
 /// class, length and data. Never fails.
 ///
 /// ```
-/// assert_eq!(svc_core::serial::crc16_kermit(b"123456789"), 0x2189);
-/// assert_eq!(svc_core::serial::crc16_kermit(b""), 0);
+/// assert_eq!(svc_protocol::serial::crc16_kermit(b"123456789"), 0x2189);
+/// assert_eq!(svc_protocol::serial::crc16_kermit(b""), 0);
 /// ```
 #[must_use]
 pub fn crc16_kermit(bytes: &[u8]) -> u16 {

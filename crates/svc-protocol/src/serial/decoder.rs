@@ -90,7 +90,7 @@ impl DecoderStats {
 /// Pure and synchronous: the transport reads, pushes, and pops (and tells the time).
 ///
 /// ```
-/// use svc_core::serial::{Decoder, RestRequest};
+/// use svc_protocol::serial::{Decoder, RestRequest};
 ///
 /// let bytes = RestRequest::get("/api/v1/info", "").encode(0);
 /// let mut decoder = Decoder::new();
@@ -101,7 +101,7 @@ impl DecoderStats {
 /// let message = decoder.next_message().expect("a whole message");
 /// assert_eq!(RestRequest::decode(&message)?, RestRequest::get("/api/v1/info", ""));
 /// assert_eq!(decoder.stats().skipped_bytes, 5);
-/// # Ok::<(), svc_core::serial::SerialError>(())
+/// # Ok::<(), svc_protocol::serial::SerialError>(())
 /// ```
 #[derive(Clone)]
 pub struct Decoder {

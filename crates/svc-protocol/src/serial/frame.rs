@@ -310,7 +310,7 @@ pub fn try_encode_message(
 /// over [`MAX_MESSAGE_LEN`] bytes.
 ///
 /// ```
-/// use svc_core::serial::{encode_message, CLASS_REST, ID_GET};
+/// use svc_protocol::serial::{encode_message, CLASS_REST, ID_GET};
 ///
 /// let bytes = encode_message(ID_GET, CLASS_REST, b"/api/v1/info\0\0", 0);
 /// assert_eq!(bytes.len(), 14 + 9);

@@ -207,7 +207,7 @@ impl RestRequest {
     /// paths or queries it did not build itself should call `try_encode`.
     ///
     /// ```
-    /// use svc_core::serial::RestRequest;
+    /// use svc_protocol::serial::RestRequest;
     ///
     /// let bytes = RestRequest::get("/api/v1/info", "").encode(0);
     /// assert_eq!(&bytes[..6], [0xff, 0x5a, 0x30, 0x10, 0x0e, 0x00]);
@@ -479,7 +479,7 @@ impl Ack {
 ///   reply.
 ///
 /// ```
-/// use svc_core::serial::{decode_reply, Ack, Decoder, SerialError, ID_GET};
+/// use svc_protocol::serial::{decode_reply, Ack, Decoder, SerialError, ID_GET};
 ///
 /// let mut decoder = Decoder::new();
 /// decoder.push(&Ack { id: ID_GET, class: 0x10, error: 5 }.encode());

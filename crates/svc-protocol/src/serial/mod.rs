@@ -21,7 +21,7 @@
 //! A request/reply exchange, the unit's side played by hand:
 //!
 //! ```
-//! use svc_core::serial::{decode_reply, Decoder, RestReply, RestRequest};
+//! use svc_protocol::serial::{decode_reply, Decoder, RestReply, RestRequest};
 //!
 //! // The SDK sends a request.
 //! let request = RestRequest::get("/api/v1/info", "");
@@ -41,7 +41,7 @@
 //! }
 //! let reply = decode_reply(&sdk.next_message().expect("a whole message"), request.id())?;
 //! assert_eq!((reply.status, reply.body.as_slice()), (200, &br#"{"apiVersion":"1.3"}"#[..]));
-//! # Ok::<(), svc_core::serial::SerialError>(())
+//! # Ok::<(), svc_protocol::serial::SerialError>(())
 //! ```
 
 mod crc;

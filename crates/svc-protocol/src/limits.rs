@@ -11,8 +11,8 @@
 //! units). The container file path limit counts UTF-8 *bytes*.
 //!
 //! ```
-//! use svc_core::limits::{check_container_path, check_metadata, LimitError};
-//! use svc_core::Metadata;
+//! use svc_protocol::limits::{check_container_path, check_metadata, LimitError};
+//! use svc_cloud_api::Metadata;
 //!
 //! let mut metadata = Metadata::new();
 //! metadata.insert("project".into(), "survey-2024-07".into());
