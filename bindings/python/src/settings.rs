@@ -1198,9 +1198,9 @@ fn fleet_diff<'py>(
             let patch = &diff.patch;
             entries.push(serde_json::json!({
                 "file": diff.file.display().to_string(),
-                "changed": patch.changed().map(ToString::to_string).collect::<Vec<_>>(),
-                "removed": node_paths(patch.removed()),
-                "patch": patch,
+                "changed": node_paths(&patch.changed),
+                "removed": node_paths(&patch.removed),
+                "patch": patch.tree,
             }));
         }
         Ok::<_, core::SettingsError>(entries)

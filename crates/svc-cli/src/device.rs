@@ -179,10 +179,9 @@ fn diff_files(reference: &Path, files: &[PathBuf]) -> Result<Value, Failure> {
     let mut entries = Vec::with_capacity(diffs.len());
     for diff in &diffs {
         let patch = &diff.patch;
-        let changed: Vec<&str> = patch.changed().map(|path| path.as_str()).collect();
-        let removed: Vec<&str> = patch.removed().iter().map(|path| path.as_str()).collect();
-        let body = serde_json::to_value(patch).map_err(|e| Failure::other(e.to_string()))?;
-        let mut entry = json!({"changed": changed, "removed": removed, "patch": body});
+        let changed: Vec<&str> = patch.changed.iter().map(|path| path.as_str()).collect();
+        let removed: Vec<&str> = patch.removed.iter().map(|path| path.as_str()).collect();
+        let mut entry = json!({"changed": changed, "removed": removed, "patch": patch.tree});
         if files.len() > 1 {
             entry["file"] = Value::String(diff.file.display().to_string());
         }

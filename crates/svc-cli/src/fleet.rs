@@ -1,6 +1,6 @@
 //! `svc device fleet`: many units against one wanted tree (`svc_core::fleet`).
 //!
-//! The units come from a file, one per line: `ADDRESS [USER]` (`http://…`, `https://…`
+//! The units come from a file, one per line: `ADDRESS [USER]` (`http://…`
 //! or `tcp://HOST:PORT` for a serial-over-IP bridge; `#` comments). `--user` is the user
 //! of the lines that name none; the password (`SVC_DEVICE_PASSWORD`, `--password-stdin`
 //! or a prompt) is the same for every unit. Each unit's result is printed as it
@@ -24,7 +24,7 @@ use crate::exit::{FAILURE, Failure, code_for};
 /// The units, and what to do with them.
 #[derive(Args, Debug)]
 pub struct FleetArgs {
-    /// The units: one per line, `ADDRESS [USER]` (http://…, https://… or
+    /// The units: one per line, `ADDRESS [USER]` (http://… or
     /// tcp://HOST:PORT; `#` starts a comment).
     #[arg(long, value_name = "FILE")]
     units: PathBuf,

@@ -39,13 +39,13 @@ pub enum UnitAddress {
 }
 
 impl UnitAddress {
-    /// An address as written in a fleet file: `http://…` or `https://…`, or
+    /// An address as written in a fleet file: `http://…` (units speak plain HTTP), or
     /// `tcp://HOST:PORT` for a serial-over-IP bridge.
     ///
     /// # Errors
     /// [`FleetError::Address`] for anything else.
     pub fn parse(text: &str) -> Result<Self, FleetError> {
-        if text.starts_with("http://") || text.starts_with("https://") {
+        if text.starts_with("http://") {
             Ok(Self::Http(text.to_owned()))
         } else if let Some(address) = text.strip_prefix("tcp://")
             && address.rsplit_once(':').is_some_and(|(host, port)| {
@@ -60,10 +60,13 @@ impl UnitAddress {
         }
     }
 
-    async fn connect(&self) -> Result<Unit, UnitError> {
-        match self {
-            Self::Http(url) => Unit::http(url),
-            Self::SerialTcp(address) => Unit::serial_tcp(address).await,
+    /// A session with the unit, over `http` when given (one client, and so one
+    /// connection pool, for a whole fleet).
+    async fn connect(&self, http: Option<&reqwest::Client>) -> Result<Unit, UnitError> {
+        match (self, http) {
+            (Self::Http(url), Some(http)) => Unit::http_with_client(url, http.clone()),
+            (Self::Http(url), None) => Unit::http(url),
+            (Self::SerialTcp(address), _) => Unit::serial_tcp(address).await,
         }
     }
 }
@@ -92,7 +95,7 @@ pub struct Member {
 #[non_exhaustive]
 pub enum FleetError {
     /// Not an address of a unit.
-    #[error("`{address}` is not a unit address (http://…, https://… or tcp://HOST:PORT)")]
+    #[error("`{address}` is not a unit address (http://… or tcp://HOST:PORT)")]
     Address {
         /// The text given as an address.
         address: String,
@@ -193,6 +196,9 @@ pub struct Fleet {
     members: Vec<Member>,
     password: Password,
     concurrency: usize,
+    /// The HTTP client of every unit reached over HTTP (`None` if it could not be
+    /// built: then each unit builds its own).
+    http: Option<reqwest::Client>,
 }
 
 impl fmt::Debug for Fleet {
@@ -212,10 +218,16 @@ impl Fleet {
     /// The fleet of `members`, each logging in (when it names a user) with an empty
     /// password (users have none by default; see [`with_password`](Self::with_password)).
     pub fn new(members: Vec<Member>) -> Self {
+        let http = reqwest::Client::builder()
+            .connect_timeout(std::time::Duration::from_secs(5))
+            .timeout(crate::unit::HTTP_TIMEOUT)
+            .build()
+            .ok();
         Self {
             members,
             password: Password::new(""),
             concurrency: Self::DEFAULT_CONCURRENCY,
+            http,
         }
     }
 
@@ -327,7 +339,7 @@ impl Fleet {
             .map(|(index, member)| async move {
                 let mut serial_number = None;
                 let outcome = async {
-                    let unit = member.address.connect().await?;
+                    let unit = member.address.connect(self.http.as_ref()).await?;
                     if let Some(user) = &member.user {
                         unit.login(user.clone(), self.password.clone()).await?;
                     }
@@ -384,18 +396,19 @@ mod tests {
     #[test]
     fn fleet_files_are_read_strictly() {
         let members = parse_members(
-            "\n# comment\nhttp://a.example operator\n  https://b.example:8443  \ntcp://10.0.0.3:2000 setup\n",
+            "\n# comment\nhttp://a.example operator\n  http://b.example:8080  \ntcp://10.0.0.3:2000 setup\n",
         )
         .expect("a valid list");
         assert_eq!(members.len(), 3);
         assert_eq!(members[0].user, Some(UserName::Operator));
         assert_eq!(
             members[1].address,
-            UnitAddress::Http("https://b.example:8443".into())
+            UnitAddress::Http("http://b.example:8080".into())
         );
         assert_eq!(members[2].address.to_string(), "tcp://10.0.0.3:2000");
         for (text, line) in [
             ("http://a\nftp://b", 2),
+            ("https://a", 1),
             ("http://a nobody", 1),
             ("http://a setup extra", 1),
             ("tcp://host", 1),

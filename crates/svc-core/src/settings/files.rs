@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{SettingsError, SettingsTree, TreePatch};
+use super::{Patch, SettingsError, diff_json};
 
 /// Reads a settings file: JSON whose root is an object.
 ///
@@ -36,25 +36,45 @@ fn read(path: &Path) -> Result<Vec<u8>, SettingsError> {
     })
 }
 
-/// Reads a settings file as a [`SettingsTree`], straight from its text into the shape
-/// of the last trees read when it has it (see [`SettingsTree::from_json`]). Errors as
-/// [`read_tree`].
-fn read_settings_tree(path: &Path) -> Result<SettingsTree, SettingsError> {
+/// Reads a settings file's text, refusing (as [`read_tree`] does, naming what it is)
+/// a file that cannot be read, is not UTF-8 or whose root is not an object. Whether
+/// the rest is JSON is found by the comparison that reads it.
+fn read_text(path: &Path) -> Result<String, SettingsError> {
     let bytes = read(path)?;
-    let not_a_tree = |reason: String| SettingsError::NotATree {
-        path: path.display().to_string(),
-        reason,
-    };
-    // A settings tree is an object: anything else is refused before it is read (as
-    // `read_tree` refuses it, naming what it is).
     let first = bytes.iter().find(|byte| !byte.is_ascii_whitespace());
-    let text = match std::str::from_utf8(&bytes) {
-        Ok(text) if first == Some(&b'{') => text,
-        _ => return read_tree(path).map(|value| SettingsTree::from_value(&value)),
-    };
-    SettingsTree::from_json(text).map_err(|e| match e {
-        SettingsError::NotJson { line, column, .. } => {
-            not_a_tree(format!("not JSON (line {line}, column {column})"))
+    if first != Some(&b'{') {
+        return Err(read_tree(path)
+            .err()
+            .unwrap_or_else(|| not_a_tree(path, "its root is not an object")));
+    }
+    String::from_utf8(bytes).map_err(|_| {
+        read_tree(path)
+            .err()
+            .unwrap_or_else(|| not_a_tree(path, "not UTF-8"))
+    })
+}
+
+fn not_a_tree(path: &Path, reason: &str) -> SettingsError {
+    SettingsError::NotATree {
+        path: path.display().to_string(),
+        reason: reason.to_owned(),
+    }
+}
+
+/// The patch from the reference's text to a file's, the errors naming the files.
+fn diff_texts(reference: (&Path, &str), file: &Path, text: &str) -> Result<Patch, SettingsError> {
+    diff_json(reference.1, text).map_err(|e| match e {
+        SettingsError::NotJson {
+            document,
+            line,
+            column,
+        } => {
+            let path = if document == "the old tree" {
+                reference.0
+            } else {
+                file
+            };
+            not_a_tree(path, &format!("not JSON (line {line}, column {column})"))
         }
         other => other,
     })
@@ -78,18 +98,23 @@ pub struct FileDiff {
     pub file: PathBuf,
     /// What turns the reference into the file's tree: its changed and removed nodes
     /// and the partial tree to write.
-    pub patch: TreePatch,
+    pub patch: Patch,
 }
 
 /// Compares settings files (a fleet's exports) against a reference file. Every file is
-/// read first, so a bad one fails the whole comparison before any result. The files are
-/// read on every core, each straight from its text into the reference's shape when it
-/// has it ([`SettingsTree::from_json`]), and then diff leaf by leaf.
+/// read first, so a bad one fails the whole comparison before any result. The files
+/// are compared on every core, each as text against the reference's text
+/// ([`diff_json`]: exports of one firmware differ only in some values, and only those
+/// are parsed).
 ///
 /// # Errors
-/// The [`read_tree`] error of the first file (in the order given) that cannot be used.
+/// The [`read_tree`] error of the reference, or of the first file (in the order given)
+/// that cannot be used.
 pub fn diff_files(reference: &Path, files: &[PathBuf]) -> Result<Vec<FileDiff>, SettingsError> {
-    let reference = read_settings_tree(reference)?;
+    let reference_text = read_text(reference)?;
+    let reference = (reference, reference_text.as_str());
+    // The reference is checked whole even when no file differs from it anywhere.
+    diff_texts(reference, reference.0, reference.1)?;
     let threads = std::thread::available_parallelism()
         .map_or(1, std::num::NonZeroUsize::get)
         .min(files.len().div_ceil(8).max(1));
@@ -98,15 +123,14 @@ pub fn diff_files(reference: &Path, files: &[PathBuf]) -> Result<Vec<FileDiff>, 
         let workers: Vec<_> = files
             .chunks(per_thread)
             .map(|chunk| {
-                let reference = &reference;
                 scope.spawn(move || {
                     chunk
                         .iter()
                         .map(|file| {
-                            let tree = read_settings_tree(file)?;
+                            let text = read_text(file)?;
                             Ok(FileDiff {
                                 file: file.clone(),
-                                patch: reference.diff(&tree),
+                                patch: diff_texts(reference, file, &text)?,
                             })
                         })
                         .collect::<Result<Vec<_>, SettingsError>>()
@@ -158,12 +182,9 @@ mod tests {
         assert_eq!(diffs[0].file, same);
         assert!(diffs[0].patch.is_empty());
         assert_eq!(diffs[1].file, other);
-        let changed: Vec<&str> = diffs[1].patch.changed().map(|p| p.as_str()).collect();
+        let changed: Vec<&str> = diffs[1].patch.changed.iter().map(|p| p.as_str()).collect();
         assert_eq!(changed, ["a/b"]);
-        assert_eq!(
-            serde_json::to_value(&diffs[1].patch).expect("a body"),
-            serde_json::json!({"a": {"b": 2}})
-        );
+        assert_eq!(diffs[1].patch.tree, serde_json::json!({"a": {"b": 2}}));
     }
 
     #[test]
