@@ -1,8 +1,9 @@
 //! Tests of the emulated unit, over HTTP (reqwest against a real server on
 //! 127.0.0.1:0) and over the serial protocol (the TCP bridge and the pty, frames
-//! written and read with the `svc_protocol::serial` codec). Most behaviours run through
-//! every transport with the same code ([`Client`]). The pty exists on Unix only; its
-//! tests are compiled there only.
+//! written and read with the `svc_protocol::serial` codec, except in the framing tests,
+//! which send and expect recorded bytes). Most behaviours run through every transport
+//! with the same code ([`Client`]). The pty exists on Unix only; its tests are compiled
+//! there only.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -1294,6 +1295,26 @@ async fn delta_and_pretty() {
 }
 
 // ------------------------------------------------------------------ serial framing
+//
+// The framing tests send recorded bytes and compare the unit's ACKs with recorded
+// bytes, rather than encoding with the codec the unit itself decodes with: a codec bug
+// could otherwise pass on both sides. The fixtures were computed apart from
+// `svc_protocol::serial` (a few lines of Python: CRC-16/KERMIT over id, class, length
+// and data), and the first one is the specification's test vector.
+
+/// `GET /api/v1/info`, no query, in one standard frame (the specification's vector).
+const GET_INFO: &str = "ff5a30100e002f6170692f76312f696e666f0000889333";
+
+/// The same request in one large frame: class 0x90, transfer id 2, page 0 of 1.
+const GET_INFO_LARGE: &str = "ff5a3090130002000001002f6170692f76312f696e666f00005fc133";
+
+/// A successful ACK of a GET (error code 0), as a unit would send it.
+const ACK_GET_OK: &str = "ff5a0010040030100000026c33";
+
+/// Recorded bytes from their hex text.
+fn fixture(hex_text: &str) -> Vec<u8> {
+    hex::decode(hex_text).expect("fixture hex")
+}
 
 async fn tcp_link(unit: &DeviceEmulator) -> SerialLink {
     let stream = tokio::net::TcpStream::connect(unit.serial_tcp())
@@ -1306,9 +1327,7 @@ async fn tcp_link(unit: &DeviceEmulator) -> SerialLink {
 async fn the_resolved_test_vector_is_answered() {
     let unit = start(config()).await;
     let mut link = tcp_link(&unit).await;
-    let vector = hex::decode("ff5a30100e002f6170692f76312f696e666f00008893 33".replace(' ', ""))
-        .expect("hex");
-    link.send(&vector).await;
+    link.send(&fixture(GET_INFO)).await;
     let message = link.next_message(ANSWER_WAIT).await.expect("a reply");
     assert_eq!((message.id, message.class), (ID_GET, CLASS_REST));
     let reply = decode_reply(&message, ID_GET).expect("a reply");
@@ -1379,7 +1398,7 @@ async fn a_full_settings_tree_goes_in_large_frames_both_ways() {
 async fn bad_frames_are_skipped_and_good_ones_answered() {
     let unit = start(config()).await;
     let mut link = tcp_link(&unit).await;
-    let good = RestRequest::get("/api/v1/info", "").encode(0);
+    let good = fixture(GET_INFO);
     let mut bad_crc = good.clone();
     let crc_at = bad_crc.len() - 3;
     bad_crc[crc_at] ^= 0xFF;
@@ -1414,7 +1433,7 @@ const CORRUPT_HEADER: [u8; 6] = [0xff, 0x5a, 0x30, 0x10, 0xf6, 0x0f];
 #[tokio::test]
 async fn a_corrupt_header_does_not_stall_the_next_frames() {
     let unit = start(config()).await;
-    let good = RestRequest::get("/api/v1/info", "").encode(0);
+    let good = fixture(GET_INFO);
     let mut corrupt = CORRUPT_HEADER.to_vec();
     corrupt.extend_from_slice(b"junk\x00\x01");
 
@@ -1450,20 +1469,42 @@ async fn a_corrupt_header_does_not_stall_the_next_frames() {
 async fn malformed_requests_are_acked_with_an_error_code() {
     let unit = start(config()).await;
     let mut link = tcp_link(&unit).await;
-    let cases: [(u8, &[u8], u16); 4] = [
-        // The REST class, data without the NUL separators.
-        (ID_GET, b"/api/v1/info", super::ACK_INVALID_FRAME),
-        // A POST whose body lacks its NUL.
-        (47, b"/api/v1/settings\0\0{}", super::ACK_INVALID_FRAME),
-        // A path that is not UTF-8.
-        (ID_GET, b"/api/\xff\0\0", super::ACK_INVALID_FRAME),
-        // An id of the REST class that is no request.
-        (99, b"/api/v1/info\0\0", super::ACK_INVALID_PARAMETER),
+    // (message id, request frame, error code, the ACK frame expected in answer)
+    let cases: [(u8, &str, u16, &str); 4] = [
+        // The REST class, data without the NUL separators: `/api/v1/info`.
+        (
+            ID_GET,
+            "ff5a30100c002f6170692f76312f696e666f6cd933",
+            super::ACK_INVALID_FRAME,
+            "ff5a0010040030100400620b33",
+        ),
+        // A POST whose body lacks its NUL: `/api/v1/settings NUL NUL {}`.
+        (
+            47,
+            "ff5a2f1014002f6170692f76312f73657474696e677300007b7db1d533",
+            super::ACK_INVALID_FRAME,
+            "ff5a001004002f1004003a7a33",
+        ),
+        // A path that is not UTF-8: `/api/ 0xFF NUL NUL`.
+        (
+            ID_GET,
+            "ff5a301008002f6170692fff000099d433",
+            super::ACK_INVALID_FRAME,
+            "ff5a0010040030100400620b33",
+        ),
+        // An id of the REST class that is no request (99): `/api/v1/info NUL NUL`.
+        (
+            99,
+            "ff5a63100e002f6170692f76312f696e666f000030a633",
+            super::ACK_INVALID_PARAMETER,
+            "ff5a0010040063100900c14b33",
+        ),
     ];
-    for (id, data, code) in cases {
-        link.send(&Message::new(id, CLASS_REST, data.to_vec()).encode(0))
-            .await;
+    for (id, request, code, expected_ack) in cases {
+        link.received.clear();
+        link.send(&fixture(request)).await;
         let message = link.next_message(ANSWER_WAIT).await.expect("an ACK");
+        assert_eq!(hex::encode(&link.received), expected_ack, "ACK bytes");
         assert_eq!(
             decode_reply(&message, id),
             Err(SerialError::Ack { error: code })
@@ -1473,21 +1514,14 @@ async fn malformed_requests_are_acked_with_an_error_code() {
         assert_ne!(ack.error, 0);
     }
     // An ACK sent to the unit is not answered.
-    link.send(
-        &Ack {
-            id: ID_GET,
-            class: CLASS_REST,
-            error: 0,
-        }
-        .encode(),
-    )
-    .await;
+    link.send(&fixture(ACK_GET_OK)).await;
     assert!(link.next_message(SILENCE).await.is_none());
-    // The link still serves requests.
-    link.send(&RestRequest::get("/api/v1/info", "").encode(0))
-        .await;
-    let message = link.next_message(ANSWER_WAIT).await.expect("a reply");
-    assert_eq!(decode_reply(&message, ID_GET).expect("a reply").status, 200);
+    // The link still serves requests, in a standard or a large frame.
+    for request in [GET_INFO, GET_INFO_LARGE] {
+        link.send(&fixture(request)).await;
+        let message = link.next_message(ANSWER_WAIT).await.expect("a reply");
+        assert_eq!(decode_reply(&message, ID_GET).expect("a reply").status, 200);
+    }
     unit.shutdown().await;
 }
 
