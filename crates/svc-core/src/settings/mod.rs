@@ -153,7 +153,7 @@ pub enum SettingsError {
         reason: String,
     },
     /// A text given as a settings tree is not JSON (see
-    /// [`diff_json`](crate::settings::diff_json)): which one, and where.
+    /// [`diff_json`]): which one, and where.
     #[error("{document} is not JSON (line {line}, column {column})")]
     NotJson {
         /// Which text: "the old tree", "the new tree".
