@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{Patch, SettingsError, diff_json};
+use super::text::Reference;
+use super::{Patch, SettingsError};
 
 /// Reads a settings file: JSON whose root is an object.
 ///
@@ -61,23 +62,23 @@ fn not_a_tree(path: &Path, reason: &str) -> SettingsError {
     }
 }
 
-/// The patch from the reference's text to a file's, the errors naming the files.
-fn diff_texts(reference: (&Path, &str), file: &Path, text: &str) -> Result<Patch, SettingsError> {
-    diff_json(reference.1, text).map_err(|e| match e {
+/// The errors of comparing texts, naming the file: "the old tree" is the reference.
+fn name_files(e: SettingsError, reference: &Path, file: &Path) -> SettingsError {
+    match e {
         SettingsError::NotJson {
             document,
             line,
             column,
         } => {
             let path = if document == "the old tree" {
-                reference.0
+                reference
             } else {
                 file
             };
             not_a_tree(path, &format!("not JSON (line {line}, column {column})"))
         }
         other => other,
-    })
+    }
 }
 
 fn kind_of(value: &Value) -> &'static str {
@@ -103,18 +104,18 @@ pub struct FileDiff {
 
 /// Compares settings files (a fleet's exports) against a reference file. Every file is
 /// read first, so a bad one fails the whole comparison before any result. The files
-/// are compared on every core, each as text against the reference's text
-/// ([`diff_json`]: exports of one firmware differ only in some values, and only those
-/// are parsed).
+/// are compared on every core, each as text against the reference's text, whose
+/// structure is read once (as [`diff_json`](super::diff_json) compares two texts:
+/// exports of one firmware differ only in some values, and only those are parsed).
 ///
 /// # Errors
 /// The [`read_tree`] error of the reference, or of the first file (in the order given)
 /// that cannot be used.
 pub fn diff_files(reference: &Path, files: &[PathBuf]) -> Result<Vec<FileDiff>, SettingsError> {
     let reference_text = read_text(reference)?;
-    let reference = (reference, reference_text.as_str());
-    // The reference is checked whole even when no file differs from it anywhere.
-    diff_texts(reference, reference.0, reference.1)?;
+    // Checked whole, its structure read once for every file.
+    let index = Reference::new(&reference_text).map_err(|e| name_files(e, reference, reference))?;
+    let index = &index;
     let threads = std::thread::available_parallelism()
         .map_or(1, std::num::NonZeroUsize::get)
         .min(files.len().div_ceil(8).max(1));
@@ -128,9 +129,12 @@ pub fn diff_files(reference: &Path, files: &[PathBuf]) -> Result<Vec<FileDiff>, 
                         .iter()
                         .map(|file| {
                             let text = read_text(file)?;
+                            let patch = index
+                                .diff(&text)
+                                .map_err(|e| name_files(e, reference, file))?;
                             Ok(FileDiff {
                                 file: file.clone(),
-                                patch: diff_texts(reference, file, &text)?,
+                                patch,
                             })
                         })
                         .collect::<Result<Vec<_>, SettingsError>>()

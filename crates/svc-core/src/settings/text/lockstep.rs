@@ -25,7 +25,7 @@ use crate::settings::{NodePath, Patch};
 
 /// Deeper than any settings tree; the general path handles (or refuses, as
 /// `serde_json` does) deeper documents.
-const MAX_DEPTH: usize = 64;
+pub(super) const MAX_DEPTH: usize = 64;
 
 /// Where a container starts in each text, and for an object, the key of the entry
 /// being read.
@@ -339,14 +339,14 @@ impl<'a> Walk<'a> {
 }
 
 /// The value that starts at `start`, parsed, and where it ends.
-fn value_at(text: &[u8], start: usize) -> Option<(Value, usize)> {
+pub(super) fn value_at(text: &[u8], start: usize) -> Option<(Value, usize)> {
     let mut values = serde_json::Deserializer::from_slice(text.get(start..)?).into_iter::<Value>();
     let value = values.next()?.ok()?;
     Some((value, start + values.byte_offset()))
 }
 
 /// How deeply containers nest in `value` (0 for a scalar).
-fn depth(value: &Value) -> usize {
+pub(super) fn depth(value: &Value) -> usize {
     match value {
         Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
         Value::Object(map) => 1 + map.values().map(depth).max().unwrap_or(0),
@@ -354,7 +354,7 @@ fn depth(value: &Value) -> usize {
     }
 }
 
-fn has_duplicates(keys: &mut [&str]) -> bool {
+pub(super) fn has_duplicates<T: Ord + Clone>(keys: &mut [T]) -> bool {
     if keys.len() <= 8 {
         return keys
             .iter()
@@ -367,7 +367,7 @@ fn has_duplicates(keys: &mut [&str]) -> bool {
 }
 
 /// The length of the common prefix of `a` and `b`, a word at a time.
-fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+pub(super) fn common_prefix(a: &[u8], b: &[u8]) -> usize {
     let len = a.len().min(b.len());
     let (a, b) = (&a[..len], &b[..len]);
     let mut at = 0;
@@ -390,7 +390,7 @@ fn common_prefix(a: &[u8], b: &[u8]) -> usize {
 /// The first position from `at` that is not JSON white space; indentation eight
 /// spaces at a time.
 #[inline]
-fn skip_space(text: &[u8], mut at: usize) -> usize {
+pub(super) fn skip_space(text: &[u8], mut at: usize) -> usize {
     loop {
         if let Some(word) = text.get(at..).and_then(<[u8]>::first_chunk::<8>)
             && *word == [b' '; 8]
@@ -426,7 +426,7 @@ fn bytes_below(word: u64, bound: u8) -> u64 {
 /// it has escapes; `None` when it does not end or holds a control character. Eight
 /// bytes at a time up to the first quote, backslash or control character.
 #[inline]
-fn string_end(text: &[u8], start: usize) -> Option<(usize, bool)> {
+pub(super) fn string_end(text: &[u8], start: usize) -> Option<(usize, bool)> {
     let mut at = start + 1;
     let mut escaped = false;
     loop {
@@ -455,7 +455,7 @@ fn string_end(text: &[u8], start: usize) -> Option<(usize, bool)> {
 /// The end of the number that starts at `start`, and whether it is unusual (an
 /// exponent, or long); `None` when it is not a JSON number.
 #[inline]
-fn number_end(text: &[u8], start: usize) -> Option<(usize, bool)> {
+pub(super) fn number_end(text: &[u8], start: usize) -> Option<(usize, bool)> {
     let digits = |mut at: usize| {
         while let Some(b'0'..=b'9') = text.get(at) {
             at += 1;

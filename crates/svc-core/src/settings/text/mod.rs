@@ -17,6 +17,9 @@
 
 mod lockstep;
 mod nodes;
+mod reference;
+
+pub(crate) use reference::Reference;
 
 use serde_json::Value;
 
