@@ -12,9 +12,12 @@
 //!   `$SVC_BENCH_PYTHON`, else `target/python-venv/bin/python`, else `python3`: the first
 //!   that has `json_merge_patch`; without one that entry is skipped, with a note.
 //! - `fleet_apply`: 50 units of an in-process emulator: `Unit::apply_wanted` on one
-//!   unit (a `Unit` made once) against `Fleet::apply` on all 50 (default concurrency;
+//!   unit (a `Unit` made once) against `Fleet::apply` on all 50 (all at once;
 //!   it reaches each unit afresh: a new `Unit`, `info`, then `apply_wanted`). The
-//!   wanted tree alternates between two values, so that every apply writes.
+//!   wanted tree alternates between two values, so that every apply writes. Run twice:
+//!   units answering at once (`fleet_apply`: CPU-bound, the two cores of this machine
+//!   are the limit) and units answering after 20 ms, a Wi-Fi round trip
+//!   (`fleet_apply_20ms_latency`: I/O-bound, as real units are).
 //! - `upload_many`: 500 files of 1 MiB to the emulator's storage forms:
 //!   `svc_core::transfer` (`Transfers::upload` with the default options, as `svc
 //!   process` uploads its files) against `curl -F` run 8 at a time (`xargs -P 8`).
@@ -88,7 +91,8 @@ fn main() {
     // memory kept from reading a thousand files or running fifty units.
     bench_upload(&mut criterion, &runtime, &sizes, benching);
     bench_diff(&mut criterion, &sizes, benching);
-    bench_apply(&mut criterion, &runtime, &sizes, benching);
+    bench_apply(&mut criterion, &runtime, &sizes, benching, Duration::ZERO);
+    bench_apply(&mut criterion, &runtime, &sizes, benching, FIELD_LATENCY);
     criterion.final_summary();
 }
 
@@ -250,15 +254,24 @@ fn bench_diff(criterion: &mut Criterion, sizes: &Sizes, benching: bool) {
 // ---------------------------------------------------------------------------------
 // fleet_apply
 
+/// The round trip of a unit reached over Wi-Fi, for the second `fleet_apply` run: real
+/// units are I/O-bound, which in-process units answering at once are not.
+const FIELD_LATENCY: Duration = Duration::from_millis(20);
+
 fn bench_apply(
     criterion: &mut Criterion,
     runtime: &tokio::runtime::Runtime,
     sizes: &Sizes,
     benching: bool,
+    latency: Duration,
 ) {
     let emulator = runtime
         .block_on(Emulator::start(EmulatorConfig {
             devices: sizes.units,
+            device: Some(svc_emulator::device::DeviceConfig {
+                latency,
+                ..svc_emulator::device::DeviceConfig::default()
+            }),
             ..EmulatorConfig::default()
         }))
         .expect("the emulator starts its units");
@@ -289,7 +302,9 @@ fn bench_apply(
                 user: None,
             })
             .collect(),
-    );
+    )
+    // All at once ("configured concurrently"; the default, 16, suits real networks).
+    .with_concurrency(urls.len());
     let apply_all = |wanted: &Value| {
         let results = runtime.block_on(fleet.apply(wanted, options, |_| {}));
         results
@@ -300,7 +315,11 @@ fn bench_apply(
     // Every unit at the first tree; the first apply of each entry writes the second.
     apply_all(&wanted[0]);
 
-    let mut group = criterion.benchmark_group("fleet_apply");
+    let mut group = criterion.benchmark_group(if latency.is_zero() {
+        "fleet_apply".to_owned()
+    } else {
+        format!("fleet_apply_{}ms_latency", latency.as_millis())
+    });
     group
         .sample_size(10)
         .sampling_mode(SamplingMode::Flat)

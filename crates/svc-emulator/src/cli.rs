@@ -43,6 +43,10 @@ pub struct EmulatorArgs {
     /// How long a reboot keeps the emulated unit silent, in seconds.
     #[arg(long, default_value_t = 2.0)]
     pub device_reboot_seconds: f64,
+    /// How long every HTTP answer of the emulated units waits, in milliseconds (a unit
+    /// over Wi-Fi or a cellular link).
+    #[arg(long, default_value_t = 0)]
+    pub device_latency_ms: u64,
     /// Do not serve the unit's serial protocol on a pseudo-terminal (TCP bridge only).
     #[arg(long)]
     pub no_device_pty: bool,
@@ -107,6 +111,7 @@ impl EmulatorArgs {
             passwords,
             pty: !self.no_device_pty,
             reboot_time: Duration::from_secs_f64(self.device_reboot_seconds),
+            latency: Duration::from_millis(self.device_latency_ms),
             ..crate::device::DeviceConfig::default()
         });
         Ok(EmulatorConfig {

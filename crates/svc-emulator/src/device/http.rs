@@ -46,6 +46,7 @@ pub async fn serve(
     listener: TcpListener,
     unit: Arc<Unit>,
     timeouts: ReadTimeouts,
+    latency: Duration,
     mut stop: watch::Receiver<bool>,
 ) {
     let timeouts = timeouts.positive();
@@ -62,7 +63,13 @@ pub async fn serve(
                     drop(stream);
                     continue;
                 }
-                connections.spawn(connection(stream, unit.clone(), timeouts, stop.clone()));
+                connections.spawn(connection(
+                    stream,
+                    unit.clone(),
+                    timeouts,
+                    latency,
+                    stop.clone(),
+                ));
             }
             // Out of file descriptors and the like: wait a little, go on.
             Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
@@ -75,12 +82,14 @@ async fn connection(
     stream: TcpStream,
     unit: Arc<Unit>,
     timeouts: ReadTimeouts,
+    latency: Duration,
     mut stop: watch::Receiver<bool>,
 ) {
     let mut boots = unit.boots();
     boots.borrow_and_update();
     let service_unit = unit.clone();
-    let service = service_fn(move |request| respond(service_unit.clone(), request, timeouts.body));
+    let service =
+        service_fn(move |request| respond(service_unit.clone(), request, timeouts.body, latency));
     let mut builder = http1::Builder::new();
     builder
         .timer(TokioTimer::new())
@@ -100,7 +109,11 @@ async fn respond(
     unit: Arc<Unit>,
     request: Request<Incoming>,
     body_timeout: Duration,
+    latency: Duration,
 ) -> Result<Response<Full<Bytes>>, Rebooting> {
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
     let (parts, body) = request.into_parts();
     let timed_out = Arc::new(AtomicBool::new(false));
     let body = IdleBody::new(body, body_timeout, timed_out.clone());

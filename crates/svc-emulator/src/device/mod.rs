@@ -146,6 +146,10 @@ pub struct DeviceConfig {
     /// The unit's Ethernet MAC address in `/info` (`02:00:5e:10:00:01`); with several
     /// units the others count on from it ([`nth_mac_address`]).
     pub mac_address: String,
+    /// How long every HTTP answer waits before it is sent (zero by default): the
+    /// round trip of a unit reached over Wi-Fi or a cellular link, so that an app or a
+    /// fleet tool meets the latency it will meet in the field.
+    pub latency: Duration,
 }
 
 impl Default for DeviceConfig {
@@ -163,6 +167,7 @@ impl Default for DeviceConfig {
             http_read_timeouts: crate::ReadTimeouts::default(),
             serial_number: DEFAULT_SERIAL_NUMBER.to_owned(),
             mac_address: DEFAULT_MAC_ADDRESS.to_owned(),
+            latency: Duration::ZERO,
         }
     }
 }
@@ -295,6 +300,7 @@ impl DeviceEmulator {
                 http_listener,
                 unit.clone(),
                 config.http_read_timeouts,
+                config.latency,
                 stopped.clone(),
             ))),
             Some(tokio::spawn(serial::serve_tcp(

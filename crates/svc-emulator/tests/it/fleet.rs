@@ -388,3 +388,42 @@ async fn the_in_process_api_bounds_the_number_of_units() {
     assert_eq!(printed["devices"], json!([]));
     none.shutdown().await;
 }
+
+#[tokio::test]
+async fn units_can_answer_with_the_latency_of_a_field_link() {
+    let latency = Duration::from_millis(120);
+    let emulator = Emulator::start(EmulatorConfig {
+        device: Some(DeviceConfig {
+            pty: false,
+            latency,
+            ..DeviceConfig::default()
+        }),
+        devices: 3,
+        ..EmulatorConfig::default()
+    })
+    .await
+    .expect("the emulator starts");
+    let http = client();
+    // Every unit waits; three at once wait together, not one after the other.
+    let started = std::time::Instant::now();
+    let answers = join_all(
+        emulator
+            .devices()
+            .iter()
+            .map(|device| get(&http, device.url(), "/info")),
+    )
+    .await;
+    let elapsed = started.elapsed();
+    assert!(
+        answers.iter().all(|(status, _)| *status == 200),
+        "{answers:?}"
+    );
+    assert!(elapsed >= latency, "{elapsed:?}");
+    assert!(elapsed < latency * 3, "{elapsed:?}");
+    // The emulator's default: no added latency.
+    let quick = fleet(1).await;
+    let started = std::time::Instant::now();
+    let (status, _) = get(&http, quick.devices()[0].url(), "/info").await;
+    assert_eq!(status, 200);
+    assert!(started.elapsed() < latency, "{:?}", started.elapsed());
+}
