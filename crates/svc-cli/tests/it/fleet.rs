@@ -103,8 +103,39 @@ fn status_apply_status_export() {
     }
     assert_eq!(out[6]["summary"]["differ"], 6);
 
+    // Only checked: every unit would change, nothing is written (exit 1: they differ).
     let run = svc(&[
-        "device", "fleet", "--units", &file, "--json", "apply", &wanted,
+        "device",
+        "fleet",
+        "--units",
+        &file,
+        "--json",
+        "apply",
+        &wanted,
+        "--check-only",
+    ]);
+    run.fails_with(1);
+    let out = lines(&run.stdout);
+    assert!(out[..6].iter().all(|l| l["status"] == "checked"), "{out:?}");
+    let run = svc(&[
+        "device", "fleet", "--units", &file, "--json", "status", &wanted,
+    ]);
+    run.fails_with(1);
+
+    // Applied holding each unit's lock, logged in as setup, two units at a time.
+    let run = svc(&[
+        "device",
+        "--user",
+        "setup",
+        "fleet",
+        "--units",
+        &file,
+        "--json",
+        "--concurrency",
+        "2",
+        "apply",
+        &wanted,
+        "--lock",
     ]);
     run.ok();
     let out = lines(&run.stdout);
