@@ -4,10 +4,13 @@
 
 Starts the emulator binary, reads its one-line JSON, obtains an administrator token from
 its identity provider, and runs `schemathesis run` against the cloud service with
-`openapi/cloud.yaml` and against the notification service with
-`openapi/notification.yaml`: every answer must be documented (status, content type,
-headers) and validate against the documents' schemas; the service must never answer
-500; invalid input must be refused; authentication must be enforced.
+`openapi/cloud.yaml`, against the notification service with `openapi/notification.yaml`
+and against the emulated unit with `openapi/ins-device.yaml`: every answer must be
+documented (status, content type, headers, `Allow` on a 405) and validate against the
+documents' schemas; the service must never answer 500; invalid input must be refused;
+authentication must be enforced. The unit is tested without a login (the operations
+that need one must answer 401 as documented) and without `reboot`, which silences it for
+a while (the Rust tests cover it).
 
 `organizationId` is pinned to the emulator's organization so that the generated
 requests reach the handlers rather than all stopping at 403. Checks left out, with why:
@@ -50,15 +53,16 @@ def token(info):
         return json.load(r)["access_token"]
 
 
-def run(document, url, info, access_token, max_examples, workdir):
+def run(document, url, info, access_token, max_examples, workdir, extra=()):
     config = os.path.join(workdir, f"{os.path.basename(document)}.toml")
     with open(config, "w", encoding="utf-8") as f:
-        f.write(
-            "[parameters]\n"
-            f'"path.organizationId" = "{info["organization_id"]}"\n'
-            "[headers]\n"
-            f'Authorization = "Bearer {access_token}"\n'
-        )
+        if access_token is not None:
+            f.write(
+                "[parameters]\n"
+                f'"path.organizationId" = "{info["organization_id"]}"\n'
+                "[headers]\n"
+                f'Authorization = "Bearer {access_token}"\n'
+            )
     command = [
         os.path.join(os.path.dirname(sys.executable), "schemathesis"),
         "--config-file",
@@ -86,6 +90,7 @@ def run(document, url, info, access_token, max_examples, workdir):
         "--no-color",
         "--output-sanitize",
         "true",
+        *extra,
     ]
     print(f"==> schemathesis {document} against {url}", flush=True)
     return subprocess.run(command, cwd=workdir).returncode
@@ -95,7 +100,16 @@ def main():
     binary = sys.argv[1]
     max_examples = int(sys.argv[sys.argv.index("--max-examples") + 1]) if "--max-examples" in sys.argv else 30
     emulator = subprocess.Popen(
-        [binary, "--processing-seconds", "0.2", "--webhook-retry-base-ms", "10"],
+        [
+            binary,
+            "--processing-seconds",
+            "0.2",
+            "--webhook-retry-base-ms",
+            "10",
+            "--no-device-pty",
+            "--device-reboot-seconds",
+            "0.2",
+        ],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -110,6 +124,18 @@ def main():
         with tempfile.TemporaryDirectory() as workdir:
             for document, url in (("cloud.yaml", info["base_url"]), ("notification.yaml", info["notification_url"])):
                 status = run(document, url, info, access_token, max_examples, workdir) or status
+            status = (
+                run(
+                    "ins-device.yaml",
+                    info["device_url"],
+                    info,
+                    None,
+                    max_examples,
+                    workdir,
+                    ("--exclude-operation-id", "reboot"),
+                )
+                or status
+            )
         return status
     finally:
         emulator.terminate()

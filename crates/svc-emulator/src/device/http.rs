@@ -20,7 +20,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
-use hyper::header::{CONNECTION, CONTENT_DISPOSITION, CONTENT_TYPE, HeaderValue};
+use hyper::header::{ALLOW, CONNECTION, CONTENT_DISPOSITION, CONTENT_TYPE, HeaderValue};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
@@ -146,7 +146,17 @@ async fn respond(
     let path = parts.uri.path();
     let query = parts.uri.query().unwrap_or("");
     match unit.handle(parts.method.as_str(), path, query, &body) {
-        Outcome::Reply(reply) => Ok(json_response(reply.status, reply.body, reply.attachment)),
+        Outcome::Reply(reply) => {
+            let status = reply.status;
+            let mut response = json_response(status, reply.body, reply.attachment);
+            // A 405 says what the resource answers (RFC 9110).
+            if status == 405
+                && let Ok(allowed) = HeaderValue::from_str(&unit.allowed_methods(path))
+            {
+                response.headers_mut().insert(ALLOW, allowed);
+            }
+            Ok(response)
+        }
         Outcome::Silent => Err(Rebooting),
     }
 }

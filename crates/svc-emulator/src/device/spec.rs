@@ -522,17 +522,42 @@ impl Spec {
         })
     }
 
+    /// The methods the operations at `path` answer (for the `Allow` header of a 405),
+    /// in the order `GET`, `POST`.
+    pub fn methods(&self, path: &str) -> Vec<Method> {
+        let mut methods = Vec::new();
+        for method in [Method::Get, Method::Post] {
+            if self.serving(path).any(|(op, _)| op.method == method) {
+                methods.push(method);
+            }
+        }
+        methods
+    }
+
+    /// The operations of the path item `path` belongs to, with the captured path
+    /// parameter: a concrete path item (`/settings/default`) wins over a templated
+    /// one (`/settings/{path}`) for every method, as OpenAPI matches paths.
+    fn serving<'s>(&'s self, path: &str) -> impl Iterator<Item = (&'s Operation, String)> + 's {
+        let concrete = self
+            .operations
+            .iter()
+            .any(|op| !op.is_templated() && op.matches(path).is_some());
+        let path = path.to_owned();
+        self.operations
+            .iter()
+            .filter(move |op| !concrete || !op.is_templated())
+            .filter_map(move |op| op.matches(&path).map(|captured| (op, captured)))
+    }
+
     /// The operation serving `method` on `path` (a path under `/api/v1`, e.g.
     /// `/api/v1/settings/aiding/gnss1`), with the captured path parameter.
     pub fn route(&self, method: Option<Method>, path: &str) -> Route<'_> {
         let mut path_exists = false;
-        for op in &self.operations {
-            if let Some(captured) = op.matches(path) {
-                if Some(op.method) == method {
-                    return Route::Found(op, captured);
-                }
-                path_exists = true;
+        for (op, captured) in self.serving(path) {
+            if Some(op.method) == method {
+                return Route::Found(op, captured);
             }
+            path_exists = true;
         }
         if path_exists {
             Route::MethodNotAllowed

@@ -433,7 +433,6 @@ async fn every_route(via: Via) {
     for missing in [
         "/settings/aiding/gnss3",
         "/settings/output/comA/messages/nope",
-        "/settings/default",
         "/nothing",
     ] {
         let answer = c.get(missing, "").await;
@@ -441,6 +440,14 @@ async fn every_route(via: Via) {
         assert_eq!(answer.body["status"], 404);
         assert!(answer.body["title"].is_string() && answer.body["detail"].is_string());
     }
+    // A concrete path wins over `/settings/{path}` for every method, as OpenAPI matches
+    // paths: `/settings/default` has only POST.
+    for concrete in ["/settings/default", "/settings/lock", "/settings/import"] {
+        let answer = c.get(concrete, "").await;
+        assert_eq!(answer.status, 405, "{concrete}");
+        assert_eq!(answer.body["status"], 405);
+    }
+    assert_eq!(c.post("/settings/export", "", &json!({})).await.status, 405);
 
     // Writes.
     let written = c

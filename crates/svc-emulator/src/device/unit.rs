@@ -300,6 +300,22 @@ impl Unit {
         self.state().default_user.clone()
     }
 
+    /// The methods `path` answers, as the `Allow` header of a 405 lists them
+    /// (`GET, POST`; empty for a path that does not exist).
+    pub fn allowed_methods(&self, path: &str) -> String {
+        let decoded = percent_decode_str(path).decode_utf8_lossy();
+        let path = match decoded.strip_suffix('/') {
+            Some(trimmed) if trimmed.len() > PREFIX.len() => trimmed,
+            _ => decoded.as_ref(),
+        };
+        self.spec
+            .methods(path)
+            .into_iter()
+            .map(Method::as_str)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
     /// Serves one request. `method` is `GET` or `POST` (others answer 405 or 404),
     /// `path` starts with `/api/v1`, `query` has no leading `?`.
     pub fn handle(&self, method: &str, path: &str, query: &str, body: &[u8]) -> Outcome {

@@ -427,3 +427,27 @@ async fn units_can_answer_with_the_latency_of_a_field_link() {
     assert_eq!(status, 200);
     assert!(started.elapsed() < latency, "{:?}", started.elapsed());
 }
+
+#[tokio::test]
+async fn a_method_the_unit_does_not_answer_says_which_it_does() {
+    let emulator = fleet(1).await;
+    let base = emulator.devices()[0].url().to_owned();
+    let http = client();
+    for (method, path, allowed) in [
+        ("OPTIONS", "/api/v1/settings/default", "POST"),
+        ("GET", "/api/v1/settings/lock", "POST"),
+        ("DELETE", "/api/v1/settings", "GET, POST"),
+        ("PUT", "/api/v1/settings/aiding/gnss1", "GET, POST"),
+        ("POST", "/api/v1/info", "GET"),
+    ] {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).expect("a method");
+        let answer = http
+            .request(method.clone(), format!("{base}{path}"))
+            .send()
+            .await
+            .expect("an answer");
+        assert_eq!(answer.status().as_u16(), 405, "{method} {path}");
+        let header = answer.headers().get("allow").and_then(|v| v.to_str().ok());
+        assert_eq!(header, Some(allowed), "{method} {path}");
+    }
+}
