@@ -30,6 +30,8 @@
 //! runs first). Under `cargo test` (no `--bench` argument) each entry runs once on
 //! small inputs, as a smoke test.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -37,14 +39,15 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, SamplingMode, Throughput};
 use serde_json::{Value, json};
 use svc_core::cloud::{
-    ApiSecret, CloudClient, CloudConfig, ContainerFileType, ContainerRegion, CreateContainerFile,
-    CreateContainerRequest,
+    ContainerFileType, ContainerRegion, CreateContainerFile, CreateContainerRequest,
 };
 use svc_core::fleet::{Fleet, Member, UnitAddress};
 use svc_core::settings::{self, SettingsTree, testing};
 use svc_core::transfer::{TransferOptions, Transfers, UploadJob};
 use svc_core::unit::{ApplyOptions, Unit};
 use svc_emulator::{Emulator, EmulatorConfig};
+
+use common::{children_peak_kib, storage_emulator, vm_kib};
 
 /// Fixed seed: the same leaves change on every run (file `i` uses `SEED + i`).
 const SEED: u64 = 0x5e77_1265;
@@ -352,24 +355,6 @@ fn bench_apply(
 // ---------------------------------------------------------------------------------
 // upload_many
 
-fn vm_kib(field: &str) -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with(field))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
-
-#[cfg(target_os = "linux")]
-fn children_peak_kib() -> Option<u64> {
-    nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)
-        .ok()
-        .and_then(|u| u64::try_from(u.max_rss()).ok())
-}
-
-#[cfg(not(target_os = "linux"))]
-fn children_peak_kib() -> Option<u64> {
-    None
-}
-
 /// A string as curl's configuration file quotes it.
 fn curl_quoted(text: &str) -> String {
     let mut quoted = String::with_capacity(text.len() + 2);
@@ -489,24 +474,7 @@ fn bench_upload(
         })
         .collect();
 
-    let config = EmulatorConfig {
-        device: None,
-        upload_ttl: Duration::from_secs(3600),
-        ..EmulatorConfig::default()
-    };
-    let emulator = runtime
-        .block_on(Emulator::start(config))
-        .expect("the emulator starts");
-    let info = emulator.info().clone();
-    let client = CloudClient::new(CloudConfig::new(
-        info.base_url.clone(),
-        info.auth_url.clone(),
-        info.notification_url.clone(),
-        info.api_key.clone(),
-        ApiSecret::new(info.api_secret.clone()),
-        info.organization_id,
-    ))
-    .expect("a client");
+    let (emulator, client) = storage_emulator(runtime);
     let request = CreateContainerRequest {
         region: ContainerRegion::EuWest3,
         metadata: None,

@@ -16,17 +16,13 @@ use std::time::Duration;
 
 use criterion::{Criterion, Throughput};
 use svc_core::cloud::{
-    ApiSecret, CloudClient, CloudConfig, ContainerFileType, ContainerRegion, CreateContainerFile,
-    CreateContainerRequest, UploadInfo,
+    ContainerFileType, ContainerRegion, CreateContainerFile, CreateContainerRequest, UploadInfo,
 };
 use svc_core::transfer::{TransferOptions, Transfers, UploadJob};
-use svc_emulator::{Emulator, EmulatorConfig};
 
-fn vm_kib(field: &str) -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with(field))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
+mod common;
+
+use common::{children_peak_kib, storage_emulator, vm_kib};
 
 fn write_file(path: &Path, size: u64) {
     use std::io::Write;
@@ -58,18 +54,6 @@ fn curl_upload(info: &UploadInfo, path: &Path) -> bool {
     }
 }
 
-#[cfg(target_os = "linux")]
-fn curl_peak_kib() -> Option<u64> {
-    nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)
-        .ok()
-        .and_then(|u| u64::try_from(u.max_rss()).ok())
-}
-
-#[cfg(not(target_os = "linux"))]
-fn curl_peak_kib() -> Option<u64> {
-    None
-}
-
 fn main() {
     let benching = std::env::args().any(|a| a == "--bench");
     let size: u64 = if benching { 256 << 20 } else { 8 << 20 };
@@ -78,24 +62,7 @@ fn main() {
     let path: PathBuf = dir.path().join("survey.bin");
     write_file(&path, size);
 
-    let config = EmulatorConfig {
-        device: None,
-        upload_ttl: Duration::from_secs(3600),
-        ..EmulatorConfig::default()
-    };
-    let emulator = runtime
-        .block_on(Emulator::start(config))
-        .expect("the emulator starts");
-    let info = emulator.info().clone();
-    let client = CloudClient::new(CloudConfig::new(
-        info.base_url.clone(),
-        info.auth_url.clone(),
-        info.notification_url.clone(),
-        info.api_key.clone(),
-        ApiSecret::new(info.api_secret.clone()),
-        info.organization_id,
-    ))
-    .expect("a client");
+    let (emulator, client) = storage_emulator(&runtime);
     let request = CreateContainerRequest {
         region: ContainerRegion::EuWest3,
         metadata: None,
@@ -169,7 +136,7 @@ fn main() {
     }
     if curl_available {
         let _ = curl_upload(&upload_info, &path);
-        match curl_peak_kib() {
+        match children_peak_kib() {
             Some(kib) => {
                 eprintln!("upload peak memory, curl: {kib} KiB (peak RSS of the curl process)")
             }
