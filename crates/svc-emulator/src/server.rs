@@ -30,7 +30,7 @@ use hyper::body::{Frame, Incoming, SizeHint};
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use serde_json::json;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tower::ServiceExt as _;
@@ -137,9 +137,35 @@ pub async fn serve(
     router: Router,
     format: ErrorFormat,
     timeouts: ReadTimeouts,
-    mut stop: watch::Receiver<bool>,
+    stop: watch::Receiver<bool>,
 ) {
     let timeouts = timeouts.positive();
+    let connection_stop = stop.clone();
+    accept(listener, stop, Duration::from_secs(5), |stream| {
+        let _ = stream.set_nodelay(true);
+        Some(connection(
+            stream,
+            router.clone(),
+            format,
+            timeouts,
+            connection_stop.clone(),
+        ))
+    })
+    .await;
+}
+
+/// The accept loop of every HTTP server of the emulator: each accepted connection is
+/// served by the task `serve` gives for it (`None`: the connection is dropped), until
+/// `stop` turns true; open connections then have `grace` to end before they are
+/// aborted.
+pub(crate) async fn accept<F>(
+    listener: TcpListener,
+    mut stop: watch::Receiver<bool>,
+    grace: Duration,
+    mut serve: impl FnMut(TcpStream) -> Option<F>,
+) where
+    F: Future<Output = ()> + Send + 'static,
+{
     let mut connections = JoinSet::new();
     loop {
         let accepted = tokio::select! {
@@ -149,20 +175,15 @@ pub async fn serve(
         while connections.try_join_next().is_some() {}
         match accepted {
             Ok((stream, _)) => {
-                let _ = stream.set_nodelay(true);
-                connections.spawn(connection(
-                    stream,
-                    router.clone(),
-                    format,
-                    timeouts,
-                    stop.clone(),
-                ));
+                if let Some(task) = serve(stream) {
+                    connections.spawn(task);
+                }
             }
             // Out of file descriptors and the like: wait a little, go on.
             Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
         }
     }
-    let _ = tokio::time::timeout(Duration::from_secs(5), async {
+    let _ = tokio::time::timeout(grace, async {
         while connections.join_next().await.is_some() {}
     })
     .await;

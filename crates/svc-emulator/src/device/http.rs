@@ -27,7 +27,6 @@ use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
-use tokio::task::JoinSet;
 
 use super::unit::{Outcome, Unit};
 use crate::ReadTimeouts;
@@ -47,35 +46,24 @@ pub async fn serve(
     unit: Arc<Unit>,
     timeouts: ReadTimeouts,
     latency: Duration,
-    mut stop: watch::Receiver<bool>,
+    stop: watch::Receiver<bool>,
 ) {
     let timeouts = timeouts.positive();
-    let mut connections = JoinSet::new();
-    loop {
-        let accepted = tokio::select! {
-            accepted = listener.accept() => accepted,
-            _ = stop.wait_for(|stopped| *stopped) => break,
-        };
-        while connections.try_join_next().is_some() {}
-        match accepted {
-            Ok((stream, _)) => {
-                if unit.is_booting() {
-                    drop(stream);
-                    continue;
-                }
-                connections.spawn(connection(
-                    stream,
-                    unit.clone(),
-                    timeouts,
-                    latency,
-                    stop.clone(),
-                ));
-            }
-            // Out of file descriptors and the like: wait a little, go on.
-            Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
-        }
-    }
-    connections.shutdown().await;
+    let connection_stop = stop.clone();
+    // Connections end with `stop` themselves: no grace needed.
+    crate::server::accept(listener, stop, Duration::ZERO, |stream| {
+        // A rebooting unit does not answer: the connection is dropped.
+        (!unit.is_booting()).then(|| {
+            connection(
+                stream,
+                unit.clone(),
+                timeouts,
+                latency,
+                connection_stop.clone(),
+            )
+        })
+    })
+    .await;
 }
 
 async fn connection(
