@@ -22,7 +22,7 @@ use progenitor_client::{ClientHooks, ClientInfo, Error, OperationInfo};
 /// The query parameter that carries the session token.
 pub const AUTH_PARAMETER: &str = "auth";
 
-crate::secret::secret_string!(
+svc_secret::secret_string!(
     /// A unit session token, as returned by `login`. `Debug` prints `[redacted]`.
     AuthToken
 );

@@ -40,7 +40,6 @@ pub mod hooks;
 pub mod rights {
     pub use crate::rights_generated::*;
 }
-mod secret;
 
 pub use device_generated::*;
 
@@ -51,7 +50,7 @@ pub mod enums {
 
 pub use hooks::{AuthToken, DeviceState, redacted_url};
 
-secret::secret_string!(
+svc_secret::secret_string!(
     /// A password (a unit user's, or the NTRIP caster's in the settings tree).
     /// `Debug` prints `[redacted]`.
     Password

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use progenitor_client::{ClientHooks, ClientInfo, Error, OperationInfo};
 use reqwest::header::{AUTHORIZATION, HeaderValue};
 
-crate::secret::secret_string!(
+svc_secret::secret_string!(
     /// An OAuth 2 access token, sent as `Authorization: Bearer`. `Debug` prints `[redacted]`.
     AccessToken
 );

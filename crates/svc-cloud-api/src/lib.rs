@@ -37,7 +37,6 @@ mod notification_generated;
 mod enums_generated;
 
 pub mod hooks;
-mod secret;
 mod timestamp;
 
 /// The cloud service client (`{base_url}`: `/api/v2` and `/api/v1/info`).
@@ -77,7 +76,7 @@ pub type ContainerPath = String;
 /// order, with `file` last.
 pub type UploadFields = indexmap::IndexMap<String, String>;
 
-secret::secret_string!(
+svc_secret::secret_string!(
     /// A webhook endpoint's signing secret (`whsec_` + 64 hex characters), the
     /// HMAC-SHA256 key of `Svc-Signature`. `Debug` prints `[redacted]`.
     WebhookSecret

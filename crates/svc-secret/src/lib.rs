@@ -1,8 +1,15 @@
 //! Secrets: strings whose `Debug` output is `[redacted]`, so that a secret never ends
 //! up in a log line or an error message by accident.
+//!
+//! One macro, [`secret_string!`], used by both generated clients (`svc-cloud-api`:
+//! `WebhookSecret`, `AccessToken`; `ins-device-api`: `Password`, `AuthToken`). Each
+//! crate defines its types itself, at the paths its generated code names
+//! (`crate::WebhookSecret`, ...), so that they stay its own types. The invoking crate
+//! must depend on `serde`.
 
 /// Defines a secret string newtype: serialized as the plain string on the wire,
 /// `Debug` redacted, the value reachable only through `expose_secret`.
+#[macro_export]
 macro_rules! secret_string {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
@@ -40,4 +47,22 @@ macro_rules! secret_string {
         }
     };
 }
-pub(crate) use secret_string;
+
+#[cfg(test)]
+mod tests {
+    secret_string!(
+        /// A secret for the tests.
+        Token
+    );
+
+    #[test]
+    fn debug_is_redacted_and_the_wire_is_the_plain_string() {
+        let token = Token::new("s3cr3t");
+        assert_eq!(format!("{token:?}"), "Token([redacted])");
+        assert_eq!(token.expose_secret(), "s3cr3t");
+        assert_eq!(serde_json::to_string(&token).unwrap(), "\"s3cr3t\"");
+        let back: Token = serde_json::from_str("\"s3cr3t\"").unwrap();
+        assert_eq!(back, token);
+        assert_eq!(Token::from("a"), Token::from("a".to_owned()));
+    }
+}
