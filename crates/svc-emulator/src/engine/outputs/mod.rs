@@ -1,0 +1,192 @@
+//! Processing outputs: a GNSS trajectory computed from the NMEA 0183 data of a container.
+//!
+//! [`process`] reads every input file of a processing line by line, streamed through a
+//! `BufReader` with lines capped at [`MAX_LINE_BYTES`] (so a multi-hundred-MiB IMU log or a
+//! binary file costs constant memory), extracts the GGA and RMC sentences of any talker
+//! (`$GPGGA`, `$GNGGA`, `$GNRMC`, ...), merges them into one fix per epoch and writes, in order:
+//!
+//! 1. `trajectory.csv`: header
+//!    `time,latitude,longitude,height,velocity_north,velocity_east,velocity_up`, then one line
+//!    per fix with `\n` line ends; time is ISO 8601 UTC with milliseconds
+//!    (`2026-01-02T03:04:05.000Z`), latitude/longitude in degrees with 9 decimals, the
+//!    ellipsoidal height in metres and the velocities in m/s with 3 decimals.
+//! 2. `trajectory.geojson`: a `FeatureCollection` with one `Feature` whose geometry is a
+//!    `LineString` of `[longitude, latitude, height]` (a `Point` for a single fix) and whose
+//!    properties are `startTime`, `endTime` and `fixCount`.
+//! 3. `report.json`: statistics, see [`report_json`].
+//!
+//! # Input rules
+//! - A line whose first non-blank byte is `$` is an NMEA sentence. Any other line (IMU CSV,
+//!   logs, binary data) is ignored without a warning; a file without any sentence gets one
+//!   informational note in the report (`no GNSS sentences in FILE`).
+//! - The `*hh` checksum (XOR of the bytes between `$` and `*`) is verified when present. A
+//!   sentence with a wrong checksum, invalid UTF-8, an over-long line, a missing or invalid
+//!   required field, a GGA with fix quality 0 or an RMC with status `V` (both: no fix) is
+//!   skipped with a warning `FILE:LINE: reason`. Other sentence types (GSV, VTG, ...) are
+//!   counted but not used. At most [`MAX_WARNINGS_PER_FILE`] such warnings per file, then one
+//!   `N more bad lines skipped in FILE`. A file that cannot be opened gives one warning.
+//! - GGA gives time, position, ellipsoidal height (altitude + geoid separation; an empty
+//!   separation counts as 0) and fix quality; RMC gives the date, speed over ground and course.
+//!   They are merged by epoch (UTC time at millisecond resolution) over all files; the first
+//!   GGA and the first RMC of an epoch win, later duplicates are dropped. An epoch without GGA
+//!   takes the RMC position and the last known GGA height (the first GGA height before any GGA,
+//!   0 when there is no GGA at all).
+//! - Dates: an RMC dates itself; a GGA takes the date of the sentence before it in its file
+//!   (before the first RMC of a file: that RMC), moved by one day when its time of day is more
+//!   than 12 h away, which handles midnight rollover with or without an RMC. A file without
+//!   RMC starts on the first RMC date of the other files; without any RMC date at all,
+//!   `2000-01-01` is assumed with one warning.
+//! - Velocities (north, east, up in m/s): north/east from the RMC speed and course of the epoch
+//!   when present (an empty course is accepted for a zero speed), otherwise finite differences
+//!   of consecutive positions on the local tangent plane (WGS84 meridian and prime-vertical
+//!   radii at the mean latitude; a forward difference for the first fix); up from height
+//!   differences over time, 0 for the first fix.
+//!
+//! # Options
+//! `processing_json` may hold `{"outputs": {"csv": false, "geojson": false}}` to leave
+//! `trajectory.csv` and/or `trajectory.geojson` out. `report.json` is always written; any other
+//! key or value is ignored.
+//!
+//! # Determinism
+//! The outputs depend only on the input bytes and their order: no clock, no randomness, a fixed
+//! key order and fixed decimal formatting (`-0.000` is written `0.000`).
+
+mod nmea;
+#[cfg(test)]
+mod tests;
+mod trajectory;
+mod writers;
+
+use std::path::PathBuf;
+
+use serde_json::{Map, Value};
+
+use nmea::{FileScan, Sentence, scan_file};
+use trajectory::{build_fixes, merge};
+use writers::{report_json, trajectory_csv, trajectory_geojson};
+
+/// Warnings about bad lines reported per file before they are only counted.
+pub const MAX_WARNINGS_PER_FILE: usize = 100;
+/// Longest line kept in memory; NMEA sentences are at most 82 bytes, longer lines are bad.
+pub const MAX_LINE_BYTES: usize = 4096;
+
+/// 2000-01-01 in days since 1970-01-01: the date assumed when no RMC gives one.
+const DEFAULT_DAY: i64 = 10_957;
+
+/// One input file of the container: its container path and where its bytes lie.
+#[derive(Clone, Debug)]
+pub struct InputFile {
+    pub path: String,
+    pub location: PathBuf,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct OutputFile {
+    pub path: String,
+    pub bytes: Vec<u8>,
+}
+
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Summary {
+    /// Seconds between the first and the last usable fix.
+    pub mission_length_s: i64,
+    pub country: Option<String>,
+    pub region: Option<String>,
+    pub place: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outcome {
+    pub outputs: Vec<OutputFile>,
+    pub warnings: Vec<String>,
+    pub summary: Summary,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Failure {
+    pub error: String,
+    pub warnings: Vec<String>,
+}
+
+/// Computes the processing outputs from the container files (see the module documentation).
+pub fn process(
+    inputs: &[InputFile],
+    processing_json: &Map<String, Value>,
+) -> Result<Outcome, Failure> {
+    let mut warnings = Vec::new();
+    let mut scans: Vec<FileScan> = inputs
+        .iter()
+        .map(|input| scan_file(input, &mut warnings))
+        .collect();
+    let has_records = scans.iter().any(|s| !s.records.is_empty());
+    let first_rmc_day = scans
+        .iter()
+        .flat_map(|s| &s.records)
+        .find_map(|r| match r.sentence {
+            Sentence::Rmc(rmc) => Some(rmc.day),
+            Sentence::Gga(_) => None,
+        });
+    let fallback_day = first_rmc_day.unwrap_or_else(|| {
+        if has_records {
+            warnings.push("no RMC date; times assume 2000-01-01".to_string());
+        }
+        DEFAULT_DAY
+    });
+    let epochs = merge(&mut scans, fallback_day);
+    let fixes = build_fixes(&epochs);
+    let (Some(first), Some(last)) = (fixes.first(), fixes.last()) else {
+        let sentences: u64 = scans.iter().map(|s| s.sentences).sum();
+        let skipped: u64 = scans.iter().map(|s| s.skipped).sum();
+        let error = format!(
+            "no usable GNSS input: {}, {} ({skipped} skipped), 0 valid GGA/RMC sentences",
+            plural(inputs.len() as u64, "file"),
+            plural(sentences, "NMEA sentence"),
+        );
+        return Err(Failure { error, warnings });
+    };
+    let summary = Summary {
+        mission_length_s: (last.time_ms - first.time_ms) / 1000,
+        country: None,
+        region: None,
+        place: None,
+    };
+
+    let wanted = |name: &str| {
+        let flag = processing_json
+            .get("outputs")
+            .and_then(|o| o.get(name))
+            .and_then(Value::as_bool);
+        flag != Some(false)
+    };
+    let mut outputs = Vec::new();
+    if wanted("csv") {
+        outputs.push(OutputFile {
+            path: "trajectory.csv".into(),
+            bytes: trajectory_csv(&fixes),
+        });
+    }
+    if wanted("geojson") {
+        outputs.push(OutputFile {
+            path: "trajectory.geojson".into(),
+            bytes: trajectory_geojson(&fixes),
+        });
+    }
+    let report = report_json(&scans, &fixes, &summary, warnings.len());
+    outputs.push(OutputFile {
+        path: "report.json".into(),
+        bytes: report,
+    });
+    Ok(Outcome {
+        outputs,
+        warnings,
+        summary,
+    })
+}
+
+pub(super) fn plural(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}

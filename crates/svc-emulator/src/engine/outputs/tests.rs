@@ -1,0 +1,565 @@
+//! The outputs computed from NMEA inputs: formats, rules for bad input, determinism.
+
+use super::nmea::{parse_angle, parse_date, parse_time, signed, unsigned};
+use super::trajectory::{DAY_MS, nearest_time};
+use super::writers::fixed;
+use super::*;
+use serde_json::json;
+use std::path::Path;
+
+/// `$body*hh` with a correct checksum.
+fn nmea(body: &str) -> String {
+    let checksum = body.bytes().fold(0u8, |acc, b| acc ^ b);
+    format!("${body}*{checksum:02X}")
+}
+
+fn gga(time: &str, lat: &str, lon: &str, quality: u8, altitude: f64) -> String {
+    nmea(&format!(
+        "GPGGA,{time},{lat},{lon},{quality},12,0.8,{altitude:.3},M,47.500,M,,"
+    ))
+}
+
+fn rmc(time: &str, lat: &str, lon: &str, knots: &str, course: &str, date: &str) -> String {
+    nmea(&format!(
+        "GNRMC,{time},A,{lat},{lon},{knots},{course},{date},,,A"
+    ))
+}
+
+const LAT: &str = "4807.038000,N";
+const LON: &str = "01131.000000,E";
+
+fn write(dir: &Path, name: &str, content: &[u8]) -> InputFile {
+    let location = dir.join(name.replace('/', "_"));
+    std::fs::write(&location, content).unwrap();
+    InputFile {
+        path: name.to_string(),
+        location,
+    }
+}
+
+fn run_with(files: &[(&str, Vec<u8>)], options: Value) -> Result<Outcome, Failure> {
+    let dir = tempfile::Builder::new()
+        .prefix("outputs-test-")
+        .tempdir_in(std::env::temp_dir())
+        .unwrap();
+    let inputs: Vec<InputFile> = files
+        .iter()
+        .map(|(name, content)| write(dir.path(), name, content))
+        .collect();
+    process(&inputs, options.as_object().unwrap())
+}
+
+fn run(files: &[(&str, Vec<u8>)]) -> Result<Outcome, Failure> {
+    run_with(files, json!({}))
+}
+
+fn lines(sentences: &[String]) -> Vec<u8> {
+    let mut text = sentences.join("\r\n");
+    text.push_str("\r\n");
+    text.into_bytes()
+}
+
+fn output<'a>(outcome: &'a Outcome, name: &str) -> &'a [u8] {
+    &outcome
+        .outputs
+        .iter()
+        .find(|o| o.path == name)
+        .unwrap()
+        .bytes
+}
+
+fn csv_rows(outcome: &Outcome) -> Vec<Vec<String>> {
+    let text = std::str::from_utf8(output(outcome, "trajectory.csv")).unwrap();
+    assert!(text.ends_with('\n') && !text.contains('\r'));
+    let mut rows = text
+        .lines()
+        .map(|l| l.split(',').map(String::from).collect::<Vec<_>>());
+    let header = rows.next().unwrap();
+    assert_eq!(
+        header.join(","),
+        "time,latitude,longitude,height,velocity_north,velocity_east,velocity_up"
+    );
+    rows.collect()
+}
+
+fn number(row: &[String], column: usize) -> f64 {
+    row[column].parse().unwrap()
+}
+
+fn report(outcome: &Outcome) -> Value {
+    serde_json::from_slice(output(outcome, "report.json")).unwrap()
+}
+
+fn close(actual: f64, expected: f64, tolerance: f64) {
+    assert!(
+        (actual - expected).abs() <= tolerance,
+        "{actual} is not {expected} ± {tolerance}"
+    );
+}
+
+#[test]
+fn gga_and_rmc_make_csv_geojson_and_report() {
+    let gnss = lines(&[
+        nmea("GPGSV,1,1,01,10,45,120,40"),
+        gga("120000.00", LAT, LON, 4, 500.0),
+        rmc("120000.00", LAT, LON, "0.0", "", "020126"),
+        gga("120001.00", "4807.048000,N", LON, 4, 501.0),
+        rmc("120001.00", "4807.048000,N", LON, "20.0", "0.0", "020126"),
+        gga("120002.50", "4807.058000,N", LON, 5, 500.0),
+        rmc("120002.50", "4807.058000,N", LON, "20.0", "0.0", "020126"),
+    ]);
+    let outcome = run(&[("rover/gnss.nmea", gnss)]).unwrap();
+    assert_eq!(outcome.warnings, Vec::<String>::new());
+    let names: Vec<&str> = outcome.outputs.iter().map(|o| o.path.as_str()).collect();
+    assert_eq!(
+        names,
+        ["trajectory.csv", "trajectory.geojson", "report.json"]
+    );
+    assert_eq!(
+        outcome.summary,
+        Summary {
+            mission_length_s: 2,
+            ..Summary::default()
+        }
+    );
+
+    let rows = csv_rows(&outcome);
+    assert_eq!(rows.len(), 3);
+    assert_eq!(rows[0][0], "2026-01-02T12:00:00.000Z");
+    assert_eq!(rows[2][0], "2026-01-02T12:00:02.500Z");
+    assert_eq!(rows[0][1], "48.117300000");
+    assert_eq!(rows[0][2], "11.516666667");
+    assert_eq!(rows[0][3], "547.500");
+    assert_eq!(rows[0][4..], ["0.000", "0.000", "0.000"]);
+    close(number(&rows[1], 4), 20.0 * 1852.0 / 3600.0, 1e-3);
+    assert_eq!(rows[2][6], "-0.667");
+
+    let geojson: Value = serde_json::from_slice(output(&outcome, "trajectory.geojson")).unwrap();
+    assert_eq!(geojson["type"], "FeatureCollection");
+    let feature = &geojson["features"][0];
+    assert_eq!(feature["type"], "Feature");
+    assert_eq!(feature["geometry"]["type"], "LineString");
+    assert_eq!(
+        feature["geometry"]["coordinates"][0],
+        json!([11.516666667, 48.1173, 547.5])
+    );
+    assert_eq!(
+        feature["geometry"]["coordinates"].as_array().unwrap().len(),
+        3
+    );
+    assert_eq!(
+        feature["properties"],
+        json!({"startTime": "2026-01-02T12:00:00.000Z", "endTime": "2026-01-02T12:00:02.500Z", "fixCount": 3})
+    );
+
+    let report = report(&outcome);
+    assert_eq!(report["fixCount"], 3);
+    assert_eq!(
+        report["inputFiles"],
+        json!([{"path": "rover/gnss.nmea", "sentences": 7, "validFixes": 3, "skippedLines": 0}])
+    );
+    assert_eq!(report["durationSeconds"], 2.5);
+    assert_eq!(report["missionLengthSeconds"], 2);
+    close(
+        report["distanceMeters"].as_f64().unwrap(),
+        0.02 * 1853.2,
+        0.1,
+    );
+    assert_eq!(report["boundingBox"]["minLatitude"], 48.1173);
+    assert_eq!(report["boundingBox"]["maxLatitude"], 48.117633333);
+    assert_eq!(report["boundingBox"]["maxHeight"], 548.5);
+    assert_eq!(
+        report["missionLocation"],
+        json!({"country": null, "region": null, "place": null})
+    );
+    assert_eq!(report["fixQuality"], json!({"4": 2, "5": 1}));
+    assert_eq!(report["warnings"], 0);
+    let keys: Vec<&String> = report.as_object().unwrap().keys().collect();
+    assert_eq!(
+        keys,
+        [
+            "fixCount",
+            "inputFiles",
+            "startTime",
+            "endTime",
+            "durationSeconds",
+            "missionLengthSeconds",
+            "distanceMeters",
+            "boundingBox",
+            "missionLocation",
+            "fixQuality",
+            "warnings"
+        ]
+    );
+}
+
+#[test]
+fn bad_checksum_and_no_fix_are_skipped_with_warnings() {
+    let mut corrupted = gga("120001", LAT, LON, 1, 500.0);
+    corrupted.replace_range(20..21, "9"); // change one digit, keep the old checksum
+    let gnss = lines(&[
+        rmc("120000", LAT, LON, "0", "0", "020126"),
+        gga("120000", LAT, LON, 1, 500.0),
+        corrupted,
+        nmea("GPGGA,120002,,,,,0,00,99.9,,M,,M,,"),
+        nmea("GPGGA,120003,4807.038,N,01131.000,E,1,08,1.0,,M,,M,,"),
+        "$GPGGA,120004,4807.038,N,01131.000,E,1,08,1.0,500.0,M,47.5,M,,*ZZ".to_string(),
+        nmea("GNRMC,120005,V,,,,,,,020126,,,N"),
+        gga("120006", LAT, LON, 1, 500.0),
+    ]);
+    let mut bytes = gnss;
+    bytes.extend_from_slice(b"$GPGGA,\xff\xfe*00\n");
+    let outcome = run(&[("gnss.nmea", bytes)]).unwrap();
+    let w = &outcome.warnings;
+    assert_eq!(w.len(), 6, "{w:?}");
+    assert!(
+        w[0].starts_with("gnss.nmea:3: checksum mismatch"),
+        "{}",
+        w[0]
+    );
+    assert!(
+        w[1].starts_with("gnss.nmea:4: GGA without fix (quality 0)"),
+        "{}",
+        w[1]
+    );
+    assert!(
+        w[2].starts_with("gnss.nmea:5: GGA with missing altitude"),
+        "{}",
+        w[2]
+    );
+    assert!(
+        w[3].starts_with("gnss.nmea:6: malformed checksum"),
+        "{}",
+        w[3]
+    );
+    assert!(
+        w[4].starts_with("gnss.nmea:7: RMC without fix (status V)"),
+        "{}",
+        w[4]
+    );
+    assert!(w[5].starts_with("gnss.nmea:9: not valid UTF-8"), "{}", w[5]);
+    let rows = csv_rows(&outcome);
+    let times: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(
+        times,
+        ["2026-01-02T12:00:00.000Z", "2026-01-02T12:00:06.000Z"]
+    );
+    let report = report(&outcome);
+    assert_eq!(report["inputFiles"][0]["skippedLines"], 6);
+    assert_eq!(report["inputFiles"][0]["sentences"], 9);
+    assert_eq!(report["warnings"], 6);
+}
+
+#[test]
+fn midnight_rollover_with_and_without_rmc() {
+    let gga_only_after_midnight = lines(&[
+        rmc("235959", LAT, LON, "0", "0", "311225"),
+        gga("235959", LAT, LON, 1, 500.0),
+        gga("000000", LAT, LON, 1, 500.0),
+        gga("000001", LAT, LON, 1, 500.0),
+    ]);
+    // The GGA of 23:59:59.5 comes before the first RMC, which is already on the next day.
+    let gga_before_rmc = lines(&[
+        gga("235959.5", LAT, LON, 1, 500.0),
+        rmc("000000.5", LAT, LON, "0", "0", "010126"),
+    ]);
+    let outcome = run(&[
+        ("a.nmea", gga_only_after_midnight),
+        ("b.nmea", gga_before_rmc),
+    ])
+    .unwrap();
+    let times: Vec<String> = csv_rows(&outcome)
+        .into_iter()
+        .map(|r| r[0].clone())
+        .collect();
+    assert_eq!(
+        times,
+        [
+            "2025-12-31T23:59:59.000Z",
+            "2025-12-31T23:59:59.500Z",
+            "2026-01-01T00:00:00.000Z",
+            "2026-01-01T00:00:00.500Z",
+            "2026-01-01T00:00:01.000Z"
+        ]
+    );
+    assert_eq!(outcome.summary.mission_length_s, 2);
+    assert!(outcome.warnings.is_empty());
+}
+
+#[test]
+fn rmc_only_input_gives_fixes_at_zero_height() {
+    let gnss = lines(&[
+        rmc(
+            "080000",
+            "3351.000,S",
+            "15112.000,E",
+            "10.0",
+            "90.0",
+            "150625",
+        ),
+        rmc(
+            "080001",
+            "3351.000,S",
+            "15112.003,E",
+            "10.0",
+            "90.0",
+            "150625",
+        ),
+    ]);
+    let outcome = run(&[("rmc.nmea", gnss)]).unwrap();
+    let rows = csv_rows(&outcome);
+    assert_eq!(rows.len(), 2);
+    assert_eq!(
+        rows[0][..4],
+        [
+            "2025-06-15T08:00:00.000Z",
+            "-33.850000000",
+            "151.200000000",
+            "0.000"
+        ]
+    );
+    close(number(&rows[0], 4), 0.0, 1e-3);
+    close(number(&rows[0], 5), 5.144, 1e-3);
+    assert_eq!(report(&outcome)["fixQuality"], json!({"rmcOnly": 2}));
+}
+
+#[test]
+fn velocity_from_rmc_or_finite_differences() {
+    // 0.01 minute of latitude and longitude per second at about 48.1° N, climbing 2 m/s.
+    let moving = |prefix: &str| {
+        (0..3)
+            .map(|i| {
+                let lat = format!("{:.6},N", 4807.0 + 0.01 * f64::from(i));
+                let lon = format!("{:011.6},E", 1131.0 + 0.01 * f64::from(i));
+                gga(
+                    &format!("{prefix}{i}"),
+                    &lat,
+                    &lon,
+                    2,
+                    500.0 + 2.0 * f64::from(i),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let mut sentences = moving("10000");
+    sentences.push(rmc(
+        "100001",
+        "4807.010,N",
+        "01131.010,E",
+        "10.0",
+        "45.0",
+        "010326",
+    ));
+    let outcome = run(&[("gnss.nmea", lines(&sentences))]).unwrap();
+    let rows = csv_rows(&outcome);
+    let lat = (48.0 + 7.01 / 60.0_f64).to_radians();
+    let north = (0.01 / 60.0_f64).to_radians() * 6_373_700.0;
+    let east = (0.01 / 60.0_f64).to_radians() * 6_390_300.0 * lat.cos();
+    for (i, row) in rows.iter().enumerate() {
+        if i == 1 {
+            let v = 10.0 * 1852.0 / 3600.0 * 45.0_f64.to_radians().cos();
+            close(number(row, 4), v, 1e-3);
+            close(number(row, 5), v, 1e-3);
+        } else {
+            close(number(row, 4), north, 0.01);
+            close(number(row, 5), east, 0.01);
+        }
+        close(number(row, 6), if i == 0 { 0.0 } else { 2.0 }, 1e-3);
+    }
+}
+
+#[test]
+fn non_nmea_files_get_a_note_not_warnings() {
+    let mut imu = b"time,ax,ay,az,gx,gy,gz\n".to_vec();
+    for i in 0..1000 {
+        imu.extend_from_slice(format!("{i}.000,0.01,-0.02,9.81,0.001,0.002,0.003\n").as_bytes());
+    }
+    imu.extend_from_slice(b"\x00\xff\xfe binary \x80\n");
+    imu.extend_from_slice(&vec![b'x'; 3 * MAX_LINE_BYTES]);
+    let gnss = lines(&[gga("120000", LAT, LON, 1, 500.0)]);
+    let outcome = run(&[("imu/imu.csv", imu), ("gnss.nmea", gnss)]).unwrap();
+    assert_eq!(outcome.warnings, ["no RMC date; times assume 2000-01-01"]);
+    let report = report(&outcome);
+    assert_eq!(
+        report["inputFiles"][0],
+        json!({"path": "imu/imu.csv", "sentences": 0, "validFixes": 0, "skippedLines": 0, "notes": ["no GNSS sentences in imu/imu.csv (1003 lines)"]})
+    );
+    let geojson: Value = serde_json::from_slice(output(&outcome, "trajectory.geojson")).unwrap();
+    assert_eq!(
+        geojson["features"][0]["geometry"],
+        json!({"type": "Point", "coordinates": [11.516666667, 48.1173, 547.5]})
+    );
+    assert_eq!(csv_rows(&outcome)[0][0], "2000-01-01T12:00:00.000Z");
+}
+
+#[test]
+fn no_usable_input_is_a_failure() {
+    let dir = tempfile::Builder::new()
+        .prefix("outputs-test-")
+        .tempdir_in(std::env::temp_dir())
+        .unwrap();
+    let inputs = [
+        write(dir.path(), "imu.csv", b"1,2,3\n"),
+        write(
+            dir.path(),
+            "bad.nmea",
+            lines(&[nmea("GPGGA,120000,,,,,0,00,,,M,,M,,")]).as_slice(),
+        ),
+        InputFile {
+            path: "missing.nmea".into(),
+            location: dir.path().join("missing"),
+        },
+    ];
+    let failure = process(&inputs, &Map::new()).unwrap_err();
+    assert_eq!(
+        failure.error,
+        "no usable GNSS input: 3 files, 1 NMEA sentence (1 skipped), 0 valid GGA/RMC sentences"
+    );
+    assert_eq!(failure.warnings.len(), 2);
+    assert!(failure.warnings[0].starts_with("bad.nmea:1: GGA without fix"));
+    assert!(failure.warnings[1].starts_with("cannot open missing.nmea"));
+    assert_eq!(
+        process(&[], &Map::new()).unwrap_err().error,
+        "no usable GNSS input: 0 files, 0 NMEA sentences (0 skipped), 0 valid GGA/RMC sentences"
+    );
+}
+
+#[test]
+fn files_are_merged_sorted_and_deduplicated() {
+    let late = lines(&[
+        rmc("100002", LAT, LON, "0", "0", "010326"),
+        gga("100002", LAT, LON, 1, 502.0),
+    ]);
+    let early = lines(&[
+        gga("100001", LAT, LON, 1, 501.0),
+        gga("100000", LAT, LON, 1, 500.0),
+        gga("100001", LAT, LON, 1, 999.0),
+        rmc("100001", LAT, LON, "0", "0", "010326"),
+    ]);
+    let outcome = run(&[("late.nmea", late), ("early.nmea", early)]).unwrap();
+    let rows = csv_rows(&outcome);
+    let got: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (&r[0][11..19], r[3].as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("10:00:00", "547.500"),
+            ("10:00:01", "548.500"),
+            ("10:00:02", "549.500")
+        ]
+    );
+    assert_eq!(report(&outcome)["inputFiles"][1]["validFixes"], 2);
+}
+
+#[test]
+fn outputs_are_deterministic() {
+    let gnss = lines(&[
+        rmc("120000", LAT, LON, "3.3", "123.4", "020126"),
+        gga("120000", LAT, LON, 1, 500.0),
+        gga("120001", "4807.040,N", "01131.001,E", 1, 500.3),
+        "$GPGGA,garbage*00".to_string(),
+    ]);
+    let a = run(&[("gnss.nmea", gnss.clone()), ("imu.csv", b"1,2\n".to_vec())]).unwrap();
+    let b = run(&[("gnss.nmea", gnss), ("imu.csv", b"1,2\n".to_vec())]).unwrap();
+    assert_eq!(a, b);
+}
+
+#[test]
+fn warnings_are_capped_per_file() {
+    let mut sentences = vec![gga("120000", LAT, LON, 1, 500.0)];
+    sentences.extend((0..250).map(|_| "$GPGGA,120001,bad*00".to_string()));
+    let outcome = run(&[("rover/bad.nmea", lines(&sentences))]).unwrap();
+    assert_eq!(outcome.warnings.len(), MAX_WARNINGS_PER_FILE + 2);
+    assert_eq!(
+        outcome.warnings[MAX_WARNINGS_PER_FILE],
+        "150 more bad lines skipped in rover/bad.nmea"
+    );
+    assert_eq!(
+        outcome.warnings[MAX_WARNINGS_PER_FILE + 1],
+        "no RMC date; times assume 2000-01-01"
+    );
+    assert_eq!(report(&outcome)["inputFiles"][0]["skippedLines"], 250);
+}
+
+#[test]
+fn options_leave_outputs_out() {
+    let gnss = || lines(&[gga("120000", LAT, LON, 1, 500.0)]);
+    let names = |options: Value| {
+        let outcome = run_with(&[("g.nmea", gnss())], options).unwrap();
+        outcome
+            .outputs
+            .into_iter()
+            .map(|o| o.path)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        names(json!({"outputs": {"geojson": false}})),
+        ["trajectory.csv", "report.json"]
+    );
+    assert_eq!(
+        names(json!({"outputs": {"csv": false, "geojson": true}})),
+        ["trajectory.geojson", "report.json"]
+    );
+    assert_eq!(
+        names(json!({"outputs": "none", "other": 1})),
+        ["trajectory.csv", "trajectory.geojson", "report.json"]
+    );
+}
+
+#[test]
+fn sample_file_in_tests_data() {
+    let location = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sample.nmea");
+    let inputs = [InputFile {
+        path: "rover/sample.nmea".into(),
+        location,
+    }];
+    let outcome = process(&inputs, &Map::new()).unwrap();
+    assert!(outcome.warnings.is_empty(), "{:?}", outcome.warnings);
+    assert_eq!(outcome.summary.mission_length_s, 9);
+    let rows = csv_rows(&outcome);
+    assert_eq!(rows.len(), 10);
+    assert_eq!(
+        rows[0][..4],
+        [
+            "2026-01-02T10:30:00.000Z",
+            "48.117300000",
+            "11.516666667",
+            "559.812"
+        ]
+    );
+    close(
+        number(&rows[5], 4),
+        14.2 * 1852.0 / 3600.0 * 42.5_f64.to_radians().cos(),
+        1e-3,
+    );
+    close(number(&rows[5], 6), 0.1, 1e-3);
+}
+
+#[test]
+fn field_parsers() {
+    assert_eq!(parse_time("235959.999"), Some(86_399_999));
+    assert_eq!(parse_time("240000"), None);
+    assert_eq!(parse_time("1200"), None);
+    assert_eq!(parse_time("12005e"), None);
+    assert_eq!(parse_time("12345.5"), None);
+    assert_eq!(parse_time("123456."), Some(45_296_000));
+    assert_eq!(parse_date("290224"), Some(19_782));
+    assert_eq!(parse_date("300224"), None);
+    assert_eq!(parse_date("010199"), Some(10_592));
+    assert_eq!(
+        parse_angle("4807.038", "N", 90.0, ["N", "S"]),
+        Some(48.0 + 7.038 / 60.0)
+    );
+    assert_eq!(parse_angle("00030.000", "W", 180.0, ["E", "W"]), Some(-0.5));
+    assert_eq!(parse_angle("30.000", "S", 90.0, ["N", "S"]), Some(-0.5));
+    assert_eq!(parse_angle("4860.000", "N", 90.0, ["N", "S"]), None);
+    assert_eq!(parse_angle("1e3", "N", 90.0, ["N", "S"]), None);
+    assert_eq!(parse_angle("4807.038", "E", 90.0, ["N", "S"]), None);
+    assert_eq!(signed("-12.5"), Some(-12.5));
+    assert_eq!(unsigned("inf"), None);
+    assert_eq!(fixed(-0.0001, 3), "0.000");
+    assert_eq!(nearest_time(DAY_MS - 1000, 0), DAY_MS);
+    assert_eq!(nearest_time(DAY_MS, DAY_MS - 1000), DAY_MS - 1000);
+}
