@@ -4,6 +4,15 @@ use std::sync::Mutex;
 
 use reqwest::multipart::{Form, Part};
 
+use base64::Engine as _;
+use chrono::TimeDelta;
+use sha2::{Digest as _, Sha256};
+
+use super::policy::UPLOAD_FIELDS;
+use super::sigv4::{
+    canonical_query, canonical_request, hmac_sha256, parse_amz_date, signing_key, split_public_url,
+    string_to_sign,
+};
 use super::*;
 
 const ACCESS_KEY: &str = "EMUACCESSKEY";
