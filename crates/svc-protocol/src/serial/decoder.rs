@@ -324,10 +324,12 @@ impl Decoder {
     /// are then decoded) and the large message being reassembled (counted in
     /// `dropped_messages`). Messages already decoded stay ready.
     pub fn resync(&mut self) {
+        // The frames held behind the abandoned one first: a page among them may continue
+        // (or complete) the large message, or start one, which is then given up too.
+        while self.abandon_partial_frame() {}
         if self.partial.take().is_some() {
             self.stats.dropped_messages += 1;
         }
-        while self.abandon_partial_frame() {}
     }
 
     /// Decodes every whole frame in `data`; returns how many bytes were used (the
@@ -568,6 +570,50 @@ mod tests {
         decoder.push(&bytes);
         assert!(decoder.next_message().is_none());
         assert_eq!(decoder.stats().page_errors, 1);
+    }
+
+    #[test]
+    fn resync_gives_up_a_large_message_started_by_the_bytes_it_decodes() {
+        // A header announcing 1328 bytes holds the first page of a two-page message
+        // behind it; resync decodes that page, and must then give its message up too.
+        let first_page = Frame::large_page(48, 0x10, 3, 0, 2, b"{\"big\":\"")
+            .unwrap()
+            .encode()
+            .unwrap();
+        let mut bytes = vec![0xff, 0x5a, 0x04, 0x00, 0x30, 0x05];
+        bytes.extend_from_slice(&first_page);
+        let mut decoder = Decoder::new();
+        decoder.push(&bytes);
+        assert_eq!(decoder.buffered_len(), bytes.len());
+        decoder.resync();
+        assert_eq!(decoder.partial_message_len(), None);
+        assert_eq!(decoder.buffered_len(), 0);
+        let s = decoder.stats();
+        assert_eq!((s.frames, s.truncated, s.dropped_messages), (1, 1, 1));
+        check_invariant(&decoder, bytes.len());
+        // What comes next is decoded on its own.
+        let next = encode_message(1, 2, b"next", 0);
+        decoder.push(&next);
+        assert_eq!(decoder.next_message().unwrap().data, b"next");
+        assert_eq!(decoder.partial_message_len(), None);
+    }
+
+    #[test]
+    fn resync_completes_a_large_message_whose_last_page_was_held() {
+        // The last page sits behind a frame cut short: resync decodes it, and the
+        // message it completes is delivered rather than dropped.
+        let data = vec![7; MAX_PAGE_DATA + 10];
+        let bytes = encode_message(5, 6, &data, 1);
+        let (first, last) = bytes.split_at(MAX_FRAME_LEN);
+        let mut decoder = Decoder::new();
+        decoder.push(first);
+        decoder.push(&[0xff, 0x5a, 0x04, 0x00, 0x30, 0x05]);
+        decoder.push(last);
+        assert!(decoder.next_message().is_none());
+        decoder.resync();
+        assert_eq!(decoder.next_message().unwrap().data, data);
+        assert_eq!(decoder.stats().dropped_messages, 0);
+        check_invariant(&decoder, bytes.len() + 6);
     }
 
     #[test]
