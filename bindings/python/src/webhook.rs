@@ -16,16 +16,23 @@ use crate::errors::SvcErr;
 /// The exception for a refused delivery: a `WebhookVerificationError` with its `code`
 /// (an `InvalidResponseError` too for a signed body that is not an event, an
 /// `InvalidInputError` too for a verifier without a secret).
+/// A signed event this SDK cannot type carries its JSON as `raw`.
 fn verification_error(py: Python<'_>, error: &WebhookError) -> PyErr {
     let kind = match error {
-        WebhookError::InvalidPayload(_) => "invalid_response",
+        WebhookError::InvalidPayload(_) | WebhookError::UntypedEvent { .. } => "invalid_response",
         WebhookError::NoSecret => "invalid_input",
         _ => "verification",
     };
-    SvcErr::new(kind, error.to_string())
+    let mut err = SvcErr::new(kind, error.to_string())
         .subsystem("webhook")
-        .attr("code", PyString::new(py, error.code()).into_any())
-        .into_pyerr(py)
+        .attr("code", PyString::new(py, error.code()).into_any());
+    if let WebhookError::UntypedEvent { raw, .. } = error {
+        match to_python(py, raw) {
+            Ok(raw) => err = err.attr("raw", raw),
+            Err(e) => return e,
+        }
+    }
+    err.into_pyerr(py)
 }
 
 /// The secrets given as one `str` or a sequence of them.

@@ -172,11 +172,19 @@ def test_email_message_headers() -> None:
 
 
 def test_invalid_payload_and_no_secret_kinds() -> None:
-    body = b'{"not": "an event"}'
+    body = b"not JSON"
     with pytest.raises(InvalidResponseError) as caught:
         Webhook(SECRET).verify(signed(body), body, now=NOW)
     assert isinstance(caught.value, WebhookVerificationError)
     assert caught.value.code == "invalid_payload"
+    assert caught.value.raw is None
+    # Authentic JSON this SDK cannot type: reported as such, its JSON handed over.
+    body = b'{"not": "an event"}'
+    with pytest.raises(InvalidResponseError) as untyped:
+        Webhook(SECRET).verify(signed(body), body, now=NOW)
+    assert isinstance(untyped.value, WebhookVerificationError)
+    assert untyped.value.code == "untyped_event"
+    assert untyped.value.raw == {"not": "an event"}
     with pytest.raises(InvalidInputError) as no_secret:
         Webhook([])
     assert isinstance(no_secret.value, WebhookVerificationError)

@@ -50,7 +50,8 @@ macro_rules! svc_error {
         /// - `operation`: the `operationId` that failed;
         /// - `code`: a stable code of the subsystem (webhook verification:
         ///   `missing_header`, `invalid_timestamp`, `too_old`, `too_new`,
-        ///   `bad_signature`, `invalid_payload`, `no_secret`);
+        ///   `bad_signature`, `invalid_payload`, `untyped_event` — with the signed
+        ///   JSON in `details` —, `no_secret`);
         /// - `container_id`, `processing_id`: what a workflow had created;
         /// - `node_errors`: the invalid nodes of a refused settings write;
         /// - `retryable`: whether repeating the same request later may help.
@@ -304,11 +305,17 @@ impl From<TransferError> for SvcError {
 
 impl From<WebhookError> for SvcError {
     fn from(e: WebhookError) -> Self {
+        // An authentic event this SDK cannot type: its JSON, as it came, in `details`.
+        let details = match &e {
+            WebhookError::UntypedEvent { raw, .. } => Some(raw.to_string()),
+            _ => None,
+        };
         Self::new(
             e.kind(),
             ErrorInfo {
                 reason: e.to_string(),
                 code: Some(e.code().to_owned()),
+                details,
                 ..ErrorInfo::default()
             },
         )

@@ -236,14 +236,14 @@ impl std::fmt::Debug for UploadInfo {
 #[derive(Clone, Debug, uniffi::Record)]
 pub struct ContainerFile {
     pub id: String,
-    pub creator_id: String,
-    pub created_at: SystemTime,
-    pub updated_at: SystemTime,
+    pub creator_id: Option<String>,
+    pub created_at: Option<SystemTime>,
+    pub updated_at: Option<SystemTime>,
     /// Its path in the container.
     pub path: String,
-    pub size: i64,
+    pub size: Option<i64>,
     pub status: ContainerFileStatus,
-    pub file_type: ContainerFileType,
+    pub file_type: Option<ContainerFileType>,
     pub metadata: Option<HashMap<String, String>>,
     /// Present while the file is `pending`.
     pub upload_info: Option<Arc<UploadInfo>>,
@@ -253,13 +253,13 @@ impl From<sc::ContainerFile> for ContainerFile {
     fn from(f: sc::ContainerFile) -> Self {
         Self {
             id: f.id.to_string(),
-            creator_id: f.creator_id.to_string(),
-            created_at: time(f.created_at),
-            updated_at: time(f.updated_at),
+            creator_id: f.creator_id.map(|id| id.to_string()),
+            created_at: f.created_at.map(time),
+            updated_at: f.updated_at.map(time),
             path: f.path,
             size: f.size,
             status: f.status.into(),
-            file_type: f.type_.into(),
+            file_type: f.type_.map(Into::into),
             metadata: f.metadata.map(metadata_out),
             upload_info: f.upload_info.map(|inner| Arc::new(UploadInfo { inner })),
         }
@@ -270,14 +270,14 @@ impl From<sc::ContainerFile> for ContainerFile {
 #[derive(Clone, Debug, uniffi::Record)]
 pub struct Container {
     pub id: String,
-    pub organization_id: String,
-    pub creator_id: String,
-    pub created_at: SystemTime,
-    pub updated_at: SystemTime,
-    pub expiration_date: SystemTime,
+    pub organization_id: Option<String>,
+    pub creator_id: Option<String>,
+    pub created_at: Option<SystemTime>,
+    pub updated_at: Option<SystemTime>,
+    pub expiration_date: Option<SystemTime>,
     pub files: Vec<ContainerFile>,
     pub metadata: Option<HashMap<String, String>>,
-    pub region: ContainerRegion,
+    pub region: Option<ContainerRegion>,
     pub status: ContainerStatus,
 }
 
@@ -285,14 +285,14 @@ impl From<sc::Container> for Container {
     fn from(c: sc::Container) -> Self {
         Self {
             id: c.id.to_string(),
-            organization_id: c.organization_id.to_string(),
-            creator_id: c.creator_id.to_string(),
-            created_at: time(c.created_at),
-            updated_at: time(c.updated_at),
-            expiration_date: time(c.expiration_date),
+            organization_id: c.organization_id.map(|id| id.to_string()),
+            creator_id: c.creator_id.map(|id| id.to_string()),
+            created_at: c.created_at.map(time),
+            updated_at: c.updated_at.map(time),
+            expiration_date: c.expiration_date.map(time),
             files: c.files.into_iter().map(Into::into).collect(),
             metadata: c.metadata.map(metadata_out),
-            region: c.region.into(),
+            region: c.region.map(Into::into),
             status: c.status.into(),
         }
     }
@@ -374,25 +374,26 @@ pub struct ErrorCount {
     pub warnings: u64,
 }
 
-/// A processing job run on a container.
+/// A processing job run on a container. Only `id` and `status` are certain: the
+/// service sends the other fields, and one it leaves out reads as `None`.
 #[derive(Clone, Debug, uniffi::Record)]
 pub struct Processing {
     pub id: String,
-    pub organization_id: String,
-    pub creator_id: String,
+    pub organization_id: Option<String>,
+    pub creator_id: Option<String>,
     /// `None` once its container is deleted.
     pub container_id: Option<String>,
     pub name: Option<String>,
     pub status: ProcessingStatus,
-    pub processing_type: ProcessingType,
+    pub processing_type: Option<ProcessingType>,
     pub processing_step: Option<ProcessingStep>,
     /// 0 to 1.
     pub processing_progress: Option<f64>,
     pub processing_result: Option<ProcessingResult>,
-    pub error_count: ErrorCount,
-    pub region: ContainerRegion,
-    pub created_at: SystemTime,
-    pub updated_at: SystemTime,
+    pub error_count: Option<ErrorCount>,
+    pub region: Option<ContainerRegion>,
+    pub created_at: Option<SystemTime>,
+    pub updated_at: Option<SystemTime>,
     pub archive_scheduled_at: Option<SystemTime>,
     pub metadata: Option<HashMap<String, String>>,
     pub mission_length: Option<i64>,
@@ -400,7 +401,7 @@ pub struct Processing {
     pub mission_location_place: Option<String>,
     pub mission_location_region: Option<String>,
     pub processing_duration: Option<i64>,
-    /// The processing configuration, as a JSON object.
+    /// The processing configuration, as a JSON object (`{}` when left out).
     pub processing_json: String,
 }
 
@@ -408,22 +409,22 @@ impl From<sc::Processing> for Processing {
     fn from(p: sc::Processing) -> Self {
         Self {
             id: p.id.to_string(),
-            organization_id: p.organization_id.to_string(),
-            creator_id: p.creator_id.to_string(),
+            organization_id: p.organization_id.map(|id| id.to_string()),
+            creator_id: p.creator_id.map(|id| id.to_string()),
             container_id: p.container_id.map(|id| id.to_string()),
             name: p.name,
             status: p.status.into(),
-            processing_type: p.type_.into(),
+            processing_type: p.type_.map(Into::into),
             processing_step: p.processing_step.map(Into::into),
             processing_progress: p.processing_progress,
             processing_result: p.processing_result.map(Into::into),
-            error_count: ErrorCount {
-                errors: p.error_count.errors,
-                warnings: p.error_count.warnings,
-            },
-            region: p.region.into(),
-            created_at: time(p.created_at),
-            updated_at: time(p.updated_at),
+            error_count: p.error_count.map(|c| ErrorCount {
+                errors: c.errors,
+                warnings: c.warnings,
+            }),
+            region: p.region.map(Into::into),
+            created_at: p.created_at.map(time),
+            updated_at: p.updated_at.map(time),
             archive_scheduled_at: p.archive_scheduled_at.map(time),
             metadata: p.metadata.map(metadata_out),
             mission_length: p.mission_length,
@@ -447,17 +448,17 @@ pub struct ProcessingPage {
 #[derive(Clone, Debug, uniffi::Record)]
 pub struct ProcessingError {
     pub id: String,
-    pub date: SystemTime,
-    pub level: ProcessingErrorLevel,
-    pub message: String,
+    pub date: Option<SystemTime>,
+    pub level: Option<ProcessingErrorLevel>,
+    pub message: Option<String>,
 }
 
 impl From<sc::ProcessingError> for ProcessingError {
     fn from(e: sc::ProcessingError) -> Self {
         Self {
             id: e.id.to_string(),
-            date: time(e.date),
-            level: e.level.into(),
+            date: e.date.map(time),
+            level: e.level.map(Into::into),
             message: e.message,
         }
     }
@@ -516,8 +517,8 @@ impl TryFrom<StartProcessingRequest> for sc::StartProcessingRequest {
 /// The service's versions and the status of each region.
 #[derive(Clone, Debug, uniffi::Record)]
 pub struct ServerInfo {
-    pub api_version: String,
-    pub version: String,
+    pub api_version: Option<String>,
+    pub version: Option<String>,
     pub engine_versions: Vec<String>,
     pub regions_status: HashMap<String, RegionStatus>,
 }
@@ -541,12 +542,12 @@ impl From<sc::ServerInfo> for ServerInfo {
 #[derive(Clone, Debug, uniffi::Record)]
 pub struct WebhookEndpoint {
     pub id: String,
-    pub url: String,
-    pub enabled: bool,
+    pub url: Option<String>,
+    pub enabled: Option<bool>,
     pub enabled_event_types: Vec<EventType>,
     pub metadata: Option<HashMap<String, String>>,
     /// The signing secret (`whsec_…`): give `secret.reveal()` to `Webhook`.
-    pub secret: Arc<Secret>,
+    pub secret: Option<Arc<Secret>>,
 }
 
 impl From<sc::WebhookEndpoint> for WebhookEndpoint {
@@ -557,7 +558,7 @@ impl From<sc::WebhookEndpoint> for WebhookEndpoint {
             enabled: e.enabled,
             enabled_event_types: e.enabled_event_types.into_iter().map(Into::into).collect(),
             metadata: e.metadata.map(metadata_out),
-            secret: Secret::wrap(e.secret.expose_secret()),
+            secret: e.secret.map(|s| Secret::wrap(s.expose_secret())),
         }
     }
 }
@@ -610,10 +611,11 @@ impl From<UpdateWebhookEndpointRequest> for sc::UpdateWebhookEndpointRequest {
 #[derive(Clone, Debug, uniffi::Record)]
 pub struct MissedWebhook {
     pub id: String,
-    pub created_at: SystemTime,
+    pub created_at: Option<SystemTime>,
     pub event_type: EventType,
+    /// Empty when the service leaves it out.
     pub endpoint_metadata: HashMap<String, String>,
-    /// The event's payload, a JSON object.
+    /// The event's payload, a JSON object (`{}` when left out).
     pub payload: String,
 }
 
@@ -621,9 +623,9 @@ impl From<sc::MissedWebhook> for MissedWebhook {
     fn from(m: sc::MissedWebhook) -> Self {
         Self {
             id: m.id.to_string(),
-            created_at: time(m.created_at),
+            created_at: m.created_at.map(time),
             event_type: m.event_type.into(),
-            endpoint_metadata: metadata_out(m.endpoint_metadata),
+            endpoint_metadata: m.endpoint_metadata.map(metadata_out).unwrap_or_default(),
             payload: json_object_out(m.payload),
         }
     }
@@ -633,8 +635,9 @@ impl From<sc::MissedWebhook> for MissedWebhook {
 #[derive(Clone, Debug, uniffi::Record)]
 pub struct WebhookEvent {
     pub id: String,
-    pub created_at: SystemTime,
+    pub created_at: Option<SystemTime>,
     pub event_type: EventType,
+    /// Empty when the service leaves it out.
     pub endpoint_metadata: HashMap<String, String>,
     /// The processing the event is about.
     pub payload: Processing,
@@ -644,9 +647,9 @@ impl From<svc_core::WebhookEvent> for WebhookEvent {
     fn from(e: svc_core::WebhookEvent) -> Self {
         Self {
             id: e.id.to_string(),
-            created_at: time(e.created_at),
+            created_at: e.created_at.map(time),
             event_type: e.event_type.into(),
-            endpoint_metadata: metadata_out(e.endpoint_metadata),
+            endpoint_metadata: e.endpoint_metadata.map(metadata_out).unwrap_or_default(),
             payload: e.payload.into(),
         }
     }

@@ -57,7 +57,8 @@ impl Webhook {
     ///
     /// Errors: `Verification` with `code` `missing_header`, `invalid_timestamp`,
     /// `too_old`, `too_new` or `bad_signature`; `InvalidResponse` with code
-    /// `invalid_payload` for a signed body that is not an event.
+    /// `invalid_payload` for a signed body that is not JSON, or `untyped_event` (the
+    /// JSON in `details`) for a signed event this SDK cannot read.
     pub fn verify(
         &self,
         headers: HashMap<String, String>,

@@ -452,7 +452,11 @@ fn print_summary(outcome: &WorkflowOutcome) {
     let (errors, warnings) = (outcome.error_messages().count(), outcome.warnings().count());
     println!("  errors: {errors}, warnings: {warnings}");
     for e in &outcome.errors {
-        println!("    [{}] {}", e.level, e.message);
+        println!(
+            "    [{}] {}",
+            e.level.as_ref().map_or("?", |l| l.as_str()),
+            e.message.as_deref().unwrap_or("(no message)")
+        );
     }
     if outcome.downloaded.is_empty() {
         if p.status == ProcessingStatus::Processed && !outcome.outputs.is_empty() {

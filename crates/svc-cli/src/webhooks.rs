@@ -26,7 +26,7 @@ use serde_json::Value;
 use svc_core::cloud::{
     CreateWebhookEndpointRequest, EventType, UpdateWebhookEndpointRequest, WebhookEndpoint,
 };
-use svc_core::webhook::{Webhook, unix_now};
+use svc_core::webhook::{Webhook, WebhookError, unix_now};
 use svc_core::{Metadata, WebhookSecret};
 use uuid::Uuid;
 
@@ -234,9 +234,19 @@ fn verify(
         webhook.verify_parts(Some(timestamp), Some(signature), &bytes, unix_now())
     };
     match verified {
-        Ok(event) => {
-            let line = serde_json::to_string(&event).map_err(|e| Failure::other(e.to_string()))?;
+        // Printed as it came (one line), fields this SDK does not know included.
+        Ok(_) => {
+            let line: Value =
+                serde_json::from_slice(&bytes).map_err(|e| Failure::other(e.to_string()))?;
             println!("{line}");
+            Ok(())
+        }
+        // The delivery is authentic: printed as it came, with a note on stderr.
+        Err(WebhookError::UntypedEvent { reason, raw }) => {
+            eprintln!(
+                "svc webhooks: the signature holds, but this SDK cannot read the event ({reason}); printed as received"
+            );
+            println!("{raw}");
             Ok(())
         }
         Err(e) => Err(Failure {
@@ -252,13 +262,23 @@ async fn receive(
     body: Bytes,
 ) -> (StatusCode, String) {
     match webhook.verify(&headers, &body) {
-        Ok(event) => match serde_json::to_string(&event) {
+        // Printed as it came (one line), fields this SDK does not know included.
+        Ok(_) => match serde_json::from_slice::<Value>(&body) {
             Ok(line) => {
                 println!("{line}");
                 (StatusCode::OK, String::new())
             }
             Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
         },
+        // Authentic but not typeable: refusing it would only make the service retry it
+        // ten times and then record it as missed. It is printed as it came.
+        Err(WebhookError::UntypedEvent { reason, raw }) => {
+            eprintln!(
+                "svc webhooks: accepted a signed delivery this SDK cannot read ({reason}); printed as received"
+            );
+            println!("{raw}");
+            (StatusCode::OK, String::new())
+        }
         Err(e) => {
             eprintln!("svc webhooks: refused a delivery: {e}");
             (StatusCode::BAD_REQUEST, format!("{e}\n"))

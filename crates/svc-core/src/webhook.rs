@@ -141,10 +141,22 @@ pub enum WebhookError {
     /// timestamp and body with any of the secrets, or was sent twice.
     #[error("the Svc-Signature header does not match the delivery with any configured secret")]
     BadSignature,
-    /// The signature holds but the body is not a webhook event. Carries the decoder's
-    /// message (with its line and column), never the body.
+    /// The signature holds but the body is not JSON. Carries the decoder's message (with
+    /// its line and column), never the body.
     #[error("the signed body is not a webhook event: {0}")]
     InvalidPayload(String),
+    /// The signature holds (the delivery is authentic) and the body is JSON, but not an
+    /// event this SDK can type: its `id`, `eventType` or `payload` (with the processing's
+    /// `id` and `status`) is missing or of another type. Every other field may be
+    /// missing or new without this error. The JSON is handed over as it came; the
+    /// message names the field, never a value.
+    #[error("the signed body is a webhook event this SDK cannot read: {reason}")]
+    UntypedEvent {
+        /// What could not be typed (the decoder's message, values replaced by `"…"`).
+        reason: String,
+        /// The authenticated body, as JSON.
+        raw: Box<serde_json::Value>,
+    },
     /// No (non-empty) secret was given to the [`Webhook`]: a configuration error of the
     /// receiver, not of the delivery.
     #[error("no webhook secret is configured")]
@@ -161,15 +173,15 @@ impl WebhookError {
     pub fn kind(&self) -> crate::error::ErrorKind {
         use crate::error::ErrorKind;
         match self {
-            Self::InvalidPayload(_) => ErrorKind::InvalidResponse,
+            Self::InvalidPayload(_) | Self::UntypedEvent { .. } => ErrorKind::InvalidResponse,
             Self::NoSecret => ErrorKind::InvalidInput,
             _ => ErrorKind::Verification,
         }
     }
 
     /// A stable, language-neutral code for the error: `missing_header`,
-    /// `invalid_timestamp`, `too_old`, `too_new`, `bad_signature`, `invalid_payload` or
-    /// `no_secret`. These are the `expected` values of the shared test vectors, and what
+    /// `invalid_timestamp`, `too_old`, `too_new`, `bad_signature`, `invalid_payload`,
+    /// `untyped_event` or `no_secret`. These are the `expected` values of the shared test vectors, and what
     /// the bindings expose.
     #[must_use]
     pub fn code(&self) -> &'static str {
@@ -180,6 +192,7 @@ impl WebhookError {
             Self::TimestampTooNew { .. } => "too_new",
             Self::BadSignature => "bad_signature",
             Self::InvalidPayload(_) => "invalid_payload",
+            Self::UntypedEvent { .. } => "untyped_event",
             Self::NoSecret => "no_secret",
         }
     }
@@ -491,10 +504,18 @@ fn parse_timestamp(timestamp: &str) -> Result<i64, WebhookError> {
         .map_err(|_| WebhookError::InvalidTimestamp)
 }
 
-/// Decodes the (already authenticated) body.
+/// Decodes the (already authenticated) body. JSON this SDK cannot type is handed over
+/// rather than lost (decoded a second time, as plain JSON, only then).
 fn decode_event(body: &[u8]) -> Result<WebhookEvent, WebhookError> {
-    serde_json::from_slice(body)
-        .map_err(|error| WebhookError::InvalidPayload(redact_quoted(&error.to_string())))
+    serde_json::from_slice(body).map_err(|typed| {
+        match serde_json::from_slice::<serde_json::Value>(body) {
+            Ok(raw) => WebhookError::UntypedEvent {
+                reason: redact_quoted(&typed.to_string()),
+                raw: Box::new(raw),
+            },
+            Err(error) => WebhookError::InvalidPayload(redact_quoted(&error.to_string())),
+        }
+    })
 }
 
 /// Replaces every double-quoted text in a decoder message (serde quotes the body's

@@ -81,9 +81,9 @@ async fn server_info(State(app): S, headers: HeaderMap) -> ApiResult<Response> {
         .map(|r| ((*r).to_owned(), RegionStatus::Online))
         .collect();
     Ok(ok(ServerInfo {
-        version: format!("{}-emulator", env!("CARGO_PKG_VERSION")),
+        version: Some(format!("{}-emulator", env!("CARGO_PKG_VERSION"))),
         engine_versions: vec!["gnss-engine-1.0.0".into(), "ins-engine-1.0.0".into()],
-        api_version: "2.0".into(),
+        api_version: Some("2.0".into()),
         regions_status: regions,
     }))
 }
@@ -414,7 +414,7 @@ async fn list_processings(
         .processings
         .values()
         .map(|p| &p.processing)
-        .filter(|p| p.organization_id == org)
+        .filter(|p| p.organization_id == Some(org))
         .collect();
     let processings = page_of(&all, page, per_page).into_iter().cloned().collect();
     Ok(ok(ProcessingList {
@@ -459,7 +459,7 @@ async fn start_processing(
         if let Some(ongoing) = db
             .processings
             .values()
-            .find(|p| p.processing.organization_id == org && is_running(&p.processing))
+            .find(|p| p.processing.organization_id == Some(org) && is_running(&p.processing))
         {
             return Err(ApiError::conflict(format!(
                 "The organization already has an ongoing processing ({}); only one runs at a time",
@@ -490,23 +490,23 @@ async fn start_processing(
         let processing = Processing {
             id: Uuid::new_v4(),
             name: request.name,
-            type_,
+            type_: Some(type_),
             status: ProcessingStatus::Pending,
-            region: region.clone(),
+            region: Some(region.clone()),
             processing_result: None,
             processing_duration: None,
             processing_step: None,
             processing_progress: None,
             archive_scheduled_at: None,
-            created_at: at,
-            updated_at: at,
-            creator_id: caller.user_id,
-            organization_id: org,
+            created_at: Some(at),
+            updated_at: Some(at),
+            creator_id: Some(caller.user_id),
+            organization_id: Some(org),
             container_id: Some(request.container_id),
-            error_count: ErrorCount {
+            error_count: Some(ErrorCount {
                 errors: 0,
                 warnings: 0,
-            },
+            }),
             mission_length: None,
             mission_location_country: None,
             mission_location_region: None,
@@ -543,7 +543,7 @@ fn kind_of(v: &Value) -> &'static str {
 fn own_processing<'a>(db: &'a Db, caller: &Caller, id: Uuid) -> ApiResult<&'a ProcessingRecord> {
     db.processings
         .get(&id)
-        .filter(|p| p.processing.organization_id == caller.organization_id)
+        .filter(|p| p.processing.organization_id == Some(caller.organization_id))
         .ok_or_else(|| ApiError::not_found("processing", id))
 }
 
@@ -579,7 +579,7 @@ async fn cancel_processing(
             .get_mut(&id)
             .ok_or_else(|| ApiError::not_found("processing", id))?;
         record.processing.status = ProcessingStatus::Canceled;
-        record.processing.updated_at = now();
+        record.processing.updated_at = Some(now());
         record.processing.clone()
     };
     crate::notify::publish(&app, &processing, false);
@@ -605,7 +605,7 @@ async fn archive_processing(
         if changed {
             record.processing.status = ProcessingStatus::Archived;
             record.processing.archive_scheduled_at = Some(at);
-            record.processing.updated_at = at;
+            record.processing.updated_at = Some(at);
         }
         let bucket = record.bucket.clone();
         let objects: Vec<_> = record

@@ -130,10 +130,10 @@ async fn create_endpoint(
     })?;
     let endpoint = WebhookEndpoint {
         id: Uuid::new_v4(),
-        url: request.url,
+        url: Some(request.url),
         enabled_event_types: request.enabled_event_types,
-        secret: WebhookSecret::new(format!("whsec_{}", random_hex(32))),
-        enabled: true,
+        secret: Some(WebhookSecret::new(format!("whsec_{}", random_hex(32)))),
+        enabled: Some(true),
         metadata: Some(request.metadata.unwrap_or_default()),
     };
     app.db().endpoints.insert(
@@ -179,7 +179,7 @@ async fn update_endpoint(
         .ok_or_else(|| ApiError::not_found("webhook endpoint", id))?;
     let e = &mut record.endpoint;
     if let Some(url) = request.url {
-        e.url = url;
+        e.url = Some(url);
     }
     // An absent list decodes as empty; an empty one was refused above (422).
     if !request.enabled_event_types.is_empty() {
@@ -189,7 +189,7 @@ async fn update_endpoint(
         e.metadata = Some(metadata);
     }
     if let Some(enabled) = request.enabled {
-        e.enabled = enabled;
+        e.enabled = Some(enabled);
     }
     Ok(ok(vec![e.clone()]))
 }
@@ -245,24 +245,33 @@ pub fn publish(app: &Arc<App>, processing: &Processing, error_recorded: bool) {
         let db = app.db();
         db.endpoints
             .values()
-            .filter(|e| e.organization_id == processing.organization_id && e.endpoint.enabled)
+            .filter(|e| {
+                Some(e.organization_id) == processing.organization_id
+                    && e.endpoint.enabled == Some(true)
+            })
             .flat_map(|e| {
                 types
                     .iter()
                     .filter(|t| e.endpoint.enabled_event_types.contains(t))
                     .map(|t| Delivery {
                         endpoint_id: e.endpoint.id,
-                        url: e.endpoint.url.clone(),
-                        secret: e.endpoint.secret.clone(),
+                        url: e
+                            .endpoint
+                            .url
+                            .clone()
+                            .expect("the emulator creates every endpoint with its URL"),
+                        secret: e
+                            .endpoint
+                            .secret
+                            .clone()
+                            .expect("the emulator creates every endpoint with its secret"),
                         event: WebhookEvent {
                             id: Uuid::new_v4(),
                             event_type: t.clone(),
-                            created_at: now(),
-                            endpoint_metadata: e
-                                .endpoint
-                                .metadata
-                                .clone()
-                                .unwrap_or_else(Metadata::new),
+                            created_at: Some(now()),
+                            endpoint_metadata: Some(
+                                e.endpoint.metadata.clone().unwrap_or_else(Metadata::new),
+                            ),
                             payload: processing.clone(),
                         },
                     })
@@ -294,7 +303,7 @@ async fn deliver(app: Arc<App>, delivery: Delivery) {
             .db()
             .endpoints
             .get(&delivery.endpoint_id)
-            .is_some_and(|e| e.endpoint.enabled);
+            .is_some_and(|e| e.endpoint.enabled == Some(true));
         if !still_wanted {
             return;
         }
@@ -324,7 +333,7 @@ async fn deliver(app: Arc<App>, delivery: Delivery) {
             _ => Default::default(),
         },
         // When the event was recorded as missed, after the last retry.
-        created_at: now(),
+        created_at: Some(now()),
         endpoint_metadata: delivery.event.endpoint_metadata.clone(),
     };
     let mut db = app.db();

@@ -286,12 +286,12 @@ impl App {
             } else {
                 ContainerStatus::Valid
             },
-            region: record.region.clone(),
-            expiration_date: record.expiration_date,
-            created_at: record.created_at,
-            updated_at: record.updated_at,
-            creator_id: record.creator_id,
-            organization_id: record.organization_id,
+            region: Some(record.region.clone()),
+            expiration_date: Some(record.expiration_date),
+            created_at: Some(record.created_at),
+            updated_at: Some(record.updated_at),
+            creator_id: Some(record.creator_id),
+            organization_id: Some(record.organization_id),
             metadata: Some(record.metadata.clone()),
             files,
         }
@@ -304,13 +304,13 @@ impl App {
         });
         ContainerFile {
             id: f.id,
-            type_: f.type_.clone(),
+            type_: Some(f.type_.clone()),
             status: f.status.clone(),
-            size: i64::try_from(f.size).unwrap_or(i64::MAX),
+            size: Some(i64::try_from(f.size).unwrap_or(i64::MAX)),
             path: f.path.clone(),
-            created_at: f.created_at,
-            updated_at: f.updated_at,
-            creator_id: f.creator_id,
+            created_at: Some(f.created_at),
+            updated_at: Some(f.updated_at),
+            creator_id: Some(f.creator_id),
             metadata: Some(f.metadata.clone()),
             upload_info,
         }

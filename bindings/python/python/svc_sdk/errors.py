@@ -271,14 +271,19 @@ class WebhookVerificationError(SvcError):
 
     Attributes:
         code: which check failed: ``missing_header``, ``invalid_timestamp``,
-            ``too_old``, ``too_new``, ``bad_signature``, ``invalid_payload`` or
-            ``no_secret`` (``svc_core::webhook::WebhookError::code()``, the outcomes of
-            the shared test vectors).
+            ``too_old``, ``too_new``, ``bad_signature``, ``invalid_payload``,
+            ``untyped_event`` or ``no_secret``
+            (``svc_core::webhook::WebhookError::code()``, the outcomes of the shared
+            test vectors).
+        raw: for ``untyped_event`` (the signature holds, the body is JSON but not an
+            event this SDK can read: its ``id``, ``eventType`` or ``payload`` is missing
+            or of another type), the body as it came; else None.
     """
 
     default_kind = "verification"
-    _extra_defaults: ClassVar[dict[str, Any]] = {"code": str}
+    _extra_defaults: ClassVar[dict[str, Any]] = {"code": str, "raw": lambda: None}
     code: str
+    raw: dict[str, Any] | None
 
 
 class SettingsError(SvcError):

@@ -12,6 +12,8 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use svc_cloud_api::enums::{ContainerRegion, ProcessingStatus, ProcessingStep};
 use svc_cloud_api::{AccessToken, CloudState, cloud, notification};
+
+mod tolerant;
 use uuid::Uuid;
 
 const TOKEN: &str = "tok-123";
@@ -199,7 +201,7 @@ async fn get_processing_sends_bearer_and_keeps_unknown_status() {
     assert_eq!(processing.processing_result, None);
     assert_eq!(processing.container_id, None);
     assert_eq!(processing.processing_progress, Some(0.25));
-    assert_eq!(processing.error_count.warnings, 2);
+    assert_eq!(processing.error_count.as_ref().map(|c| c.warnings), Some(2));
     // Metadata keeps the order it was sent in.
     let keys: Vec<_> = processing
         .metadata
@@ -355,8 +357,11 @@ async fn notification_list_sends_paging_and_redacts_the_secret() {
 
     let endpoint = &endpoints[0];
     assert_eq!(
-        endpoint.secret.expose_secret(),
-        format!("whsec_{}", "ab".repeat(32))
+        endpoint
+            .secret
+            .as_ref()
+            .map(|s| s.expose_secret().to_owned()),
+        Some(format!("whsec_{}", "ab".repeat(32)))
     );
     assert!(
         !format!("{endpoint:?}").contains("whsec_"),

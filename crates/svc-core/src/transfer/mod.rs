@@ -181,8 +181,16 @@ impl UploadJob {
                 let upload_info = registered.upload_info.clone().ok_or_else(|| {
                     refused("the container gave no upload form for it (already uploaded?)")
                 })?;
-                let size = u64::try_from(registered.size)
-                    .map_err(|_| refused("its registered size is negative"))?;
+                // A registration answer without the size (the service always sends it;
+                // a reader does not rely on it): the file's own length is what was
+                // registered.
+                let size = match registered.size {
+                    Some(size) => u64::try_from(size)
+                        .map_err(|_| refused("its registered size is negative"))?,
+                    None => std::fs::metadata(&local_path)
+                        .map_err(|_| refused("no registered size, and the file cannot be read"))?
+                        .len(),
+                };
                 Ok(UploadJob {
                     local_path,
                     container_path,

@@ -16,8 +16,11 @@ use super::{Webhook, WebhookError, WebhookEvent};
 /// It reads the whole body (within the router's body limit, axum's
 /// `DefaultBodyLimit`) and calls [`Webhook::verify`]. A refused delivery is answered
 /// with [`WebhookRejection`]: 400 and a short text reason for the sender's faults,
-/// 500 when the receiver has no secret. Being a body extractor, it must be the last
-/// argument of the handler.
+/// 500 when the receiver has no secret. An authentic delivery this SDK cannot type
+/// ([`WebhookError::UntypedEvent`]) is answered 400 too, so that the service keeps it
+/// (it retries, then lists it as a missed webhook); to take such deliveries' JSON at
+/// once, call [`Webhook::verify`] in the handler instead. Being a body extractor, it
+/// must be the last argument of the handler.
 ///
 /// The state is either the `Arc<Webhook>` itself or your own state from which one can
 /// be taken ([`FromRef`]):

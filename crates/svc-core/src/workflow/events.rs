@@ -189,7 +189,11 @@ mod listener {
                     metadata: None,
                 })
                 .await?;
-            listener.set_webhook(Webhook::new(endpoint.secret.clone()));
+            let secret = endpoint.secret.clone().ok_or(CloudError::InvalidResponse {
+                operation: "createWebhookEndpoint",
+                reason: "the new endpoint came without its signing secret".to_owned(),
+            })?;
+            listener.set_webhook(Webhook::new(secret));
             listener.endpoint_id = Some(endpoint.id);
             Ok(listener)
         }

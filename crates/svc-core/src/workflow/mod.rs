@@ -377,14 +377,14 @@ impl WorkflowOutcome {
     pub fn error_messages(&self) -> impl Iterator<Item = &ProcessingError> {
         self.errors
             .iter()
-            .filter(|e| e.level == ProcessingErrorLevel::Error)
+            .filter(|e| e.level == Some(ProcessingErrorLevel::Error))
     }
 
     /// The recorded warnings (level `warning`).
     pub fn warnings(&self) -> impl Iterator<Item = &ProcessingError> {
         self.errors
             .iter()
-            .filter(|e| e.level == ProcessingErrorLevel::Warning)
+            .filter(|e| e.level == Some(ProcessingErrorLevel::Warning))
     }
 }
 

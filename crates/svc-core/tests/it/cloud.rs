@@ -12,6 +12,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::common::{client_for, emulator, fast_config};
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
@@ -26,50 +27,13 @@ use svc_core::cloud::{
     UpdateContainerRequest, UpdateWebhookEndpointRequest,
 };
 use svc_core::limits::LimitError;
-use svc_core::retry::RetryPolicy;
 use svc_emulator::{Emulator, EmulatorConfig, EmulatorInfo, FaultConfig};
 use uuid::Uuid;
 
 // ------------------------------------------------------------------------------ rig
 
-/// Retries in milliseconds, so that tests with faults stay quick.
-fn fast_retry() -> RetryPolicy {
-    RetryPolicy {
-        max_attempts: 8,
-        base_delay: Duration::from_millis(2),
-        max_delay: Duration::from_millis(20),
-        max_elapsed: Duration::from_secs(20),
-    }
-}
-
-async fn emulator(config: EmulatorConfig) -> Emulator {
-    Emulator::start(EmulatorConfig {
-        device: None,
-        ..config
-    })
-    .await
-    .expect("emulator starts")
-}
-
 async fn default_emulator() -> Emulator {
     emulator(EmulatorConfig::default()).await
-}
-
-fn config_for(info: &EmulatorInfo) -> CloudConfig {
-    let mut config = CloudConfig::new(
-        info.base_url.clone(),
-        info.auth_url.clone(),
-        info.notification_url.clone(),
-        info.api_key.clone(),
-        ApiSecret::new(info.api_secret.clone()),
-        info.organization_id,
-    );
-    config.retry = fast_retry();
-    config
-}
-
-fn client_for(info: &EmulatorInfo) -> CloudClient {
-    CloudClient::new(config_for(info)).expect("valid settings")
 }
 
 fn metadata(pairs: &[(&str, &str)]) -> Metadata {
@@ -304,7 +268,7 @@ struct Proxied {
 async fn proxied(info: &EmulatorInfo, adjust: impl FnOnce(&mut CloudConfig)) -> Proxied {
     let auth = Proxy::start(&info.auth_url).await;
     let cloud = Proxy::start(&info.base_url).await;
-    let mut config = config_for(info);
+    let mut config = fast_config(info);
     config.auth_url = auth.url.clone();
     config.base_url = cloud.url.clone();
     adjust(&mut config);
@@ -586,7 +550,7 @@ async fn a_wrong_secret_is_an_authentication_error_without_the_secret() {
     let closed = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let dead = format!("http://{}", closed.local_addr().unwrap());
     drop(closed);
-    let mut config = config_for(emu.info());
+    let mut config = fast_config(emu.info());
     config.auth_url = dead;
     let e = CloudClient::new(config)
         .unwrap()
@@ -658,7 +622,7 @@ async fn a_failing_identity_provider_is_transient_not_an_authentication_error() 
 async fn a_member_key_and_another_organization_are_refused_with_403() {
     let emu = default_emulator().await;
     let info = emu.info();
-    let mut config = config_for(info);
+    let mut config = fast_config(info);
     config.api_key = info.member_api_key.clone();
     config.api_secret = ApiSecret::new(info.member_api_secret.clone());
     let member = CloudClient::new(config).unwrap();
@@ -675,7 +639,7 @@ async fn a_member_key_and_another_organization_are_refused_with_403() {
         .iter()
         .find(|o| o.organization_id != info.organization_id)
         .unwrap();
-    let mut config = config_for(info);
+    let mut config = fast_config(info);
     config.organization_id = other.organization_id;
     let e = CloudClient::new(config)
         .unwrap()
@@ -694,7 +658,7 @@ async fn server_info_and_containers_round_trip() {
     let client = client_for(emu.info());
 
     let info = client.server_info().await.unwrap();
-    assert!(!info.version.is_empty());
+    assert!(info.version.is_some_and(|v| !v.is_empty()));
     assert!(info.regions_status.contains_key("eu-west-3"));
 
     let created = client
@@ -712,8 +676,8 @@ async fn server_info_and_containers_round_trip() {
         })
         .await
         .unwrap();
-    assert_eq!(created.region, ContainerRegion::UsWest1);
-    assert_eq!(created.organization_id, emu.info().organization_id);
+    assert_eq!(created.region, Some(ContainerRegion::UsWest1));
+    assert_eq!(created.organization_id, Some(emu.info().organization_id));
     assert_eq!(created.files.len(), 2);
     assert!(created.files.iter().all(|f| f.upload_info.is_some()));
 
@@ -832,9 +796,9 @@ async fn processings_round_trip() {
     assert_eq!(
         errors
             .iter()
-            .filter(|e| e.level == svc_core::cloud::ProcessingErrorLevel::Error)
+            .filter(|e| e.level == Some(svc_core::cloud::ProcessingErrorLevel::Error))
             .count() as u64,
-        done.error_count.errors
+        done.error_count.as_ref().map_or(0, |c| c.errors)
     );
 
     let archived = client.archive_processing(started.id).await.unwrap();
@@ -858,7 +822,7 @@ async fn processings_round_trip() {
     assert_eq!(missed[0].event_type, EventType::CloudProcessingEnded);
     assert_eq!(
         missed[0].endpoint_metadata,
-        metadata(&[("team", "field-ops")])
+        Some(metadata(&[("team", "field-ops")]))
     );
     let page = client
         .list_missed_webhooks_page(endpoint.id, 0, 1)
@@ -878,9 +842,10 @@ async fn webhook_endpoints_round_trip() {
         .create_webhook_endpoint(endpoint_request("https://hooks.example.com/svc"))
         .await
         .unwrap();
-    assert!(created.enabled);
-    assert!(created.secret.expose_secret().starts_with("whsec_"));
-    assert!(!format!("{created:?}").contains(created.secret.expose_secret()));
+    assert_eq!(created.enabled, Some(true));
+    let secret = created.secret.as_ref().unwrap().expose_secret();
+    assert!(secret.starts_with("whsec_"));
+    assert!(!format!("{created:?}").contains(secret));
 
     let updated = client
         .update_webhook_endpoint(
@@ -898,9 +863,12 @@ async fn webhook_endpoints_round_trip() {
         .await
         .unwrap();
     assert_eq!(updated.id, created.id);
-    assert!(!updated.enabled);
+    assert_eq!(updated.enabled, Some(false));
     assert_eq!(updated.enabled_event_types.len(), 2);
-    assert_eq!(updated.url, "https://hooks.example.com/svc");
+    assert_eq!(
+        updated.url.as_deref(),
+        Some("https://hooks.example.com/svc")
+    );
 
     let all = client.list_webhook_endpoints_all().await.unwrap();
     assert_eq!(all, vec![updated]);

@@ -215,8 +215,9 @@ async fn no_secret_reaches_the_logs_at_trace_level() {
         })
         .await
         .unwrap();
-    secrets.add("the webhook secret", endpoint.secret.expose_secret());
-    listener.set_webhook(Webhook::new(endpoint.secret.clone()));
+    let secret = endpoint.secret.clone().unwrap();
+    secrets.add("the webhook secret", secret.expose_secret());
+    listener.set_webhook(Webhook::new(secret));
 
     let out = tempfile::tempdir().unwrap();
     let options = WorkflowOptions {

@@ -60,7 +60,7 @@ fn a_fresh_delivery_verifies_against_the_system_clock() {
         .unwrap();
     assert_eq!(event.event_type, EventType::CloudProcessingProgress);
     assert_eq!(event.payload.processing_progress, Some(0.42));
-    assert_eq!(event.endpoint_metadata["team"], "field-ops");
+    assert_eq!(event.endpoint_metadata.unwrap()["team"], "field-ops");
 }
 
 #[test]
@@ -321,6 +321,76 @@ fn an_invalid_payload_message_quotes_no_text_of_the_body() {
     assert!(!message.contains("confidential"), "{message}");
     assert!(message.contains("invalid type: string \"…\""), "{message}");
     assert!(message.contains("line 1 column"), "{message}");
+    // Authentic JSON that does not type is handed over, not refused as forged.
+    assert_eq!(error.code(), "untyped_event");
+    let WebhookError::UntypedEvent { raw, .. } = error else {
+        panic!("expected an untyped event, got {error:?}");
+    };
+    assert_eq!(
+        *raw,
+        serde_json::from_str::<serde_json::Value>(&body).unwrap()
+    );
+}
+
+/// A delivery that differs a little from the documents (fields left out, fields this
+/// SDK does not know) is an event: a missing `archiveScheduledAt` made a listener
+/// answer 400, and the service retry it ten times and record it as missed.
+#[test]
+fn a_trimmed_or_extended_event_verifies() {
+    let mut body: serde_json::Value = serde_json::from_str(PROGRESS_BODY).unwrap();
+    let payload = body["payload"].as_object_mut().unwrap();
+    for gone in [
+        "archiveScheduledAt",
+        "createdAt",
+        "updatedAt",
+        "errorCount",
+        "region",
+        "type",
+        "missionLocationPlace",
+    ] {
+        payload.remove(gone);
+    }
+    payload.insert("qualityScore".into(), serde_json::json!({"h": 0.02}));
+    body.as_object_mut()
+        .unwrap()
+        .insert("deliveryAttempt".into(), serde_json::json!(3));
+    let body = body.to_string();
+    let event = Webhook::new(secret())
+        .verify_parts(
+            Some("1719911822"),
+            Some(&sign(&secret(), SENT_AT, body.as_bytes())),
+            body.as_bytes(),
+            SENT_AT,
+        )
+        .unwrap();
+    assert_eq!(event.event_type, EventType::CloudProcessingProgress);
+    assert_eq!(event.payload.archive_scheduled_at, None);
+    assert_eq!(event.payload.error_count, None);
+    assert_eq!(event.payload.processing_progress, Some(0.42));
+}
+
+/// Without what identifies it (here the processing's `id`), a signed event cannot be
+/// typed: reported as such, with its JSON, never as a bad signature.
+#[test]
+fn a_signed_event_without_its_identity_is_untyped_not_forged() {
+    let mut body: serde_json::Value = serde_json::from_str(PROGRESS_BODY).unwrap();
+    body["payload"].as_object_mut().unwrap().remove("id");
+    let body = body.to_string();
+    let error = Webhook::new(secret())
+        .verify_parts(
+            Some("1719911822"),
+            Some(&sign(&secret(), SENT_AT, body.as_bytes())),
+            body.as_bytes(),
+            SENT_AT,
+        )
+        .unwrap_err();
+    assert_eq!(error.code(), "untyped_event");
+    assert_eq!(error.kind(), svc_core::ErrorKind::InvalidResponse);
+    assert!(error.to_string().contains("missing field `id`"), "{error}");
+    let WebhookError::UntypedEvent { raw, .. } = error else {
+        panic!("expected an untyped event");
+    };
+    assert_eq!(raw["payload"]["status"], "processing");
 }
 
 #[test]

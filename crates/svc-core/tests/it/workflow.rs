@@ -350,7 +350,8 @@ async fn a_failed_processing_is_an_outcome_with_its_errors() {
         outcome
             .errors
             .iter()
-            .any(|e| e.level == ProcessingErrorLevel::Error && !e.message.is_empty()),
+            .any(|e| e.level == Some(ProcessingErrorLevel::Error)
+                && e.message.as_deref().is_some_and(|m| !m.is_empty())),
         "{:?}",
         outcome.errors
     );

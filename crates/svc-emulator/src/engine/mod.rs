@@ -13,7 +13,7 @@ pub mod outputs;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use svc_cloud_api::cloud::types::{Processing, ProcessingError};
+use svc_cloud_api::cloud::types::{ErrorCount, Processing, ProcessingError};
 use svc_cloud_api::enums::{
     ContainerFileType, ProcessingErrorLevel, ProcessingResult, ProcessingStatus, ProcessingStep,
 };
@@ -48,7 +48,7 @@ fn update(app: &Arc<App>, id: Uuid, change: impl FnOnce(&mut Processing)) -> boo
             return false;
         }
         change(&mut record.processing);
-        record.processing.updated_at = now();
+        record.processing.updated_at = Some(now());
         record.processing.clone()
     };
     crate::notify::publish(app, &snapshot, false);
@@ -197,14 +197,14 @@ async fn finish(app: &Arc<App>, id: Uuid, computed: Option<Computed>, elapsed: D
         .into_iter()
         .map(|(level, message)| ProcessingError {
             id: Uuid::new_v4(),
-            level,
-            message,
-            date: at,
+            level: Some(level),
+            message: Some(message),
+            date: Some(at),
         })
         .collect();
     let error_recorded = errors
         .iter()
-        .any(|e| e.level == ProcessingErrorLevel::Error);
+        .any(|e| e.level == Some(ProcessingErrorLevel::Error));
     let snapshot = {
         let mut db = app.db();
         let Some(record) = db.processings.get_mut(&id) else {
@@ -236,18 +236,20 @@ async fn finish(app: &Arc<App>, id: Uuid, computed: Option<Computed>, elapsed: D
             p.mission_location_region,
             p.mission_location_place,
         ) = computed.location;
-        p.error_count.errors = errors
-            .iter()
-            .filter(|e| e.level == ProcessingErrorLevel::Error)
-            .count() as u64;
-        p.error_count.warnings = errors
-            .iter()
-            .filter(|e| e.level == ProcessingErrorLevel::Warning)
-            .count() as u64;
+        p.error_count = Some(ErrorCount {
+            errors: errors
+                .iter()
+                .filter(|e| e.level == Some(ProcessingErrorLevel::Error))
+                .count() as u64,
+            warnings: errors
+                .iter()
+                .filter(|e| e.level == Some(ProcessingErrorLevel::Warning))
+                .count() as u64,
+        });
         p.archive_scheduled_at = Some(svc_cloud_api::Timestamp(
             at.0 + app.config.container_lifetime,
         ));
-        p.updated_at = at;
+        p.updated_at = Some(at);
         record.errors = errors;
         record.outputs = stored;
         record.processing.clone()
