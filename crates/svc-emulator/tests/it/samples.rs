@@ -38,6 +38,10 @@ async fn the_sample_dataset_processes_without_warnings() {
         "{end}"
     );
     assert_eq!(end["missionLength"], 120, "a two-minute drive");
+    // A drive from the Hôtel de Ville, Paris: France has no region in the boundaries data.
+    assert_eq!(end["missionLocationCountry"], "FR", "{end}");
+    assert_eq!(end["missionLocationRegion"], Value::Null, "{end}");
+    assert_eq!(end["missionLocationPlace"], "Paris", "{end}");
 
     let outputs = env.emu.stored_outputs(pid.parse().unwrap());
     let csv = String::from_utf8(
@@ -50,4 +54,11 @@ async fn the_sample_dataset_processes_without_warnings() {
     )
     .unwrap();
     assert_eq!(csv.lines().count(), 122, "header + 121 fixes at 1 Hz");
+    let report: Value =
+        serde_json::from_slice(&outputs.iter().find(|(p, _)| p == "report.json").unwrap().1)
+            .unwrap();
+    assert_eq!(
+        report["missionLocation"],
+        json!({"country": "FR", "region": null, "place": "Paris"})
+    );
 }

@@ -15,6 +15,9 @@
 //!    properties are `startTime`, `endTime` and `fixCount`.
 //! 3. `report.json`: statistics, see [`report_json`].
 //!
+//! The summary also tells where the mission took place: the country, region and place of
+//! the fixes' median position ([`location`]).
+//!
 //! # Input rules
 //! - A line whose first non-blank byte is `$` is an NMEA sentence. Any other line (IMU CSV,
 //!   logs, binary data) is ignored without a warning; a file without any sentence gets one
@@ -51,7 +54,9 @@
 //! The outputs depend only on the input bytes and their order: no clock, no randomness, a fixed
 //! key order and fixed decimal formatting (`-0.000` is written `0.000`).
 
+mod location;
 mod nmea;
+mod places;
 #[cfg(test)]
 mod tests;
 mod trajectory;
@@ -90,6 +95,9 @@ pub struct OutputFile {
 pub struct Summary {
     /// Seconds between the first and the last usable fix.
     pub mission_length_s: i64,
+    /// Where the mission took place ([`location`]): ISO 3166-1 alpha-2 country code,
+    /// ISO 3166-2 subdivision code, English name of the nearest major city; `None` when
+    /// not known (at sea, a country without subdivisions in the data, no city near).
     pub country: Option<String>,
     pub region: Option<String>,
     pub place: Option<String>,
@@ -144,11 +152,12 @@ pub fn process(
         );
         return Err(Failure { error, warnings });
     };
+    let location = location::mission_location(&fixes);
     let summary = Summary {
         mission_length_s: (last.time_ms - first.time_ms) / 1000,
-        country: None,
-        region: None,
-        place: None,
+        country: location.country,
+        region: location.region,
+        place: location.place,
     };
 
     let wanted = |name: &str| {

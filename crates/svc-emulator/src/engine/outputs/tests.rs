@@ -119,7 +119,10 @@ fn gga_and_rmc_make_csv_geojson_and_report() {
         outcome.summary,
         Summary {
             mission_length_s: 2,
-            ..Summary::default()
+            // 48.117° N 11.517° E: 5 km from the centre of Munich.
+            country: Some("DE".into()),
+            region: None,
+            place: Some("Munich".into()),
         }
     );
 
@@ -170,7 +173,7 @@ fn gga_and_rmc_make_csv_geojson_and_report() {
     assert_eq!(report["boundingBox"]["maxHeight"], 548.5);
     assert_eq!(
         report["missionLocation"],
-        json!({"country": null, "region": null, "place": null})
+        json!({"country": "DE", "region": null, "place": "Munich"})
     );
     assert_eq!(report["fixQuality"], json!({"4": 2, "5": 1}));
     assert_eq!(report["warnings"], 0);
@@ -284,6 +287,36 @@ fn midnight_rollover_with_and_without_rmc() {
     );
     assert_eq!(outcome.summary.mission_length_s, 2);
     assert!(outcome.warnings.is_empty());
+}
+
+#[test]
+fn the_mission_location_is_where_the_fixes_are() {
+    let location = |lat: &str, lon: &str| {
+        let gnss = lines(&[
+            rmc("120000", lat, lon, "0", "0", "020126"),
+            gga("120000", lat, lon, 1, 10.0),
+        ]);
+        let outcome = run(&[("gnss.nmea", gnss)]).unwrap();
+        let summary = &outcome.summary;
+        let fields =
+            json!({"country": summary.country, "region": summary.region, "place": summary.place});
+        // The report says the same as the processing record.
+        assert_eq!(report(&outcome)["missionLocation"], fields);
+        fields
+    };
+    assert_eq!(
+        location("3246.600,N", "09647.820,W"),
+        json!({"country": "US", "region": "US-TX", "place": "Dallas"})
+    );
+    assert_eq!(
+        location("3541.160,N", "13942.200,E"),
+        json!({"country": "JP", "region": null, "place": "Tokyo"})
+    );
+    // At sea, mid-Atlantic: nothing is known.
+    assert_eq!(
+        location("3000.000,N", "04000.000,W"),
+        json!({"country": null, "region": null, "place": null})
+    );
 }
 
 #[test]
@@ -518,6 +551,10 @@ fn sample_file_in_tests_data() {
     let outcome = process(&inputs, &Map::new()).unwrap();
     assert!(outcome.warnings.is_empty(), "{:?}", outcome.warnings);
     assert_eq!(outcome.summary.mission_length_s, 9);
+    assert_eq!(
+        report(&outcome)["missionLocation"],
+        json!({"country": "DE", "region": null, "place": "Munich"})
+    );
     let rows = csv_rows(&outcome);
     assert_eq!(rows.len(), 10);
     assert_eq!(

@@ -146,9 +146,15 @@ fn horizontal_velocity(a: &Fix, b: &Fix) -> [f64; 2] {
 
 /// Horizontal great-circle (haversine) distance in metres.
 pub(super) fn great_circle(a: &Fix, b: &Fix) -> f64 {
-    let (lat1, lat2) = (a.lat.to_radians(), b.lat.to_radians());
+    distance_m((a.lat, a.lon), (b.lat, b.lon))
+}
+
+/// Horizontal great-circle (haversine) distance in metres between two (latitude,
+/// longitude) positions in degrees.
+pub(super) fn distance_m((lat_a, lon_a): (f64, f64), (lat_b, lon_b): (f64, f64)) -> f64 {
+    let (lat1, lat2) = (lat_a.to_radians(), lat_b.to_radians());
     let dlat = lat2 - lat1;
-    let dlon = (b.lon - a.lon).to_radians();
+    let dlon = (lon_b - lon_a).to_radians();
     let h = (dlat / 2.0).sin().powi(2) + lat1.cos() * lat2.cos() * (dlon / 2.0).sin().powi(2);
     2.0 * EARTH_RADIUS_M * h.sqrt().min(1.0).asin()
 }

@@ -81,7 +81,7 @@ pub(super) fn trajectory_geojson(fixes: &[Fix]) -> Vec<u8> {
 /// - `distanceMeters`: sum of the horizontal great-circle distances between consecutive fixes;
 /// - `boundingBox`: `minLatitude`, `minLongitude`, `maxLatitude`, `maxLongitude`, `minHeight`,
 ///   `maxHeight`;
-/// - `missionLocation`: `country`, `region`, `place` (unknown: null);
+/// - `missionLocation`: `country`, `region`, `place` as in [`Summary`] (unknown: null);
 /// - `fixQuality`: fix count per GGA quality (`"1"`, `"4"`, ...), plus `rmcOnly` for fixes
 ///   without a GGA when there are some;
 /// - `warnings`: the number of warnings.
