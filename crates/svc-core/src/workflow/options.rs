@@ -1,0 +1,174 @@
+//! How a workflow runs ([`WorkflowOptions`], [`PollSettings`]) and what it reports on
+//! the way ([`WorkflowProgress`]).
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use uuid::Uuid;
+
+use super::events::EventSource;
+use crate::cloud::{ProcessingResult, ProcessingStatus, ProcessingStep};
+use crate::transfer::{Progress, TransferOptions};
+
+/// How often the processing's status is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PollSettings {
+    /// The first wait; it doubles after each read. Default 200 ms.
+    pub initial: Duration,
+    /// The longest wait between two reads. Default 5 s.
+    pub max: Duration,
+    /// With an event source: the time without an event of the processing after which
+    /// its status is read anyway (events can be lost). Default 15 s.
+    pub event_fallback: Duration,
+}
+
+impl Default for PollSettings {
+    fn default() -> Self {
+        Self {
+            initial: Duration::from_millis(200),
+            max: Duration::from_secs(5),
+            event_fallback: Duration::from_secs(15),
+        }
+    }
+}
+
+impl PollSettings {
+    /// The wait after `n` reads (0 for the first).
+    pub(super) fn delay(&self, n: u32) -> Duration {
+        self.initial
+            .saturating_mul(1u32 << n.min(20))
+            .min(self.max)
+            .max(Duration::from_millis(1))
+    }
+}
+
+/// Where a workflow stands, given to [`WorkflowOptions::on_progress`].
+#[non_exhaustive]
+#[derive(Clone, Debug, PartialEq)]
+pub enum WorkflowProgress {
+    /// Creating the container and registering the files.
+    CreatingContainer,
+    /// Uploading the files (a snapshot of the transfer).
+    Uploading(Progress),
+    /// Starting the processing.
+    Starting {
+        /// The uploaded container.
+        container_id: Uuid,
+    },
+    /// The organization has an ongoing processing; waiting for it to end.
+    WaitingForOrganization {
+        /// How long the workflow has waited so far.
+        waited: Duration,
+    },
+    /// The processing is `pending`.
+    Queued {
+        /// The processing.
+        processing_id: Uuid,
+    },
+    /// The processing runs.
+    Running {
+        /// The processing.
+        processing_id: Uuid,
+        /// The step it is at.
+        step: Option<ProcessingStep>,
+        /// The fraction done, 0 to 1.
+        progress: Option<f64>,
+    },
+    /// Downloading the outputs (a snapshot of the transfer).
+    Downloading(Progress),
+    /// The workflow is over.
+    Done {
+        /// The processing.
+        processing_id: Uuid,
+        /// Its final status.
+        status: ProcessingStatus,
+        /// Its result.
+        result: Option<ProcessingResult>,
+    },
+}
+
+/// Receives [`WorkflowProgress`] reports (from the workflow's task: keep it quick).
+pub type WorkflowProgressCallback = Arc<dyn Fn(&WorkflowProgress) + Send + Sync>;
+
+/// How a workflow runs. Build it with `..WorkflowOptions::default()`.
+pub struct WorkflowOptions {
+    /// Wait out a 409 "the organization already has an ongoing processing" (batch
+    /// jobs) instead of failing at once. Default `false`.
+    pub wait_for_free_organization: bool,
+    /// The longest wait for a free organization. Default 30 minutes.
+    pub max_wait: Duration,
+    /// Follow the processing to its end (default). `false`: return as soon as it is
+    /// started (the outcome holds the processing as started, no errors, no outputs).
+    pub follow: bool,
+    /// The longest time the processing is followed; `None` (default): until it ends.
+    pub follow_timeout: Option<Duration>,
+    /// Status reads: backoff, and the fallback read while following events.
+    pub poll: PollSettings,
+    /// Follow the processing through these webhook events (see
+    /// [`WebhookListener`](super::WebhookListener)); `None`: by polling.
+    pub events: Option<EventSource>,
+    /// Called with each change of stage and progress.
+    pub on_progress: Option<WorkflowProgressCallback>,
+    /// Uploads and downloads: parallelism, retries, idle timeout (its own
+    /// `on_progress` is called as well, with the raw transfer progress).
+    pub transfer: TransferOptions,
+    /// When the workflow fails (or is canceled) after creating the container and
+    /// before a processing of it was started — a refused start (409, 403 no credit
+    /// left, 413), a failed upload, a busy organization — delete the container and
+    /// the files uploaded to it, best effort;
+    /// [`WorkflowError::cleanup`](super::WorkflowError::cleanup) says whether that
+    /// succeeded. Default `false`: the container remains (the error names it) and can
+    /// be processed later.
+    pub cleanup_on_failure: bool,
+}
+
+impl Default for WorkflowOptions {
+    fn default() -> Self {
+        Self {
+            wait_for_free_organization: false,
+            max_wait: Duration::from_secs(30 * 60),
+            follow: true,
+            follow_timeout: None,
+            poll: PollSettings::default(),
+            events: None,
+            on_progress: None,
+            transfer: TransferOptions::default(),
+            cleanup_on_failure: false,
+        }
+    }
+}
+
+impl fmt::Debug for WorkflowOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WorkflowOptions")
+            .field(
+                "wait_for_free_organization",
+                &self.wait_for_free_organization,
+            )
+            .field("max_wait", &self.max_wait)
+            .field("follow", &self.follow)
+            .field("follow_timeout", &self.follow_timeout)
+            .field("poll", &self.poll)
+            .field("events", &self.events.as_ref().map(|_| "events"))
+            .field(
+                "on_progress",
+                &self.on_progress.as_ref().map(|_| "callback"),
+            )
+            .field("transfer", &self.transfer)
+            .field("cleanup_on_failure", &self.cleanup_on_failure)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn polls_back_off_to_the_cap() {
+        let p = PollSettings::default();
+        let delays: Vec<u128> = (0..7).map(|n| p.delay(n).as_millis()).collect();
+        assert_eq!(delays, [200, 400, 800, 1600, 3200, 5000, 5000]);
+    }
+}
