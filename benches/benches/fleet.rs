@@ -42,10 +42,11 @@ use svc_core::cloud::{
     ContainerFileType, ContainerRegion, CreateContainerFile, CreateContainerRequest,
 };
 use svc_core::fleet::{Fleet, Member, UnitAddress};
-use svc_core::settings::{self, SettingsTree, testing};
+use svc_core::settings::{self, SettingsTree};
 use svc_core::transfer::{TransferOptions, Transfers, UploadJob};
 use svc_core::unit::{ApplyOptions, Unit};
 use svc_emulator::{Emulator, EmulatorConfig};
+use svc_test_support::settings as testing;
 
 use common::{children_peak_kib, storage_emulator, vm_kib};
 

@@ -16,7 +16,8 @@ use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use serde_json::Value;
-use svc_core::settings::{self, SettingsTree, testing};
+use svc_core::settings::{self, SettingsTree};
+use svc_test_support::settings as testing;
 
 /// Fixed seed: the same leaves change on every run.
 const SEED: u64 = 0x5e77_1265;

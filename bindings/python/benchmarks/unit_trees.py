@@ -1,7 +1,7 @@
 """The benchmark inputs of the Rust settings benches, in Python: the unit's default
-settings tree (``crates/svc-core/src/settings/testing/unit_default.json``, about a
+settings tree (``crates/svc-test-support/src/settings/unit_default.json``, about a
 thousand leaves) and a copy with a fraction of its leaves changed, by the same seeded
-PRNG and rules as ``svc_core::settings::testing::change_leaves`` (the same leaves
+PRNG and rules as ``svc_test_support::settings::change_leaves`` (the same leaves
 change as in ``cargo bench -p svc-benches --bench settings``)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[3]
-UNIT_DEFAULT = ROOT / "crates/svc-core/src/settings/testing/unit_default.json"
+UNIT_DEFAULT = ROOT / "crates/svc-test-support/src/settings/unit_default.json"
 
 #: The seed of the Rust bench (`benches/benches/settings.rs`).
 SEED = 0x5E77_1265
@@ -21,7 +21,7 @@ _MASK = (1 << 64) - 1
 
 
 class SplitMix64:
-    """``svc_core::settings::testing::SplitMix64``."""
+    """``svc_test_support::settings::SplitMix64``."""
 
     def __init__(self, seed: int) -> None:
         self.state = seed & _MASK
@@ -78,7 +78,7 @@ def _change(parent: Any, key: Any) -> None:
 
 
 def change_leaves(tree: Any, fraction: float, seed: int = SEED) -> Any:
-    """``svc_core::settings::testing::change_leaves``: a deep copy of `tree` with
+    """``svc_test_support::settings::change_leaves``: a deep copy of `tree` with
     `fraction` of its leaves (at least one) changed."""
     out = copy.deepcopy(tree)
     leaves = leaf_paths(tree)

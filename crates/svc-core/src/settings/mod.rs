@@ -58,10 +58,10 @@ use serde_json::{Map, Value};
 
 mod diff;
 mod files;
+#[cfg(test)]
+mod fixture_checks;
 mod merge;
 mod path;
-#[doc(hidden)]
-pub mod testing;
 mod text;
 mod tree;
 mod typed;

@@ -966,7 +966,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::settings::testing;
+    use svc_test_support::settings as testing;
 
     fn tree(value: &Value) -> SettingsTree {
         SettingsTree::from_value(value)

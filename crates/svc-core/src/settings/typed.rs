@@ -119,7 +119,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::settings::testing::unit_default_tree;
+    use svc_test_support::settings::unit_default_tree;
 
     #[test]
     fn round_trip_of_the_default_tree() {

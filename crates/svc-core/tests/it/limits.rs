@@ -247,8 +247,8 @@ fn paging() {
 #[tokio::test]
 async fn the_service_refuses_what_the_sdk_checks_would_have_refused() {
     use svc_core::cloud::{
-        ApiSecret, CloudClient, CloudConfig, CloudError, ContainerFileType, ContainerRegion,
-        CreateContainerFile, CreateContainerRequest,
+        CloudClient, CloudError, ContainerFileType, ContainerRegion, CreateContainerFile,
+        CreateContainerRequest,
     };
     use svc_emulator::{Emulator, EmulatorConfig};
 
@@ -281,15 +281,7 @@ async fn the_service_refuses_what_the_sdk_checks_would_have_refused() {
     .await
     .expect("emulator starts");
     let info = emulator.info();
-    let client = CloudClient::new(CloudConfig::new(
-        info.base_url.clone(),
-        info.auth_url.clone(),
-        info.notification_url.clone(),
-        info.api_key.clone(),
-        ApiSecret::new(info.api_secret.clone()),
-        info.organization_id,
-    ))
-    .expect("valid settings");
+    let client = CloudClient::new(crate::common::cloud_config(info)).expect("valid settings");
     let (api, org) = (client.cloud_api(), client.organization_id());
     let request = |metadata: Option<Metadata>, path: &str| CreateContainerRequest {
         region: ContainerRegion::EuWest3,

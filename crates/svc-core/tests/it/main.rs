@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: fixed inputs, a panic is a failure
 
 mod cloud;
+mod common;
 mod fleet;
 mod limits;
 #[cfg(feature = "axum")]

@@ -6,8 +6,9 @@ use proptest::sample::Index;
 use serde_json::{Value, json};
 use svc_core::settings::{
     NodePath, SettingsError, SettingsTree, apply, apply_in_place, diff, diff_typed, from_value,
-    get, leaf_paths, merge, set, testing, to_value,
+    get, leaf_paths, merge, set, to_value,
 };
+use svc_test_support::settings as testing;
 
 fn path(text: &str) -> NodePath {
     NodePath::parse(text).unwrap()

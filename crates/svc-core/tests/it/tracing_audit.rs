@@ -23,22 +23,22 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::common::{client_for, fast_retry};
 use ins_device_api::enums::UserName;
 use ins_device_api::{ClientInfo as _, Password};
 use serde_json::{Value, json};
 use svc_core::WebhookSecret;
 use svc_core::cloud::{
-    ApiSecret, CloudClient, CloudConfig, ContainerFileType, ContainerRegion, CreateContainerFile,
-    CreateContainerRequest, CreateWebhookEndpointRequest, EventType, Metadata, ProcessingStatus,
+    ContainerFileType, ContainerRegion, CreateContainerFile, CreateContainerRequest,
+    CreateWebhookEndpointRequest, EventType, Metadata, ProcessingStatus,
 };
-use svc_core::retry::RetryPolicy;
 use svc_core::transfer::{TransferOptions, Transfers, UploadJob};
 use svc_core::unit::Unit;
 use svc_core::unit::serial_link::{DEFAULT_INTER_BYTE_TIMEOUT, SerialOptions};
 use svc_core::webhook::{Webhook, sign, unix_now};
 use svc_core::workflow::{ProcessingJob, WebhookListener, Workflow, WorkflowOptions};
 use svc_emulator::device::DeviceConfig;
-use svc_emulator::{Emulator, EmulatorConfig, EmulatorInfo, FaultConfig};
+use svc_emulator::{Emulator, EmulatorConfig, FaultConfig};
 use tracing_subscriber::fmt::format::FmtSpan;
 
 /// Passwords of the unit's users in this test.
@@ -97,28 +97,6 @@ impl Secrets {
         }
         assert!(found, "{what} is a pre-signed address: {address}");
     }
-}
-
-fn fast_retry() -> RetryPolicy {
-    RetryPolicy {
-        max_attempts: 8,
-        base_delay: Duration::from_millis(2),
-        max_delay: Duration::from_millis(20),
-        max_elapsed: Duration::from_secs(20),
-    }
-}
-
-fn client_for(info: &EmulatorInfo) -> CloudClient {
-    let mut config = CloudConfig::new(
-        info.base_url.clone(),
-        info.auth_url.clone(),
-        info.notification_url.clone(),
-        info.api_key.clone(),
-        ApiSecret::new(info.api_secret.clone()),
-        info.organization_id,
-    );
-    config.retry = fast_retry();
-    CloudClient::new(config).unwrap()
 }
 
 fn samples() -> PathBuf {

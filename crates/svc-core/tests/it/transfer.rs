@@ -24,6 +24,7 @@ use svc_core::transfer::{
     UploadJob,
 };
 use svc_emulator::{Emulator, EmulatorConfig, EmulatorInfo, FaultConfig};
+use svc_test_support::nmea::nmea_track;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -307,42 +308,6 @@ impl Rig {
             .parse()
             .expect("storage address")
     }
-}
-
-/// `$body*hh` with the XOR checksum of `body`.
-fn nmea_sentence(body: &str) -> String {
-    let checksum = body.bytes().fold(0u8, |acc, b| acc ^ b);
-    format!("${body}*{checksum:02X}")
-}
-
-fn nmea_angle(value: f64, degree_digits: usize) -> String {
-    let degrees = value.trunc();
-    let minutes = (value - degrees) * 60.0;
-    format!(
-        "{:0width$}{minutes:09.6}",
-        degrees as u32,
-        width = degree_digits
-    )
-}
-
-/// One GGA and one RMC sentence a second for `fixes` seconds near 48.85 N, 2.35 E.
-fn nmea_track(fixes: usize) -> String {
-    let mut out = String::new();
-    for i in 0..fixes {
-        let t = 10 * 3600 + 30 * 60 + i;
-        let time = format!("{:02}{:02}{:02}.00", t / 3600, (t / 60) % 60, t % 60);
-        let lat = nmea_angle(48.85 + i as f64 * 0.000_01, 2);
-        let lon = nmea_angle(2.35 + i as f64 * 0.000_015, 3);
-        let height = 35.0 + i as f64 * 0.01;
-        for body in [
-            format!("GPGGA,{time},{lat},N,{lon},E,1,12,0.8,{height:.3},M,47.000,M,,"),
-            format!("GPRMC,{time},A,{lat},N,{lon},E,3.000,45.00,150624,,,A"),
-        ] {
-            out.push_str(&nmea_sentence(&body));
-            out.push_str("\r\n");
-        }
-    }
-    out
 }
 
 /// Writes `size` pseudo-random bytes, 1 MiB at a time (never the whole file in memory).

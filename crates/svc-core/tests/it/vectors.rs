@@ -10,6 +10,7 @@ use svc_core::WebhookSecret;
 use svc_core::webhook::{
     SIGNATURE_HEADER, TIMESTAMP_HEADER, Webhook, WebhookError, WebhookEvent, sign,
 };
+use svc_test_support::PROCESSING_FIELDS;
 
 const PATH: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -24,8 +25,8 @@ const OUTCOMES: [&str; 8] = [
     "too_new",
     "bad_signature",
     "invalid_payload",
-];
     "untyped_event",
+];
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -257,8 +258,8 @@ fn the_file_is_well_formed_and_covers_the_required_cases() {
         "missing_timestamp",
         "missing_signature",
         "payload_other_json_object",
-        "unicode_body",
         "valid_trimmed_and_extended_payload",
+        "unicode_body",
         "unknown_event_type",
         "unknown_processing_status_step_region_and_type",
     ] {
@@ -274,29 +275,6 @@ fn the_file_is_well_formed_and_covers_the_required_cases() {
 
 #[test]
 fn valid_bodies_are_complete_webhook_events() {
-    const PROCESSING_FIELDS: [&str; 21] = [
-        "id",
-        "name",
-        "type",
-        "status",
-        "region",
-        "processingResult",
-        "processingDuration",
-        "processingStep",
-        "processingProgress",
-        "archiveScheduledAt",
-        "createdAt",
-        "updatedAt",
-        "creatorId",
-        "organizationId",
-        "containerId",
-        "errorCount",
-        "missionLength",
-        "missionLocationCountry",
-        "missionLocationRegion",
-        "missionLocationPlace",
-        "processingJson",
-    ];
     let file = load();
     // All but the one that leaves fields out on purpose (the tolerant reader).
     for v in file

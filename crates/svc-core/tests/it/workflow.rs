@@ -6,11 +6,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::common::{client_for, emulator, fast_retry};
 use svc_core::cloud::{
-    ApiSecret, CloudClient, CloudConfig, ContainerRegion, Metadata, ProcessingErrorLevel,
-    ProcessingResult, ProcessingStatus,
+    ContainerRegion, Metadata, ProcessingErrorLevel, ProcessingResult, ProcessingStatus,
 };
-use svc_core::retry::RetryPolicy;
 use svc_core::transfer::TransferOptions;
 use svc_core::workflow::{
     Cleanup, ProcessingJob, WORKFLOW_TAG_KEY, WebhookListener, Workflow, WorkflowError,
@@ -20,44 +19,12 @@ use svc_emulator::{Emulator, EmulatorConfig, FaultConfig};
 
 // ------------------------------------------------------------------------------ rig
 
-fn fast_retry() -> RetryPolicy {
-    RetryPolicy {
-        max_attempts: 8,
-        base_delay: Duration::from_millis(2),
-        max_delay: Duration::from_millis(20),
-        max_elapsed: Duration::from_secs(20),
-    }
-}
-
-async fn emulator(config: EmulatorConfig) -> Emulator {
-    Emulator::start(EmulatorConfig {
-        device: None,
-        ..config
-    })
-    .await
-    .expect("emulator starts")
-}
-
 async fn quick_emulator(processing_time: Duration) -> Emulator {
     emulator(EmulatorConfig {
         processing_time,
         ..EmulatorConfig::default()
     })
     .await
-}
-
-fn client_for(emulator: &Emulator) -> CloudClient {
-    let info = emulator.info();
-    let mut config = CloudConfig::new(
-        info.base_url.clone(),
-        info.auth_url.clone(),
-        info.notification_url.clone(),
-        info.api_key.clone(),
-        ApiSecret::new(info.api_secret.clone()),
-        info.organization_id,
-    );
-    config.retry = fast_retry();
-    CloudClient::new(config).expect("valid settings")
 }
 
 fn samples() -> PathBuf {
@@ -123,7 +90,7 @@ fn assert_outputs_identical(emulator: &Emulator, outcome: &WorkflowOutcome, fold
 #[tokio::test]
 async fn the_sample_job_runs_to_downloaded_outputs() {
     let emulator = quick_emulator(Duration::from_secs(1)).await;
-    let client = client_for(&emulator);
+    let client = client_for(emulator.info());
     let out = tempfile::tempdir().unwrap();
     let (seen, callback) = recorder();
     let outcome = Workflow::new(client.clone())
@@ -194,7 +161,7 @@ async fn the_sample_job_runs_to_downloaded_outputs() {
 #[tokio::test]
 async fn webhook_events_replace_most_status_reads() {
     let emulator = quick_emulator(Duration::from_secs(2)).await;
-    let client = client_for(&emulator);
+    let client = client_for(emulator.info());
     let workflow = Workflow::new(client.clone());
 
     let polled = workflow
@@ -240,7 +207,7 @@ async fn webhook_events_replace_most_status_reads() {
 #[tokio::test]
 async fn an_ongoing_processing_is_waited_out_when_asked() {
     let emulator = quick_emulator(Duration::from_millis(1500)).await;
-    let client = client_for(&emulator);
+    let client = client_for(emulator.info());
     let workflow = Workflow::new(client.clone());
 
     // A processing of the organization is under way ...
@@ -306,7 +273,7 @@ async fn an_ongoing_processing_is_waited_out_when_asked() {
 #[tokio::test]
 async fn waiting_for_the_organization_is_bounded() {
     let emulator = quick_emulator(Duration::from_secs(30)).await;
-    let workflow = Workflow::new(client_for(&emulator));
+    let workflow = Workflow::new(client_for(emulator.info()));
     let no_follow = WorkflowOptions {
         follow: false,
         ..quick_options()
@@ -336,7 +303,7 @@ async fn a_failed_processing_is_an_outcome_with_its_errors() {
     std::fs::write(&garbage, "no GNSS here, just words\n").unwrap();
     let mut job = sample_job(Some(dir.path().join("out")));
     job.inputs = vec![garbage];
-    let outcome = Workflow::new(client_for(&emulator))
+    let outcome = Workflow::new(client_for(emulator.info()))
         .run(job, quick_options())
         .await
         .expect("a failed processing is not a workflow error");
@@ -367,7 +334,7 @@ async fn tokens_expire_during_the_workflow() {
     })
     .await;
     let out = tempfile::tempdir().unwrap();
-    let outcome = Workflow::new(client_for(&emulator))
+    let outcome = Workflow::new(client_for(emulator.info()))
         .run(sample_job(Some(out.path().to_owned())), quick_options())
         .await
         .unwrap();
@@ -394,7 +361,7 @@ async fn a_batch_completes_under_injected_faults_without_duplicates() {
         ..EmulatorConfig::default()
     })
     .await;
-    let client = client_for(&emulator);
+    let client = client_for(emulator.info());
     let workflow = Workflow::new(client.clone());
     let out = tempfile::tempdir().unwrap();
     let runs = (0..3).map(|i| {
@@ -431,7 +398,7 @@ async fn a_batch_completes_under_injected_faults_without_duplicates() {
 #[tokio::test]
 async fn duplicate_names_and_missing_files_are_refused_before_sending() {
     let emulator = quick_emulator(Duration::from_millis(500)).await;
-    let client = client_for(&emulator);
+    let client = client_for(emulator.info());
     let workflow = Workflow::new(client.clone());
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("other")).unwrap();
@@ -463,7 +430,7 @@ async fn duplicate_names_and_missing_files_are_refused_before_sending() {
 #[tokio::test]
 async fn a_canceled_workflow_names_its_processing() {
     let emulator = quick_emulator(Duration::from_secs(30)).await;
-    let workflow = Workflow::new(client_for(&emulator));
+    let workflow = Workflow::new(client_for(emulator.info()));
     let (started, mut started_rx) = tokio::sync::mpsc::unbounded_channel();
     let handle = workflow.start(
         sample_job(None),
@@ -493,7 +460,7 @@ async fn a_canceled_workflow_names_its_processing() {
 #[tokio::test]
 async fn a_processing_started_earlier_is_resumed_by_its_id() {
     let emulator = quick_emulator(Duration::from_secs(1)).await;
-    let workflow = Workflow::new(client_for(&emulator));
+    let workflow = Workflow::new(client_for(emulator.info()));
     // Started without following, as a program that then stopped.
     let started = workflow
         .run(
@@ -558,7 +525,7 @@ async fn a_processing_started_earlier_is_resumed_by_its_id() {
 #[tokio::test]
 async fn a_refused_start_names_its_container_and_cleans_it_up_when_asked() {
     let emulator = quick_emulator(Duration::from_secs(30)).await;
-    let client = client_for(&emulator);
+    let client = client_for(emulator.info());
     let workflow = Workflow::new(client.clone());
     let no_follow = WorkflowOptions {
         follow: false,
@@ -626,7 +593,7 @@ async fn a_start_without_credit_cleans_up_and_a_started_processing_keeps_its_con
         ..EmulatorConfig::default()
     })
     .await;
-    let client = client_for(&emulator);
+    let client = client_for(emulator.info());
     let workflow = Workflow::new(client.clone());
     let cleanup = || WorkflowOptions {
         cleanup_on_failure: true,
@@ -680,7 +647,7 @@ async fn a_start_without_credit_cleans_up_and_a_started_processing_keeps_its_con
 #[tokio::test]
 async fn an_output_folder_that_is_a_file_is_refused_before_sending() {
     let emulator = quick_emulator(Duration::from_millis(300)).await;
-    let client = client_for(&emulator);
+    let client = client_for(emulator.info());
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("results");
     std::fs::write(&file, "not a folder").unwrap();
@@ -703,7 +670,7 @@ async fn an_output_folder_that_is_a_file_is_refused_before_sending() {
 #[tokio::test]
 async fn a_workflow_canceled_while_uploading_cleans_up_when_asked() {
     let emulator = quick_emulator(Duration::from_millis(300)).await;
-    let client = client_for(&emulator);
+    let client = client_for(emulator.info());
     // The test runs on one thread: the canceler is set before the workflow's task runs.
     let canceler = Arc::new(std::sync::OnceLock::<svc_core::workflow::WorkflowCanceler>::new());
     let cancel_at_upload = canceler.clone();
@@ -741,7 +708,7 @@ async fn a_workflow_canceled_while_uploading_cleans_up_when_asked() {
 #[tokio::test]
 async fn a_start_refused_with_413_cleans_up_when_asked() {
     let emulator = quick_emulator(Duration::from_millis(300)).await;
-    let client = client_for(&emulator);
+    let client = client_for(emulator.info());
     let mut job = sample_job(None);
     job.processing_json
         .insert("blob".to_owned(), "x".repeat(3 << 20).into());

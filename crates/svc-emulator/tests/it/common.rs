@@ -1,6 +1,7 @@
 //! Helpers shared by every module: a started emulator with an administrator token, plain
 //! HTTP calls with reqwest, error-body checks, uploads to object storage, polling of
-//! processings, webhook signature checks and a realistic NMEA track.
+//! processings and webhook signature checks (the NMEA track and the field lists come from
+//! `svc_test_support`, shared with svc-core's tests).
 
 use std::future::Future;
 use std::time::{Duration, Instant};
@@ -13,6 +14,9 @@ use serde_json::{Value, json};
 use sha2::Sha256;
 use svc_emulator::receiver::ReceivedDelivery;
 use svc_emulator::{Emulator, EmulatorConfig, EmulatorInfo};
+use svc_test_support::PROCESSING_FIELDS;
+pub use svc_test_support::UPLOAD_FIELDS;
+pub use svc_test_support::nmea::{nmea_sentence, nmea_track};
 
 /// The processing steps, in the order of `openapi/cloud.yaml` (`ProcessingStep`).
 pub const STEPS: [&str; 6] = [
@@ -25,16 +29,6 @@ pub const STEPS: [&str; 6] = [
 ];
 /// The container regions of the specification.
 pub const REGIONS: [&str; 4] = ["eu-west-3", "us-west-1", "ap-northeast-1", "ap-southeast-2"];
-/// The upload form fields of `openapi/cloud.yaml` (`UploadInfo`), in order.
-pub const UPLOAD_FIELDS: [&str; 7] = [
-    "key",
-    "bucket",
-    "X-Amz-Algorithm",
-    "X-Amz-Credential",
-    "X-Amz-Date",
-    "Policy",
-    "X-Amz-Signature",
-];
 /// The exact `details` of a 401 without a bearer token.
 pub const NO_BEARER: &str = "No bearer token found in the authorization header";
 /// How long any wait for a state may last before the test fails.
@@ -722,73 +716,7 @@ pub fn metadata(n: usize, key_len: usize, value_len: usize) -> Value {
 }
 
 // ---------------------------------------------------------------------------------------
-// NMEA
-
-/// `$body*hh` with the XOR checksum of the bytes of `body`.
-pub fn nmea_sentence(body: &str) -> String {
-    let checksum = body.bytes().fold(0u8, |acc, b| acc ^ b);
-    format!("${body}*{checksum:02X}")
-}
-
-fn nmea_angle(value: f64, degree_digits: usize) -> String {
-    let degrees = value.trunc();
-    let minutes = (value - degrees) * 60.0;
-    format!(
-        "{:0width$}{minutes:09.6}",
-        degrees as u32,
-        width = degree_digits
-    )
-}
-
-/// One GGA and one RMC sentence per second for `fixes` seconds, starting 2024-06-15
-/// 10:30:00 UTC near 48.85 N, 2.35 E, moving north-east at about 3 knots.
-pub fn nmea_track(fixes: usize) -> String {
-    let mut out = String::new();
-    for i in 0..fixes {
-        let t = 10 * 3600 + 30 * 60 + i;
-        let time = format!("{:02}{:02}{:02}.00", t / 3600, (t / 60) % 60, t % 60);
-        let lat = nmea_angle(48.85 + i as f64 * 0.000_01, 2);
-        let lon = nmea_angle(2.35 + i as f64 * 0.000_015, 3);
-        let height = 35.0 + i as f64 * 0.01;
-        out.push_str(&nmea_sentence(&format!(
-            "GPGGA,{time},{lat},N,{lon},E,1,12,0.8,{height:.3},M,47.000,M,,"
-        )));
-        out.push_str("\r\n");
-        out.push_str(&nmea_sentence(&format!(
-            "GPRMC,{time},A,{lat},N,{lon},E,3.000,45.00,150624,,,A"
-        )));
-        out.push_str("\r\n");
-    }
-    out
-}
-
-// ---------------------------------------------------------------------------------------
 // Processings
-
-/// Every field a Processing always carries (possibly null), per the schema.
-pub const PROCESSING_FIELDS: [&str; 21] = [
-    "id",
-    "name",
-    "type",
-    "status",
-    "region",
-    "processingResult",
-    "processingDuration",
-    "processingStep",
-    "processingProgress",
-    "archiveScheduledAt",
-    "createdAt",
-    "updatedAt",
-    "creatorId",
-    "organizationId",
-    "containerId",
-    "errorCount",
-    "missionLength",
-    "missionLocationCountry",
-    "missionLocationRegion",
-    "missionLocationPlace",
-    "processingJson",
-];
 
 #[track_caller]
 pub fn assert_processing_shape(p: &Value) {

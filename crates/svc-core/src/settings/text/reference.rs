@@ -286,7 +286,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::settings::testing;
+    use svc_test_support::settings as testing;
 
     fn check(old: &str, new: &str) {
         let reference = Reference::new(old).expect("a JSON reference");

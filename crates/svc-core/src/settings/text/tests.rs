@@ -2,7 +2,7 @@ use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
 use super::*;
-use crate::settings::testing;
+use svc_test_support::settings as testing;
 
 /// `diff_json` agrees with `diff` of the parsed values, on the texts as given.
 fn check_texts(old_text: &str, new_text: &str) -> Patch {

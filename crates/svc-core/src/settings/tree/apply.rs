@@ -130,7 +130,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::settings::{diff, testing};
+    use crate::settings::diff;
+    use svc_test_support::settings as testing;
 
     fn check(tree: &Value, patch: &Value) -> SettingsTree {
         let before = SettingsTree::from_value(tree);

@@ -354,7 +354,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::settings::testing;
+    use svc_test_support::settings as testing;
 
     /// `from_json` gives the tree `from_value` gives for the parsed text.
     fn check(text: &str) -> SettingsTree {

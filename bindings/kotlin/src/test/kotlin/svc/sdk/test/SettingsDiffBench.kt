@@ -114,7 +114,7 @@ class SettingsDiffBench {
     @Test
     fun `settings diff through the binding vs pure Kotlin`() {
         val mapper = ObjectMapper()
-        val old = File(Paths.root, "crates/svc-core/src/settings/testing/unit_default.json").readText()
+        val old = File(Paths.root, "crates/svc-test-support/src/settings/unit_default.json").readText()
         val new = changeOnePercent(mapper, old, seed = 42)
 
         // Both give the same patch.
