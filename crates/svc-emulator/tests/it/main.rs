@@ -10,6 +10,7 @@ mod containers;
 mod faults;
 mod files;
 mod fleet;
+mod outputs;
 mod processings;
 mod samples;
 mod servers;
