@@ -1,6 +1,7 @@
 """Property-based conformance of the emulator to the OpenAPI documents, with schemathesis.
 
     python openapi/schemathesis_emulator.py EMULATOR_BINARY [--max-examples N]
+        [--stateful-examples N] [--stateful-steps N] [--stateful-only]
 
 Starts the emulator binary, reads its one-line JSON, obtains an administrator token from
 its identity provider, and runs `schemathesis run` against the cloud service with
@@ -12,6 +13,11 @@ authentication must be enforced. The unit is tested without a login (the operati
 that need one must answer 401 as documented) and without `reboot`, which silences it for
 a while (the Rust tests cover it).
 
+Then the stateful sequences of `unit_sessions.py` (login, settings writes and read-back,
+lock, password changes, data logger, logout; see there) run against a second emulator
+whose unit has passwords: `--stateful-examples` sequences (150; 0 skips them) of up to
+`--stateful-steps` steps (25); `--stateful-only` skips the stateless runs.
+
 `organizationId` is pinned to the emulator's organization so that the generated
 requests reach the handlers rather than all stopping at 403. Checks left out, with why:
 
@@ -22,7 +28,7 @@ requests reach the handlers rather than all stopping at 403. Checks left out, wi
 - use_after_free / ensure_resource_availability: these stateful checks follow links
   the documents do not declare; they add no signal here.
 
-Exit status: schemathesis's (0 when every check holds).
+Exit status: 0 when every check of every run holds.
 """
 
 import json
@@ -35,6 +41,24 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXCLUDED_CHECKS = "positive_data_acceptance,use_after_free,ensure_resource_availability"
+EMULATOR_ARGS = (
+    "--processing-seconds",
+    "0.2",
+    "--webhook-retry-base-ms",
+    "10",
+    "--no-device-pty",
+    "--device-reboot-seconds",
+    "0.2",
+)
+# The unit of the stateful sequences: every user above viewer has a password, so the
+# default user is viewer (reads only) and every write needs a login.
+UNIT_PASSWORDS = {
+    "viewer": "",
+    "operator": "operator-pass",
+    "powerUser": "power-pass",
+    "setup": "setup-pass",
+    "factory": "factory-pass",
+}
 
 
 def token(info):
@@ -96,29 +120,34 @@ def run(document, url, info, access_token, max_examples, workdir, extra=()):
     return subprocess.run(command, cwd=workdir).returncode
 
 
-def main():
-    binary = sys.argv[1]
-    max_examples = int(sys.argv[sys.argv.index("--max-examples") + 1]) if "--max-examples" in sys.argv else 30
-    emulator = subprocess.Popen(
-        [
-            binary,
-            "--processing-seconds",
-            "0.2",
-            "--webhook-retry-base-ms",
-            "10",
-            "--no-device-pty",
-            "--device-reboot-seconds",
-            "0.2",
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        line = emulator.stdout.readline()
+class Emulator:
+    """The emulator binary, started with `args`; its JSON line is `info`."""
+
+    def __init__(self, binary, *args):
+        self.process = subprocess.Popen([binary, *EMULATOR_ARGS, *args], stdout=subprocess.PIPE, text=True)
+        line = self.process.stdout.readline()
         if not line:
-            print("the emulator printed nothing", file=sys.stderr)
-            return 1
-        info = json.loads(line)
+            self.close()
+            raise RuntimeError("the emulator printed nothing")
+        self.info = json.loads(line)
+
+    def close(self):
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def stateless(binary, max_examples):
+    with Emulator(binary) as emulator:
+        info = emulator.info
         access_token = token(info)
         status = 0
         with tempfile.TemporaryDirectory() as workdir:
@@ -137,12 +166,30 @@ def main():
                 or status
             )
         return status
-    finally:
-        emulator.terminate()
-        try:
-            emulator.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            emulator.kill()
+
+
+def stateful(binary, examples, steps):
+    # Imported here: the stateless runs need only the schemathesis command.
+    import unit_sessions
+
+    passwords = [f"--device-password={user}={password}" for user, password in UNIT_PASSWORDS.items() if password]
+    with Emulator(binary, *passwords) as emulator:
+        return unit_sessions.run(emulator.info["device_url"], UNIT_PASSWORDS, examples, steps)
+
+
+def option(name, default):
+    return int(sys.argv[sys.argv.index(name) + 1]) if name in sys.argv else default
+
+
+def main():
+    binary = sys.argv[1]
+    status = 0
+    if "--stateful-only" not in sys.argv:
+        status = stateless(binary, option("--max-examples", 30)) or status
+    examples = option("--stateful-examples", 150)
+    if examples > 0:
+        status = stateful(binary, examples, option("--stateful-steps", 25)) or status
+    return status
 
 
 if __name__ == "__main__":
