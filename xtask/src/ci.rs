@@ -55,6 +55,8 @@ pub fn run(root: &Path) -> Result<()> {
     crate::python::run(root)?;
     crate::mobile::ci(root)?;
     conformance(root)?;
+    // 64 clients, 2 s warm-up + 3 s per scenario on the debug emulator (~20 s).
+    crate::load::ci(root)?;
     sample_is_reproducible(root)?;
     println!("==> all checks passed");
     Ok(())

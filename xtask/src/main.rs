@@ -5,10 +5,12 @@
 //! - `validate`: validate the OpenAPI documents with a real OpenAPI 3.0.3 validator.
 //! - `bindings kotlin|swift`, `kotlin`, `swift`: the mobile bindings (see `mobile.rs`).
 //! - `python`: build the Python package's release wheel and run its checks.
+//! - `load [--seconds N] [--clients N]`: load against the emulator binary (see `load.rs`).
 //! - `ci`: everything CI runs, in order, installing what it needs.
 
 mod ci;
 mod generate;
+mod load;
 mod mobile;
 mod python;
 
@@ -30,6 +32,7 @@ fn main() -> ExitCode {
         ["swift"] => mobile::swift(&root()),
         ["python"] => python::run(&root()),
         ["ci"] => ci::run(&root()),
+        ["load", rest @ ..] => load::run(&root(), rest),
         _ => {
             eprintln!(
                 "usage: cargo xtask <task>\n\n  generate [--check]  regenerate crates/*/src/generated and the \
@@ -42,7 +45,9 @@ fn main() -> ExitCode {
                  kotlin              the Kotlin bindings' Maven suite against the emulator\n  \
                  kotlin-bench        the settings diff through the Kotlin binding vs pure Kotlin\n  \
                  swift               the Swift package's tests in a Debian trixie folder with swiftlang\n  \
-                 python              the Python package: release wheel, pytest, mypy, stubtest"
+                 python              the Python package: release wheel, pytest, mypy, stubtest\n  \
+                 load [--seconds N] [--clients N] [--warmup S] [--check] [--debug]\n                      \
+                 64 clients against the emulator: latency, requests/s, errors, memory"
             );
             return ExitCode::from(2);
         }
