@@ -9,7 +9,9 @@ use std::net::IpAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::{Emulator, EmulatorConfig, FaultConfig, MAX_DEVICES};
+use crate::Emulator;
+use crate::config::{EmulatorConfig, MAX_DEVICES};
+use crate::faults::FaultConfig;
 
 /// Local emulator of the cloud post-processing service, its identity provider, object
 /// storage and notification service.

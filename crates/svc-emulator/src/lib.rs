@@ -37,10 +37,12 @@
 #![forbid(unsafe_code)]
 
 mod cloud;
+mod config;
 mod engine;
 mod faults;
 mod http;
 mod idp;
+mod info;
 mod notify;
 mod server;
 mod state;
@@ -50,139 +52,20 @@ pub mod cli;
 pub mod device;
 pub mod receiver;
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::Serialize;
 use server::ErrorFormat;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use uuid::Uuid;
 
+pub use config::{EmulatorConfig, MAX_DEVICES};
 pub use faults::FaultConfig;
+pub use info::{EmulatedDevice, EmulatorInfo, EmulatorLine, OrganizationCredentials};
 pub use server::ReadTimeouts;
-
-/// The most emulated units one emulator runs ([`EmulatorConfig::devices`]).
-pub const MAX_DEVICES: usize = 256;
-
-/// How the emulator runs. `Default` gives the service's real rules with a quick pace.
-#[derive(Clone, Debug)]
-pub struct EmulatorConfig {
-    pub host: IpAddr,
-    /// 0: any free port for each server; P: P, P+1, P+2, P+3.
-    pub port: u16,
-    /// How long a processing takes from start to end.
-    pub processing_time: Duration,
-    /// `expires_in` of access tokens (the real service: 300 s).
-    pub token_lifetime: Duration,
-    /// First webhook retry delay; each retry doubles it (the real service: 1 s).
-    pub webhook_retry_base: Duration,
-    /// Longest delay between two webhook retries (the real service: 1 hour).
-    pub webhook_retry_cap: Duration,
-    /// A delivery with no answer within this time counts as failed (the real service: 10 s).
-    pub webhook_timeout: Duration,
-    /// Processing credits of each organization; each started processing uses one.
-    pub credits: u32,
-    /// How long a container lives (the real service: 30 days).
-    pub container_lifetime: Duration,
-    /// Validity of pre-signed upload forms and download addresses.
-    pub upload_ttl: Duration,
-    pub download_ttl: Duration,
-    pub faults: FaultConfig,
-    /// Header and body read timeouts of every server (cloud, identity provider,
-    /// notification, storage, the unit's HTTP): a half-sent request does not hold a
-    /// connection longer (default 10 s each).
-    pub read_timeouts: ReadTimeouts,
-    /// The emulated unit; `None` runs the cloud side only. Its host, ports (P+4, P+5)
-    /// and HTTP read timeouts follow `host`, `port` and `read_timeouts`.
-    pub device: Option<device::DeviceConfig>,
-    /// How many units of `device` to run (default 1, at most [`MAX_DEVICES`]; 0 runs
-    /// none, as `device: None`). Each has its own state, serial number and MAC address:
-    /// the first keeps `device`'s, the others count on from them
-    /// ([`device::nth_serial_number`], [`device::nth_mac_address`]). With `port` P,
-    /// unit `k` (0-based) listens on P+4+2k (HTTP) and P+5+2k (serial bridge).
-    pub devices: usize,
-}
-
-impl Default for EmulatorConfig {
-    fn default() -> Self {
-        Self {
-            host: IpAddr::V4(Ipv4Addr::LOCALHOST),
-            port: 0,
-            processing_time: Duration::from_secs(3),
-            token_lifetime: Duration::from_secs(300),
-            webhook_retry_base: Duration::from_secs(1),
-            webhook_retry_cap: Duration::from_secs(3600),
-            webhook_timeout: Duration::from_secs(10),
-            credits: 100,
-            container_lifetime: Duration::from_secs(30 * 24 * 3600),
-            upload_ttl: Duration::from_secs(3600),
-            download_ttl: Duration::from_secs(3600),
-            faults: FaultConfig::default(),
-            read_timeouts: ReadTimeouts::default(),
-            device: Some(device::DeviceConfig::default()),
-            devices: 1,
-        }
-    }
-}
-
-/// The credentials of one organization: an administrator key (both scopes) and a
-/// member key (a known identity without the administrator role: 403 everywhere).
-#[derive(Clone, Debug, Serialize)]
-pub struct OrganizationCredentials {
-    pub organization_id: Uuid,
-    pub api_key: String,
-    pub api_secret: String,
-    pub member_api_key: String,
-    pub member_api_secret: String,
-}
-
-/// What a started emulator prints as one JSON line: its addresses and the credentials of
-/// the first organization (all organizations under `organizations`).
-#[derive(Clone, Debug, Serialize)]
-pub struct EmulatorInfo {
-    pub base_url: String,
-    pub auth_url: String,
-    pub notification_url: String,
-    pub storage_url: String,
-    pub organization_id: Uuid,
-    pub api_key: String,
-    pub api_secret: String,
-    pub member_api_key: String,
-    pub member_api_secret: String,
-    pub organizations: Vec<OrganizationCredentials>,
-    /// The emulated unit's HTTP address (`{device_url}`, without `/api/v1`).
-    pub device_url: Option<String>,
-    /// The pseudo-terminal carrying the unit's serial protocol (sbgECom frames).
-    pub device_serial_path: Option<String>,
-    /// The unit's serial-over-TCP bridge, `host:port`.
-    pub device_serial_tcp: Option<String>,
-}
-
-/// One emulated unit of [`EmulatorLine::devices`].
-#[derive(Clone, Debug, Serialize)]
-pub struct EmulatedDevice {
-    /// Its HTTP address (`{device_url}`, without `/api/v1`).
-    pub device_url: String,
-    /// Its serial-over-TCP bridge, `host:port`.
-    pub device_serial_tcp: String,
-    /// The serial number it reports in `/info`.
-    pub serial_number: String,
-    /// Its pseudo-terminal, when it has one.
-    pub device_serial_path: Option<String>,
-}
-
-/// The JSON line a started emulator prints: every field of [`EmulatorInfo`] (whose
-/// `device_*` fields name the first unit) and `devices`, every unit in order
-/// (empty without a unit).
-#[derive(Clone, Debug, Serialize)]
-pub struct EmulatorLine {
-    #[serde(flatten)]
-    pub info: EmulatorInfo,
-    pub devices: Vec<EmulatedDevice>,
-}
 
 /// The port `offset` above `base`, or an error naming the unit that needs it.
 fn unit_port(base: u16, offset: usize, index: usize) -> anyhow::Result<u16> {

@@ -18,8 +18,9 @@ use svc_cloud_api::{Metadata, Timestamp};
 use tokio::sync::watch;
 use uuid::Uuid;
 
+use crate::config::EmulatorConfig;
+use crate::info::OrganizationCredentials;
 use crate::storage::{Storage, StorageConfig, UploadEvent};
-use crate::{EmulatorConfig, OrganizationCredentials};
 
 /// The addresses of the four servers.
 #[derive(Clone, Debug)]

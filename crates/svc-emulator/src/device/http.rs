@@ -29,8 +29,8 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
 use super::unit::{Outcome, Unit};
-use crate::ReadTimeouts;
 use crate::server::IdleBody;
+use crate::server::ReadTimeouts;
 
 /// Largest request body accepted (a whole settings tree is about 20 KB).
 const MAX_BODY: usize = 4 << 20;

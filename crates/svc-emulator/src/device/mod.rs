@@ -138,7 +138,7 @@ pub struct DeviceConfig {
     /// closed); a body that stops arriving for `body` is answered 408 (default 10 s
     /// each). Within an [`Emulator`](crate::Emulator), the emulator's own
     /// `read_timeouts` apply.
-    pub http_read_timeouts: crate::ReadTimeouts,
+    pub http_read_timeouts: crate::server::ReadTimeouts,
     /// The unit's serial number in `/info` (`EMU00000001`). Within an
     /// [`Emulator`](crate::Emulator) with several units, the first unit keeps it and
     /// the others count on from it ([`nth_serial_number`]).
@@ -164,7 +164,7 @@ impl Default for DeviceConfig {
             reboot_time: Duration::from_secs(2),
             lock_idle: Duration::from_secs(60),
             serial_inter_byte_timeout: Duration::from_millis(250),
-            http_read_timeouts: crate::ReadTimeouts::default(),
+            http_read_timeouts: crate::server::ReadTimeouts::default(),
             serial_number: DEFAULT_SERIAL_NUMBER.to_owned(),
             mac_address: DEFAULT_MAC_ADDRESS.to_owned(),
             latency: Duration::ZERO,

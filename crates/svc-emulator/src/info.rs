@@ -1,0 +1,61 @@
+//! What a started emulator tells its user: its addresses, the credentials of its
+//! organizations and its units, printed as one JSON line.
+
+use serde::Serialize;
+use uuid::Uuid;
+
+/// The credentials of one organization: an administrator key (both scopes) and a
+/// member key (a known identity without the administrator role: 403 everywhere).
+#[derive(Clone, Debug, Serialize)]
+pub struct OrganizationCredentials {
+    pub organization_id: Uuid,
+    pub api_key: String,
+    pub api_secret: String,
+    pub member_api_key: String,
+    pub member_api_secret: String,
+}
+
+/// What a started emulator prints as one JSON line: its addresses and the credentials of
+/// the first organization (all organizations under `organizations`).
+#[derive(Clone, Debug, Serialize)]
+pub struct EmulatorInfo {
+    pub base_url: String,
+    pub auth_url: String,
+    pub notification_url: String,
+    pub storage_url: String,
+    pub organization_id: Uuid,
+    pub api_key: String,
+    pub api_secret: String,
+    pub member_api_key: String,
+    pub member_api_secret: String,
+    pub organizations: Vec<OrganizationCredentials>,
+    /// The emulated unit's HTTP address (`{device_url}`, without `/api/v1`).
+    pub device_url: Option<String>,
+    /// The pseudo-terminal carrying the unit's serial protocol (sbgECom frames).
+    pub device_serial_path: Option<String>,
+    /// The unit's serial-over-TCP bridge, `host:port`.
+    pub device_serial_tcp: Option<String>,
+}
+
+/// One emulated unit of [`EmulatorLine::devices`].
+#[derive(Clone, Debug, Serialize)]
+pub struct EmulatedDevice {
+    /// Its HTTP address (`{device_url}`, without `/api/v1`).
+    pub device_url: String,
+    /// Its serial-over-TCP bridge, `host:port`.
+    pub device_serial_tcp: String,
+    /// The serial number it reports in `/info`.
+    pub serial_number: String,
+    /// Its pseudo-terminal, when it has one.
+    pub device_serial_path: Option<String>,
+}
+
+/// The JSON line a started emulator prints: every field of [`EmulatorInfo`] (whose
+/// `device_*` fields name the first unit) and `devices`, every unit in order
+/// (empty without a unit).
+#[derive(Clone, Debug, Serialize)]
+pub struct EmulatorLine {
+    #[serde(flatten)]
+    pub info: EmulatorInfo,
+    pub devices: Vec<EmulatedDevice>,
+}
