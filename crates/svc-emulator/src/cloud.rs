@@ -8,8 +8,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{Path, RawQuery, State};
-use axum::http::HeaderMap;
+use axum::extract::{Path, RawQuery};
 use axum::response::Response;
 use axum::routing::{get, post};
 use serde_json::Value;
@@ -25,8 +24,8 @@ use svc_cloud_api::enums::{
 use uuid::Uuid;
 
 use crate::http::{
-    ApiError, ApiResult, authenticate, check_enum, check_metadata_value, check_path_value, ok,
-    organization_of, page_of, paging, parse_body, uuid_segment,
+    Api, ApiError, ApiResult, Authorized, InOrganization, check_enum, check_metadata_value,
+    check_path_value, ok, page_of, paging, parse_body, uuid_segment,
 };
 use crate::idp::SCOPE_CLOUD;
 use crate::state::{
@@ -67,15 +66,24 @@ pub fn router(app: Arc<App>) -> Router {
         .with_state(app)
 }
 
-type S = State<Arc<App>>;
+/// The cloud service's routes: tokens with the `cloud` scope.
+pub struct CloudApi;
 
-fn caller(app: &App, headers: &HeaderMap) -> ApiResult<Caller> {
-    app.purge_expired();
-    authenticate(app, headers, SCOPE_CLOUD)
+impl Api for CloudApi {
+    const SCOPE: &'static str = SCOPE_CLOUD;
+
+    /// Containers past their expiration date go before any route looks at them.
+    fn before(app: &App) {
+        app.purge_expired();
+    }
 }
 
-async fn server_info(State(app): S, headers: HeaderMap) -> ApiResult<Response> {
-    caller(&app, &headers)?;
+/// The caller of a route.
+type Cloud = Authorized<CloudApi>;
+/// The caller of an organization-scoped route, and the organization.
+type CloudOrg = InOrganization<CloudApi>;
+
+async fn server_info(_: Cloud) -> ApiResult<Response> {
     let regions = ContainerRegion::KNOWN
         .iter()
         .map(|r| ((*r).to_owned(), RegionStatus::Online))
@@ -92,13 +100,9 @@ async fn server_info(State(app): S, headers: HeaderMap) -> ApiResult<Response> {
 // Containers
 
 async fn list_containers(
-    State(app): S,
-    headers: HeaderMap,
-    Path(org): Path<String>,
+    InOrganization { app, org, .. }: CloudOrg,
     RawQuery(query): RawQuery,
 ) -> ApiResult<Response> {
-    let caller = caller(&app, &headers)?;
-    let org = organization_of(&app, &caller, &org)?;
     let (page, per_page) = paging(query.as_deref())?;
     let db = app.db();
     let all: Vec<&ContainerRecord> = db
@@ -197,13 +201,11 @@ fn register_files(
 }
 
 async fn create_container(
-    State(app): S,
-    headers: HeaderMap,
-    Path(org): Path<String>,
+    InOrganization {
+        app, caller, org, ..
+    }: CloudOrg,
     body: Bytes,
 ) -> ApiResult<Response> {
-    let caller = caller(&app, &headers)?;
-    let org = organization_of(&app, &caller, &org)?;
     let request: CreateContainerRequest = parse_body(&body, false, |v| {
         check_enum(v.get("region"), "region", ContainerRegion::KNOWN)?;
         check_metadata_value(v.get("metadata"), "metadata")?;
@@ -246,11 +248,9 @@ fn own_container<'a>(db: &'a Db, caller: &Caller, id: Uuid) -> ApiResult<&'a Con
 }
 
 async fn get_container(
-    State(app): S,
-    headers: HeaderMap,
     Path(id): Path<String>,
+    Authorized { app, caller, .. }: Cloud,
 ) -> ApiResult<Response> {
-    let caller = caller(&app, &headers)?;
     let id = uuid_segment(&id, "container")?;
     let db = app.db();
     let record = own_container(&db, &caller, id)?;
@@ -258,12 +258,10 @@ async fn get_container(
 }
 
 async fn update_container(
-    State(app): S,
-    headers: HeaderMap,
     Path(id): Path<String>,
+    Authorized { app, caller, .. }: Cloud,
     body: Bytes,
 ) -> ApiResult<Response> {
-    let caller = caller(&app, &headers)?;
     let id = uuid_segment(&id, "container")?;
     let request: UpdateContainerRequest = parse_body(&body, true, |v| {
         check_metadata_value(v.get("metadata"), "metadata")
@@ -281,11 +279,9 @@ async fn update_container(
 }
 
 async fn delete_container(
-    State(app): S,
-    headers: HeaderMap,
     Path(id): Path<String>,
+    Authorized { app, caller, .. }: Cloud,
 ) -> ApiResult<Response> {
-    let caller = caller(&app, &headers)?;
     let id = uuid_segment(&id, "container")?;
     let objects = {
         let mut db = app.db();
@@ -302,12 +298,10 @@ async fn delete_container(
 }
 
 async fn add_files(
-    State(app): S,
-    headers: HeaderMap,
     Path(id): Path<String>,
+    Authorized { app, caller, .. }: Cloud,
     body: Bytes,
 ) -> ApiResult<Response> {
-    let caller = caller(&app, &headers)?;
     let id = uuid_segment(&id, "container")?;
     let request: AddContainerFilesRequest =
         parse_body(&body, false, |v| check_new_files(v.get("files")))?;
@@ -331,12 +325,10 @@ fn own_file<'a>(db: &'a Db, caller: &Caller, id: Uuid) -> ApiResult<&'a FileReco
 }
 
 async fn update_file(
-    State(app): S,
-    headers: HeaderMap,
     Path(id): Path<String>,
+    Authorized { app, caller, .. }: Cloud,
     body: Bytes,
 ) -> ApiResult<Response> {
-    let caller = caller(&app, &headers)?;
     let id = uuid_segment(&id, "container file")?;
     let request: UpdateContainerFileRequest = parse_body(&body, true, |v| {
         check_enum(v.get("type"), "type", ContainerFileType::KNOWN)?;
@@ -377,11 +369,9 @@ async fn update_file(
 }
 
 async fn delete_file(
-    State(app): S,
-    headers: HeaderMap,
     Path(id): Path<String>,
+    Authorized { app, caller, .. }: Cloud,
 ) -> ApiResult<Response> {
-    let caller = caller(&app, &headers)?;
     let id = uuid_segment(&id, "container file")?;
     let object = {
         let mut db = app.db();
@@ -401,13 +391,9 @@ async fn delete_file(
 // Processings
 
 async fn list_processings(
-    State(app): S,
-    headers: HeaderMap,
-    Path(org): Path<String>,
+    InOrganization { app, org, .. }: CloudOrg,
     RawQuery(query): RawQuery,
 ) -> ApiResult<Response> {
-    let caller = caller(&app, &headers)?;
-    let org = organization_of(&app, &caller, &org)?;
     let (page, per_page) = paging(query.as_deref())?;
     let db = app.db();
     let all: Vec<&Processing> = db
@@ -424,13 +410,11 @@ async fn list_processings(
 }
 
 async fn start_processing(
-    State(app): S,
-    headers: HeaderMap,
-    Path(org): Path<String>,
+    InOrganization {
+        app, caller, org, ..
+    }: CloudOrg,
     body: Bytes,
 ) -> ApiResult<Response> {
-    let caller = caller(&app, &headers)?;
-    let org = organization_of(&app, &caller, &org)?;
     let request: StartProcessingRequest = parse_body(&body, false, |v| {
         if let Some(json) = v.get("processingJson").filter(|j| !j.is_object()) {
             return Err(ApiError::invalid(format!(
@@ -548,22 +532,18 @@ fn own_processing<'a>(db: &'a Db, caller: &Caller, id: Uuid) -> ApiResult<&'a Pr
 }
 
 async fn get_processing(
-    State(app): S,
-    headers: HeaderMap,
     Path(id): Path<String>,
+    Authorized { app, caller, .. }: Cloud,
 ) -> ApiResult<Response> {
-    let caller = caller(&app, &headers)?;
     let id = uuid_segment(&id, "processing")?;
     let db = app.db();
     Ok(ok(own_processing(&db, &caller, id)?.processing.clone()))
 }
 
 async fn cancel_processing(
-    State(app): S,
-    headers: HeaderMap,
     Path(id): Path<String>,
+    Authorized { app, caller, .. }: Cloud,
 ) -> ApiResult<Response> {
-    let caller = caller(&app, &headers)?;
     let id = uuid_segment(&id, "processing")?;
     let processing = {
         let mut db = app.db();
@@ -587,11 +567,9 @@ async fn cancel_processing(
 }
 
 async fn archive_processing(
-    State(app): S,
-    headers: HeaderMap,
     Path(id): Path<String>,
+    Authorized { app, caller, .. }: Cloud,
 ) -> ApiResult<Response> {
-    let caller = caller(&app, &headers)?;
     let id = uuid_segment(&id, "processing")?;
     let (processing, changed, objects) = {
         let mut db = app.db();
@@ -624,11 +602,9 @@ async fn archive_processing(
 }
 
 async fn list_outputs(
-    State(app): S,
-    headers: HeaderMap,
     Path(id): Path<String>,
+    Authorized { app, caller, .. }: Cloud,
 ) -> ApiResult<Response> {
-    let caller = caller(&app, &headers)?;
     let id = uuid_segment(&id, "processing")?;
     let db = app.db();
     let record = own_processing(&db, &caller, id)?;
@@ -650,11 +626,9 @@ async fn list_outputs(
 }
 
 async fn list_errors(
-    State(app): S,
-    headers: HeaderMap,
     Path(id): Path<String>,
+    Authorized { app, caller, .. }: Cloud,
 ) -> ApiResult<Response> {
-    let caller = caller(&app, &headers)?;
     let id = uuid_segment(&id, "processing")?;
     let db = app.db();
     Ok(ok(own_processing(&db, &caller, id)?.errors.clone()))

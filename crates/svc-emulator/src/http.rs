@@ -1,7 +1,14 @@
 //! What every route of the cloud and notification services shares: the error body,
 //! request-body decoding (400 for malformed syntax or a missing field, 422 for invalid
-//! values), paging parameters and bearer-token authentication.
+//! values), paging parameters, and who may call a route: [`Authorized`] and
+//! [`InOrganization`], the extractors that authenticate the caller (and check the
+//! organization in the path) before a route runs.
 
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use axum::extract::{FromRequestParts, Path};
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::de::DeserializeOwned;
@@ -188,6 +195,70 @@ pub fn organization_of(app: &App, caller: &Caller, raw: &str) -> ApiResult<Uuid>
     let org = uuid_segment(raw, "organization")?;
     same_organization(app, caller, org)?;
     Ok(org)
+}
+
+/// A service's API, whose routes take an [`Authorized`] or [`InOrganization`] caller.
+pub trait Api: Send + Sync + 'static {
+    /// The scope its access tokens must carry.
+    const SCOPE: &'static str;
+    /// Runs before each request's caller is authenticated.
+    fn before(_app: &App) {}
+}
+
+/// The caller of a route of API `S`, as every route starts: [`Api::before`],
+/// then [`authenticate`] with `S::SCOPE` (401/403 in the service's error body). It runs
+/// after the extractors listed before it in a route's arguments and before those after
+/// it (a request body is read last).
+pub struct Authorized<S> {
+    pub app: Arc<App>,
+    pub caller: Caller,
+    service: PhantomData<S>,
+}
+
+impl<S: Api> FromRequestParts<Arc<App>> for Authorized<S> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> ApiResult<Self> {
+        S::before(app);
+        let caller = authenticate(app, &parts.headers, S::SCOPE)?;
+        Ok(Self {
+            app: app.clone(),
+            caller,
+            service: PhantomData,
+        })
+    }
+}
+
+/// The caller of an organization-scoped route of `S` (`/organizations/{org}/...`, the
+/// route's only path parameter) and that organization: the path is read first (a
+/// segment that is not UTF-8: axum's rejection), then the caller is [`Authorized`], then
+/// the organization must exist (404) and be the caller's (403), as [`organization_of`]
+/// checks.
+pub struct InOrganization<S> {
+    pub app: Arc<App>,
+    pub caller: Caller,
+    pub org: Uuid,
+    service: PhantomData<S>,
+}
+
+impl<S: Api> FromRequestParts<Arc<App>> for InOrganization<S> {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Self, Response> {
+        let Path(raw) = Path::<String>::from_request_parts(parts, app)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        let Authorized { app, caller, .. } = Authorized::<S>::from_request_parts(parts, app)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        let org = organization_of(&app, &caller, &raw).map_err(IntoResponse::into_response)?;
+        Ok(Self {
+            app,
+            caller,
+            org,
+            service: PhantomData,
+        })
+    }
 }
 
 /// A path segment that must be a UUID (404 otherwise: no such resource can exist).

@@ -13,8 +13,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{Path, RawQuery, State};
-use axum::http::HeaderMap;
+use axum::extract::{Path, RawQuery};
 use axum::response::Response;
 use axum::routing::{get, patch};
 use serde_json::Value;
@@ -28,7 +27,7 @@ use svc_cloud_api::{Metadata, WebhookSecret};
 use uuid::Uuid;
 
 use crate::http::{
-    ApiError, ApiResult, authenticate, check_enum, check_metadata_value, ok, organization_of,
+    Api, ApiError, ApiResult, Authorized, InOrganization, check_enum, check_metadata_value, ok,
     page_of, paging, parse_body, uuid_segment,
 };
 use crate::idp::SCOPE_NOTIFICATION;
@@ -55,11 +54,17 @@ pub fn router(app: Arc<App>) -> Router {
         .with_state(app)
 }
 
-type S = State<Arc<App>>;
+/// The notification service's routes: tokens with the `notification` scope.
+pub struct NotificationApi;
 
-fn caller(app: &App, headers: &HeaderMap) -> ApiResult<Caller> {
-    authenticate(app, headers, SCOPE_NOTIFICATION)
+impl Api for NotificationApi {
+    const SCOPE: &'static str = SCOPE_NOTIFICATION;
 }
+
+/// The caller of a route.
+type Notification = Authorized<NotificationApi>;
+/// The caller of an organization-scoped route, and the organization.
+type NotificationOrg = InOrganization<NotificationApi>;
 
 fn check_url(value: Option<&Value>) -> ApiResult<()> {
     match value {
@@ -97,13 +102,9 @@ fn check_event_types(value: Option<&Value>) -> ApiResult<()> {
 }
 
 async fn list_endpoints(
-    State(app): S,
-    headers: HeaderMap,
-    Path(org): Path<String>,
+    InOrganization { app, org, .. }: NotificationOrg,
     RawQuery(query): RawQuery,
 ) -> ApiResult<Response> {
-    let caller = caller(&app, &headers)?;
-    let org = organization_of(&app, &caller, &org)?;
     let (page, per_page) = paging(query.as_deref())?;
     let db = app.db();
     let all: Vec<WebhookEndpoint> = db
@@ -116,13 +117,9 @@ async fn list_endpoints(
 }
 
 async fn create_endpoint(
-    State(app): S,
-    headers: HeaderMap,
-    Path(org): Path<String>,
+    InOrganization { app, org, .. }: NotificationOrg,
     body: Bytes,
 ) -> ApiResult<Response> {
-    let caller = caller(&app, &headers)?;
-    let org = organization_of(&app, &caller, &org)?;
     let request: CreateWebhookEndpointRequest = parse_body(&body, false, |v| {
         check_url(v.get("url"))?;
         check_event_types(v.get("enabledEventTypes"))?;
@@ -154,12 +151,10 @@ fn own_endpoint<'a>(db: &'a Db, caller: &Caller, id: Uuid) -> ApiResult<&'a Endp
 }
 
 async fn update_endpoint(
-    State(app): S,
-    headers: HeaderMap,
     Path(id): Path<String>,
+    Authorized { app, caller, .. }: Notification,
     body: Bytes,
 ) -> ApiResult<Response> {
-    let caller = caller(&app, &headers)?;
     let id = uuid_segment(&id, "webhook endpoint")?;
     let request: UpdateWebhookEndpointRequest = parse_body(&body, true, |v| {
         check_url(v.get("url"))?;
@@ -195,11 +190,9 @@ async fn update_endpoint(
 }
 
 async fn delete_endpoint(
-    State(app): S,
-    headers: HeaderMap,
     Path(id): Path<String>,
+    Authorized { app, caller, .. }: Notification,
 ) -> ApiResult<Response> {
-    let caller = caller(&app, &headers)?;
     let id = uuid_segment(&id, "webhook endpoint")?;
     let mut db = app.db();
     own_endpoint(&db, &caller, id)?;
@@ -209,12 +202,10 @@ async fn delete_endpoint(
 }
 
 async fn list_missed(
-    State(app): S,
-    headers: HeaderMap,
     Path(id): Path<String>,
+    Authorized { app, caller, .. }: Notification,
     RawQuery(query): RawQuery,
 ) -> ApiResult<Response> {
-    let caller = caller(&app, &headers)?;
     let id = uuid_segment(&id, "webhook endpoint")?;
     let (page, per_page) = paging(query.as_deref())?;
     let db = app.db();
