@@ -309,6 +309,13 @@ impl Schema {
                 Value::Number(n) if n.is_i64() || n.is_u64() => {
                     check_range(n.as_f64(), *minimum, *maximum, &mut invalid);
                 }
+                // A whole number beyond 64 bits is read as a float: say what it is.
+                Value::Number(n)
+                    if n.as_f64()
+                        .is_some_and(|f| f.fract() == 0.0 && f.abs() >= 9.2e18) =>
+                {
+                    invalid("expected an integer within 64 bits, got a larger one".to_owned());
+                }
                 _ => invalid(format!("expected an integer, got {}", json_type(value))),
             },
             Kind::Number { minimum, maximum } => match value {

@@ -146,6 +146,29 @@ async fn settings_writes_over_the_serial_tcp_bridge() {
     settings_writes(Via::SerialTcp).await;
 }
 
+/// Found by the stateful conformance run: floats came back one ULP off (serde_json
+/// without `float_roundtrip`), and a whole number beyond 64 bits was called "a number".
+#[tokio::test]
+async fn floats_read_back_exactly_and_huge_integers_are_named() {
+    let unit = start(config()).await;
+    let mut c = connect(&unit, Via::Http).await;
+    let written = json!([0.0, 7.938_722_650_725_611e-143, 3.068_186_913_711_019e72]);
+    let answer = c
+        .post("/settings/aiding/airData/leverArm", "", &written)
+        .await;
+    assert_eq!(answer.status, 200, "{:?}", answer.body);
+    let read = c.get("/settings/aiding/airData/leverArm", "").await;
+    assert_eq!(read.body, written);
+
+    let body = json!({ "ports": { "eth4": { "udpInPort": -24_958_909_694_705_451_008.0 } } });
+    let answer = c.post("/settings", "", &body).await;
+    assert_eq!(answer.status, 422);
+    assert_eq!(
+        answer.body["errors"][0]["message"],
+        "expected an integer within 64 bits, got a larger one"
+    );
+}
+
 #[tokio::test]
 async fn delta_and_pretty() {
     let unit = start(config()).await;
