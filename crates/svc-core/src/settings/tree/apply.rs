@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::{HEAP, Leaves, OBJECT, SettingsTree, Shape, encode};
+use super::SettingsTree;
+use super::leaves::{HEAP, Leaves, encode};
+use super::shape::{OBJECT, Shape};
 use crate::settings::apply;
 
 impl SettingsTree {

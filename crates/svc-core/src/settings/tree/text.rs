@@ -11,9 +11,9 @@ use std::sync::{Arc, PoisonError};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
 
-use super::{
-    BOOL, Leaves, NO_PARENT, NULL, OBJECT, SHAPES, SettingsTree, Shape, Words, short_string,
-};
+use super::SettingsTree;
+use super::leaves::{BOOL, Leaves, NULL, Words, short_string};
+use super::shape::{NO_PARENT, OBJECT, SHAPES, Shape};
 use crate::settings::SettingsError;
 
 impl SettingsTree {

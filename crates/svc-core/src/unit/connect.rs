@@ -1,0 +1,145 @@
+//! Opening a session: over HTTP, or over the unit's serial protocol (a serial-over-IP
+//! bridge or a local serial port).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ins_device_api::{Client, DeviceState};
+
+use super::{Unit, UnitError, serial_link};
+
+/// How long one HTTP request to the unit may take.
+pub const HTTP_TIMEOUT: Duration = Duration::from_secs(10);
+
+impl Unit {
+    /// A session with the unit at `url` (e.g. `http://192.168.1.1`; without `/api/v1`).
+    ///
+    /// # Errors
+    /// [`UnitError::InvalidRequest`] when the URL is not an `http://` address.
+    pub fn http(url: &str) -> Result<Self, UnitError> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(5))
+            .timeout(HTTP_TIMEOUT)
+            .build()
+            .map_err(|e| UnitError::InvalidRequest {
+                operation: "connect",
+                reason: e.to_string(),
+            })?;
+        Self::http_with_client(url, http)
+    }
+
+    /// A session with the unit at `url` whose requests go through `http` (your own
+    /// timeouts, proxy or connection pool; [`HTTP_TIMEOUT`] is not applied to it).
+    ///
+    /// # Errors
+    /// [`UnitError::InvalidRequest`] when the URL is not an `http://` address.
+    pub fn http_with_client(url: &str, http: reqwest::Client) -> Result<Self, UnitError> {
+        let parsed = reqwest::Url::parse(url).map_err(|e| UnitError::InvalidRequest {
+            operation: "connect",
+            reason: format!("`{url}`: {e}"),
+        })?;
+        if parsed.scheme() != "http" {
+            return Err(UnitError::InvalidRequest {
+                operation: "connect",
+                reason: format!(
+                    "`{url}`: the unit speaks plain HTTP only (port 80); use an http:// address"
+                ),
+            });
+        }
+        let state = DeviceState::new();
+        let base = url.trim_end_matches('/');
+        tracing::debug!(link = %crate::observe::parsed_url(&parsed), "unit over HTTP");
+        Ok(Self::from_parts(
+            Client::new_with_client(base, http, state.clone()),
+            state,
+            base.to_owned(),
+        ))
+    }
+
+    /// A session over the unit's serial protocol through a serial-over-IP bridge at
+    /// `host:port` (a TCP socket carrying the sbgECom frames), with the default
+    /// [`SerialOptions`](serial_link::SerialOptions).
+    ///
+    /// # Errors
+    /// [`UnitError::Unreachable`] when no connection can be made within 10 s.
+    pub async fn serial_tcp(address: &str) -> Result<Self, UnitError> {
+        Self::serial_tcp_with(address, serial_link::SerialOptions::default()).await
+    }
+
+    /// As [`Unit::serial_tcp`], with the link's deadlines and retries.
+    ///
+    /// # Errors
+    /// As [`Unit::serial_tcp`].
+    pub async fn serial_tcp_with(
+        address: &str,
+        options: serial_link::SerialOptions,
+    ) -> Result<Self, UnitError> {
+        let link = serial_link::SerialLink::tcp(address, options)
+            .await
+            .map_err(|reason| {
+                tracing::debug!(address, %reason, "no connection to the serial bridge");
+                UnitError::Unreachable {
+                    operation: "connect",
+                    reason,
+                    source: None,
+                }
+            })?;
+        tracing::info!(address, "connected to the unit's serial bridge");
+        Ok(Self::over(
+            Arc::new(link),
+            format!("serial bridge {address}"),
+        ))
+    }
+
+    /// A session over the unit's serial protocol on a local serial port (e.g.
+    /// `/dev/ttyUSB0`) at `baud` (8 data bits, no parity, 1 stop bit), with the default
+    /// [`SerialOptions`](serial_link::SerialOptions).
+    ///
+    /// # Errors
+    /// [`UnitError::Unreachable`] when the port cannot be opened;
+    /// [`UnitError::InvalidRequest`] on a build or platform without serial ports (the
+    /// `serial-port` feature, Unix): use [`Unit::serial_tcp`] or [`Unit::over`].
+    pub fn serial(path: &str, baud: u32) -> Result<Self, UnitError> {
+        Self::serial_with(path, baud, serial_link::SerialOptions::default())
+    }
+
+    /// As [`Unit::serial`], with the link's deadlines and retries.
+    ///
+    /// # Errors
+    /// As [`Unit::serial`].
+    #[cfg(all(unix, feature = "serial-port"))]
+    pub fn serial_with(
+        path: &str,
+        baud: u32,
+        options: serial_link::SerialOptions,
+    ) -> Result<Self, UnitError> {
+        let link = serial_link::SerialLink::port(path, baud, options).map_err(|reason| {
+            tracing::debug!(path, baud, %reason, "the serial port cannot be opened");
+            UnitError::Unreachable {
+                operation: "connect",
+                reason,
+                source: None,
+            }
+        })?;
+        tracing::info!(path, baud, "opened the unit's serial port");
+        Ok(Self::over(Arc::new(link), format!("serial port {path}")))
+    }
+
+    /// As [`Unit::serial`], with the link's deadlines and retries.
+    ///
+    /// # Errors
+    /// As [`Unit::serial`].
+    #[cfg(not(all(unix, feature = "serial-port")))]
+    pub fn serial_with(
+        path: &str,
+        _baud: u32,
+        _options: serial_link::SerialOptions,
+    ) -> Result<Self, UnitError> {
+        Err(UnitError::InvalidRequest {
+            operation: "connect",
+            reason: format!(
+                "serial ports are not supported in this build or on this platform ({path}); use a serial-over-IP bridge"
+            ),
+        })
+    }
+}

@@ -1,0 +1,300 @@
+//! The session: every operation runs through [`Unit::call`], which logs in again once
+//! when a reboot has ended the token; login, logout and passwords; the settings lock;
+//! reboots and waiting for the unit to come back.
+
+use std::time::Duration;
+
+use ins_device_api::enums::UserName;
+use ins_device_api::types::{self, DeviceInfo};
+use ins_device_api::{AuthToken, Client, Password};
+use tracing::Instrument as _;
+
+use super::error::loggable;
+use super::{Unit, UnitError};
+
+impl Unit {
+    /// Runs one operation; on a 401 while logged in (a reboot ended the token), logs in
+    /// again with the remembered credentials and runs it once more.
+    pub(super) async fn call<T, F, Fut>(
+        &self,
+        operation: &'static str,
+        f: F,
+    ) -> Result<T, UnitError>
+    where
+        F: Fn(Client) -> Fut,
+        Fut: std::future::Future<
+                Output = Result<
+                    ins_device_api::ResponseValue<T>,
+                    ins_device_api::Error<types::Error>,
+                >,
+            >,
+    {
+        let span = tracing::info_span!(
+            "unit",
+            op = operation,
+            link = %crate::observe::url(&self.link)
+        );
+        let started = std::time::Instant::now();
+        let result = self
+            .call_in_span(operation, f)
+            .instrument(span.clone())
+            .await;
+        let elapsed_ms = crate::observe::millis(started.elapsed());
+        match &result {
+            Ok(_) => tracing::debug!(parent: &span, elapsed_ms, "unit operation succeeded"),
+            Err(e) => tracing::debug!(
+                parent: &span,
+                elapsed_ms,
+                status = e.status(),
+                kind = %e.kind(),
+                error = %loggable(e),
+                "unit operation failed"
+            ),
+        }
+        result
+    }
+
+    async fn call_in_span<T, F, Fut>(&self, operation: &'static str, f: F) -> Result<T, UnitError>
+    where
+        F: Fn(Client) -> Fut,
+        Fut: std::future::Future<
+                Output = Result<
+                    ins_device_api::ResponseValue<T>,
+                    ins_device_api::Error<types::Error>,
+                >,
+            >,
+    {
+        // Logged in, but the token is gone (our own reboot cleared it): log in again
+        // first, so that the request runs as this session's user, not the default user.
+        if self.state.token().is_none() {
+            let credentials = self.credentials().clone();
+            if let Some((user, password)) = credentials {
+                tracing::debug!("no token since the reboot: logging in again first");
+                self.login_once(user, password).await?;
+            }
+        }
+        match f(self.client.clone()).await {
+            Ok(v) => Ok(v.into_inner()),
+            Err(e) => {
+                let error = UnitError::from_client(operation, e);
+                let had_token = self.state.token().is_some();
+                let credentials = self.credentials().clone();
+                match (error.status(), had_token, credentials) {
+                    (Some(401), true, Some((user, password))) => {
+                        tracing::info!(
+                            "the unit answered 401 (its token ended, e.g. by a reboot): \
+                             logging in again and repeating once"
+                        );
+                        self.state.set_token(None);
+                        self.login_once(user, password).await?;
+                        f(self.client.clone())
+                            .await
+                            .map(|v| v.into_inner())
+                            .map_err(|e| UnitError::from_client(operation, e))
+                    }
+                    _ => Err(error),
+                }
+            }
+        }
+    }
+
+    pub(super) async fn login_once(
+        &self,
+        user: UserName,
+        password: Password,
+    ) -> Result<(), UnitError> {
+        let span = tracing::info_span!(
+            "unit_login",
+            user = %user,
+            link = %crate::observe::url(&self.link)
+        );
+        let body = types::LoginRequest { user, password };
+        let token = match self
+            .client
+            .login()
+            .body(body)
+            .send()
+            .instrument(span.clone())
+            .await
+        {
+            Ok(answer) => answer.into_inner().token,
+            Err(e) => {
+                let e = UnitError::from_client("login", e);
+                tracing::info!(
+                    parent: &span,
+                    status = e.status(),
+                    kind = %e.kind(),
+                    error = %loggable(&e),
+                    "login refused or failed"
+                );
+                return Err(e);
+            }
+        };
+        self.state.set_token(Some(token));
+        tracing::info!(parent: &span, "logged in");
+        Ok(())
+    }
+
+    /// Logs in; the session remembers the credentials to log in again after a reboot.
+    ///
+    /// # Errors
+    /// [`UnitError::Api`] with status 401 for a wrong user or password.
+    pub async fn login(&self, user: UserName, password: Password) -> Result<(), UnitError> {
+        self.login_once(user.clone(), password.clone()).await?;
+        *self.credentials() = Some((user, password));
+        Ok(())
+    }
+
+    /// Logs out (the unit forgets the token and releases a lock it held); later requests
+    /// act as the default user.
+    pub async fn logout(&self) -> Result<(), UnitError> {
+        let result = match self.state.token() {
+            Some(_) => self
+                .client
+                .logout()
+                .send()
+                .await
+                .map(|_| ())
+                .map_err(|e| UnitError::from_client("logout", e)),
+            None => Ok(()),
+        };
+        self.state.set_token(None);
+        *self.credentials() = None;
+        match &result {
+            Ok(()) => tracing::info!(link = %crate::observe::url(&self.link), "logged out"),
+            Err(e) => tracing::info!(
+                link = %crate::observe::url(&self.link),
+                error = %loggable(e),
+                "logout failed (the session forgot its token all the same)"
+            ),
+        }
+        result
+    }
+
+    /// Changes a password: the logged-in user's own (`user` = `None`) or, for `setup`,
+    /// another user's. An empty password clears it. Changing one's own password updates
+    /// the remembered credentials.
+    ///
+    /// # Errors
+    /// 401 without a login; 403 for another user's password by anyone but `setup`.
+    pub async fn change_password(
+        &self,
+        user: Option<UserName>,
+        password: Password,
+    ) -> Result<(), UnitError> {
+        let body = types::ChangePasswordRequest {
+            user: user.clone(),
+            password: password.clone(),
+        };
+        self.call("changePassword", |c| {
+            let body = body.clone();
+            async move { c.change_password().body(body).send().await }
+        })
+        .await?;
+        let mut credentials = self.credentials();
+        let own = match credentials.as_mut() {
+            Some((me, remembered)) if user.as_ref().is_none_or(|u| u == me) => {
+                *remembered = password;
+                true
+            }
+            _ => false,
+        };
+        tracing::info!(
+            for_user = user.as_ref().map(tracing::field::display),
+            own,
+            "password changed"
+        );
+        Ok(())
+    }
+
+    /// Takes the settings lock for this session's token (needs a login).
+    pub async fn lock(&self) -> Result<(), UnitError> {
+        self.call(
+            "lockSettings",
+            |c| async move { c.lock_settings().send().await },
+        )
+        .await
+        .map(|_| ())?;
+        tracing::info!(link = %crate::observe::url(&self.link), "settings locked");
+        Ok(())
+    }
+
+    /// Releases the settings lock.
+    pub async fn unlock(&self) -> Result<(), UnitError> {
+        self.call("unlockSettings", |c| async move {
+            c.unlock_settings().send().await
+        })
+        .await
+        .map(|_| ())?;
+        tracing::info!(link = %crate::observe::url(&self.link), "settings unlocked");
+        Ok(())
+    }
+
+    /// Reboots the unit. Every token and lock ends; the session logs in again on its next
+    /// request if it was logged in.
+    pub async fn reboot(&self) -> Result<(), UnitError> {
+        self.call("reboot", |c| async move { c.reboot().send().await })
+            .await?;
+        self.state.set_token(None);
+        tracing::info!(link = %crate::observe::url(&self.link), "unit rebooting");
+        Ok(())
+    }
+
+    /// Waits until the unit answers again after a reboot (polling `/info`), then logs in
+    /// again if the session was logged in.
+    ///
+    /// # Errors
+    /// The last error when the unit is still not back after `timeout`.
+    pub async fn wait_until_back(&self, timeout: Duration) -> Result<DeviceInfo, UnitError> {
+        let began = tokio::time::Instant::now();
+        let deadline = began + timeout;
+        let mut delay = Duration::from_millis(100);
+        let mut attempt: u32 = 0;
+        loop {
+            attempt += 1;
+            let result = match self.user() {
+                Some(_) if self.state.token().is_none() => {
+                    let credentials = self.credentials().clone();
+                    match credentials {
+                        Some((u, p)) => match self.login_once(u, p).await {
+                            Ok(()) => self.info().await,
+                            Err(e) => Err(e),
+                        },
+                        None => self.info().await,
+                    }
+                }
+                _ => self.info().await,
+            };
+            match result {
+                Ok(info) => {
+                    tracing::info!(
+                        attempts = attempt,
+                        waited_ms = crate::observe::millis(began.elapsed()),
+                        "the unit is back"
+                    );
+                    return Ok(info);
+                }
+                Err(e) if e.is_retryable() && tokio::time::Instant::now() + delay < deadline => {
+                    tracing::debug!(
+                        attempt,
+                        delay_ms = crate::observe::millis(delay),
+                        reason = %loggable(&e),
+                        "the unit is not back yet"
+                    );
+                    tokio::time::sleep(delay).await;
+                    delay = (delay * 2).min(Duration::from_secs(1));
+                }
+                Err(e) => {
+                    tracing::info!(attempts = attempt, error = %loggable(&e), "the unit did not come back");
+                    return Err(e);
+                }
+            }
+        }
+    }
+
+    /// Sets the session token directly (a token obtained elsewhere). Prefer [`Unit::login`],
+    /// which can log in again after a reboot.
+    pub fn set_token(&self, token: Option<AuthToken>) {
+        self.state.set_token(token);
+    }
+}
