@@ -6,9 +6,11 @@
 //! - `bindings kotlin|swift`, `kotlin`, `swift`: the mobile bindings (see `mobile.rs`).
 //! - `python`: build the Python package's release wheel and run its checks.
 //! - `load [--seconds N] [--clients N]`: load against the emulator binary (see `load.rs`).
+//! - `fuzz [--seconds N] [target...]`: the cargo-fuzz targets of `fuzz/` (see `fuzz.rs`).
 //! - `ci`: everything CI runs, in order, installing what it needs.
 
 mod ci;
+mod fuzz;
 mod generate;
 mod load;
 mod mobile;
@@ -33,6 +35,7 @@ fn main() -> ExitCode {
         ["python"] => python::run(&root()),
         ["ci"] => ci::run(&root()),
         ["load", rest @ ..] => load::run(&root(), rest),
+        ["fuzz", rest @ ..] => fuzz::run(&root(), rest),
         _ => {
             eprintln!(
                 "usage: cargo xtask <task>\n\n  generate [--check]  regenerate crates/*/src/generated and the \
@@ -47,7 +50,9 @@ fn main() -> ExitCode {
                  swift               the Swift package's tests in a Debian trixie folder with swiftlang\n  \
                  python              the Python package: release wheel, pytest, mypy, stubtest\n  \
                  load [--seconds N] [--clients N] [--warmup S] [--check] [--debug]\n                      \
-                 64 clients against the emulator: latency, requests/s, errors, memory"
+                 64 clients against the emulator: latency, requests/s, errors, memory\n  \
+                 fuzz [--seconds N] [target...]\n                      \
+                 the cargo-fuzz targets (nightly), 10^7 executions each unless --seconds"
             );
             return ExitCode::from(2);
         }

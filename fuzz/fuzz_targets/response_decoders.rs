@@ -1,0 +1,156 @@
+//! Every response type the generated clients decode (`svc-cloud-api`: the cloud and
+//! notification services; `ins-device-api`: the unit), success and error bodies, with
+//! `serde_json::from_slice` as the clients do.
+//!
+//! Input: `[type, body...]`: the first byte picks the response type (modulo their
+//! number, see `DECODERS`), the rest is the body.
+//!
+//! Properties checked:
+//! 1. nothing panics (hand-written parts: timestamps, open enums, secrets);
+//! 2. what decodes writes JSON that decodes again, and writes the same JSON the second
+//!    time (the SDK reads back what it writes: a response stored, cached or forwarded
+//!    is read again alike);
+//! 3. `Debug` of what decodes does not show the secrets it holds (tokens, webhook
+//!    secrets).
+#![no_main]
+
+use ins_device_api::types as device;
+use libfuzzer_sys::fuzz_target;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use svc_cloud_api::cloud::types as cloud;
+use svc_cloud_api::notification::types as notification;
+use svc_fuzz::same_json_modulo_float_rounding;
+
+type Check = fn(&[u8]);
+
+/// One entry per response type (element types of list responses are included as the
+/// lists themselves), with the JSON pointers of the secrets it holds (`*`: every
+/// element of an array).
+const DECODERS: &[(&str, Check)] = &[
+    // Cloud service.
+    ("cloud ServerInfo", |b| check::<cloud::ServerInfo>(b, &[])),
+    ("cloud ContainerList", |b| {
+        check::<cloud::ContainerList>(b, &[])
+    }),
+    ("cloud Container", |b| check::<cloud::Container>(b, &[])),
+    ("cloud Vec<ContainerFile>", |b| {
+        check::<Vec<cloud::ContainerFile>>(b, &[])
+    }),
+    ("cloud ContainerFile", |b| {
+        check::<cloud::ContainerFile>(b, &[])
+    }),
+    ("cloud ProcessingList", |b| {
+        check::<cloud::ProcessingList>(b, &[])
+    }),
+    ("cloud Processing", |b| check::<cloud::Processing>(b, &[])),
+    ("cloud Vec<OutputFile>", |b| {
+        check::<Vec<cloud::OutputFile>>(b, &[])
+    }),
+    ("cloud Vec<ProcessingError>", |b| {
+        check::<Vec<cloud::ProcessingError>>(b, &[])
+    }),
+    ("cloud Error", |b| check::<cloud::Error>(b, &[])),
+    // Notification service (its `Error` is the cloud one).
+    ("notification Vec<WebhookEndpoint>", |b| {
+        check::<Vec<notification::WebhookEndpoint>>(b, &["*/secret"]);
+    }),
+    ("notification Vec<MissedWebhook>", |b| {
+        check::<Vec<notification::MissedWebhook>>(b, &[])
+    }),
+    ("notification WebhookEvent", |b| {
+        check::<notification::WebhookEvent>(b, &[])
+    }),
+    // The unit.
+    ("device DeviceInfo", |b| check::<device::DeviceInfo>(b, &[])),
+    ("device LoginResponse", |b| {
+        check::<device::LoginResponse>(b, &["token"])
+    }),
+    ("device Settings", |b| {
+        check::<device::Settings>(b, &["network/ntrip/password"])
+    }),
+    // A free-form export: its `Debug` shows every node (see the README's Fuzzing notes).
+    ("device SettingsFile", |b| {
+        check::<device::SettingsFile>(b, &[])
+    }),
+    ("device WriteResult", |b| {
+        check::<device::WriteResult>(b, &[])
+    }),
+    ("device ActionResult", |b| {
+        check::<device::ActionResult>(b, &[])
+    }),
+    ("device DataLoggerStatus", |b| {
+        check::<device::DataLoggerStatus>(b, &[])
+    }),
+    ("device Error", |b| check::<device::Error>(b, &[])),
+];
+
+fuzz_target!(|input: &[u8]| {
+    let [pick, body @ ..] = input else {
+        return;
+    };
+    let (_name, check) = DECODERS[usize::from(*pick) % DECODERS.len()];
+    check(body);
+});
+
+fn check<T: DeserializeOwned + Serialize + std::fmt::Debug>(body: &[u8], secrets: &[&str]) {
+    let Ok(value) = serde_json::from_slice::<T>(body) else {
+        return;
+    };
+    let written = serde_json::to_vec(&value).expect("a decoded response serializes");
+    let again: T = match serde_json::from_slice(&written) {
+        Ok(again) => again,
+        Err(error) => panic!(
+            "a decoded response writes JSON it cannot read back: {error}\n{}",
+            String::from_utf8_lossy(&written)
+        ),
+    };
+    let rewritten = serde_json::to_vec(&again).expect("a decoded response serializes");
+    assert!(
+        same_json_modulo_float_rounding(&written, &rewritten),
+        "a response read back from its own JSON writes different JSON:\n{}\n{}",
+        String::from_utf8_lossy(&written),
+        String::from_utf8_lossy(&rewritten)
+    );
+    check_debug_hides_secrets(&value, &written, secrets);
+}
+
+/// Secrets decoded (a token, a webhook secret, a password) are shown as `[redacted]` by
+/// `Debug`: the value found at a secret's place in the JSON must not appear in the
+/// `Debug` text.
+fn check_debug_hides_secrets<T: std::fmt::Debug>(value: &T, written: &[u8], secrets: &[&str]) {
+    if secrets.is_empty() {
+        return;
+    }
+    let Ok(json) = serde_json::from_slice::<serde_json::Value>(written) else {
+        return;
+    };
+    let mut found = Vec::new();
+    for path in secrets {
+        let segments: Vec<&str> = path.split('/').collect();
+        collect_at(&json, &segments, &mut found);
+    }
+    let shown = format!("{value:?}");
+    for secret in found {
+        // Short values could appear in the Debug text by coincidence (a field name).
+        if secret.len() >= 12 {
+            assert!(!shown.contains(secret), "Debug shows a secret: {shown}");
+        }
+    }
+}
+
+/// The strings at `path` (`*`: every element of an array) in `json`.
+fn collect_at<'a>(json: &'a serde_json::Value, path: &[&str], out: &mut Vec<&'a str>) {
+    match (path, json) {
+        ([], serde_json::Value::String(text)) => out.push(text),
+        (["*", rest @ ..], serde_json::Value::Array(items)) => {
+            items.iter().for_each(|item| collect_at(item, rest, out));
+        }
+        ([key, rest @ ..], serde_json::Value::Object(map)) => {
+            if let Some(child) = map.get(*key) {
+                collect_at(child, rest, out);
+            }
+        }
+        _ => {}
+    }
+}
