@@ -1,0 +1,59 @@
+//! `svc_sdk.settings`: settings trees (`svc_core::settings`) — minimal diff, apply,
+//! three-way merge, `SettingsTree` for fleets of one schema.
+//!
+//! [`diff`] works on the Python objects themselves: it walks both trees from Rust, skips
+//! shared sub-trees by identity, compares leaves with exact JSON semantics (`True` is
+//! not `1`, `1` is not `1.0`: the types are compared before the values) and builds the
+//! partial tree only along changed nodes. Its result is the one `svc_core::settings::
+//! diff` gives for the same trees as JSON (the tests check it against [`diff_json`]).
+//! Trees of exact builtin types are walked on borrowed references (`dict_walk`, the
+//! only unsafe code of the crate), the others by the safe [`Differ`](differ::Differ),
+//! which is also the reference that walk is tested against.
+//!
+//! One file per seam: `paths` (node paths, kept as keys until read), `errors` and `text`
+//! (JSON given as `str` or `bytes`), `differ` (the safe walk, checked copies, apply),
+//! `patch` (`Patch` and the diff and apply functions), `three_way` (`merge`),
+//! `tree` (`SettingsTree`, `TreePatch`), `files` (`fleet_diff`).
+
+mod differ;
+mod errors;
+mod files;
+mod patch;
+mod paths;
+mod text;
+mod three_way;
+mod tree;
+
+pub(crate) use paths::KeyTree;
+
+use pyo3::prelude::*;
+
+use files::fleet_diff;
+use patch::{_diff_json_reference, _diff_reference, _diff_walk, Patch, apply, diff, diff_json};
+use three_way::{Absent, Conflict, Merge, absent, merge};
+use tree::{SettingsTree, TreePatch};
+
+pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = module.py();
+    module.add_class::<Patch>()?;
+    module.add_class::<Merge>()?;
+    module.add_class::<Conflict>()?;
+    module.add_class::<SettingsTree>()?;
+    module.add_class::<TreePatch>()?;
+    module.add_class::<Absent>()?;
+    module.add("ABSENT", absent(py)?)?;
+    module.add_function(wrap_pyfunction!(diff, module)?)?;
+    // Test hooks: attributes of the module, not exported (not in `__all__` nor in the
+    // stubs).
+    module.setattr(
+        "_diff_reference",
+        wrap_pyfunction!(_diff_reference, module)?,
+    )?;
+    module.setattr("_diff_walk", wrap_pyfunction!(_diff_walk, module)?)?;
+    module.add_function(wrap_pyfunction!(diff_json, module)?)?;
+    module.add_function(wrap_pyfunction!(_diff_json_reference, module)?)?;
+    module.add_function(wrap_pyfunction!(apply, module)?)?;
+    module.add_function(wrap_pyfunction!(merge, module)?)?;
+    module.add_function(wrap_pyfunction!(fleet_diff, module)?)?;
+    Ok(())
+}

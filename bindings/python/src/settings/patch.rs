@@ -1,0 +1,257 @@
+//! `Patch` and the functions that make one (`diff`, `diff_json` and their reference
+//! versions for the tests), and `apply`.
+
+use std::sync::Arc;
+
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use serde_json::Value;
+use svc_core::settings as core;
+
+use super::differ::{Differ, apply_in_place, copy_value};
+use super::errors::{removal_error, settings_error};
+use super::paths::{KeyTree, Paths, node_paths};
+use super::text::{Text, not_json_text};
+use crate::convert::{Kind, Types, to_python};
+
+/// What turns one settings tree into another: the partial tree to write (`tree`), the
+/// changed nodes and the removed ones (which a write cannot express). Made by `diff`
+/// and `diff_json`.
+#[pyclass(frozen, module = "svc_sdk.settings")]
+pub(crate) struct Patch {
+    tree: Py<PyAny>,
+    changed: Paths,
+    removed: Paths,
+}
+
+#[pymethods]
+impl Patch {
+    /// The partial tree: only the changed nodes and the objects on their paths, keys in
+    /// the new tree's order (the body of the unit's settings write). Fresh `dict`s and
+    /// `list`s: changing them changes neither tree.
+    #[getter]
+    fn tree(&self, py: Python<'_>) -> Py<PyAny> {
+        self.tree.clone_ref(py)
+    }
+
+    /// The changed nodes (`"aiding/gnss1/leverArmPrimary"`), in the new tree's order:
+    /// every leaf whose value changed (an array is one leaf) and the top of every added
+    /// or retyped sub-tree.
+    #[getter]
+    fn changed(&self, py: Python<'_>) -> Vec<String> {
+        self.changed.strings(py).to_vec()
+    }
+
+    /// The nodes of the old tree that the new one lacks (normally none: settings trees
+    /// have a fixed key set). A write cannot remove them.
+    #[getter]
+    fn removed(&self, py: Python<'_>) -> Vec<String> {
+        self.removed.strings(py).to_vec()
+    }
+
+    /// Whether the two trees were equal (nothing changed, nothing removed).
+    fn is_empty(&self, py: Python<'_>) -> bool {
+        self.changed.len(py) == 0 && self.removed.len(py) == 0
+    }
+
+    /// Whether the old tree had nodes that the new one lacks.
+    fn has_removals(&self, py: Python<'_>) -> bool {
+        self.removed.len(py) > 0
+    }
+
+    /// The body of the write turning the old tree into the new one (`tree`).
+    ///
+    /// Raises `SettingsError` (an `InvalidInputError`, with `paths`) when the patch has
+    /// removals: the write would leave them in place.
+    fn to_write(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        if self.removed.len(py) > 0 {
+            return Err(removal_error(py, self.removed.strings(py)));
+        }
+        Ok(self.tree.clone_ref(py))
+    }
+
+    fn __len__(&self, py: Python<'_>) -> usize {
+        self.changed.len(py) + self.removed.len(py)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        // Paths only: values may be secrets (the NTRIP password).
+        format!(
+            "Patch(changed={:?}, removed={:?})",
+            self.changed.strings(py),
+            self.removed.strings(py)
+        )
+    }
+}
+
+impl Patch {
+    pub(super) fn from_core(py: Python<'_>, patch: &core::Patch) -> PyResult<Self> {
+        Ok(Self {
+            tree: to_python(py, &patch.tree)?.unbind(),
+            changed: Paths::from_strings(py, node_paths(&patch.changed)),
+            removed: Paths::from_strings(py, node_paths(&patch.removed)),
+        })
+    }
+}
+
+/// The minimal patch from `old` to `new` (see `Patch`): objects compared key by key,
+/// arrays and scalars whole, with JSON semantics.
+///
+/// Two `dict`s of exact builtin types (the usual trees, from `json.loads` or a unit)
+/// are compared by `dict_walk` on borrowed references; anything else, or anything that
+/// walk does not handle (subclasses, errors), by [`Differ`].
+#[pyfunction]
+pub(super) fn diff<'py>(
+    py: Python<'py>,
+    old: &Bound<'py, PyAny>,
+    new: &Bound<'py, PyAny>,
+) -> PyResult<Patch> {
+    if let (Ok(old_dict), Ok(new_dict)) = (old.cast_exact::<PyDict>(), new.cast_exact::<PyDict>())
+        && let Some(changes) = crate::dict_walk::diff(old_dict, new_dict)?
+    {
+        return patch_of_changes(py, changes);
+    }
+    _diff_reference(py, old, new)
+}
+
+/// The patch of what `dict_walk` found: the partial tree built along the changed paths
+/// (keys in the new tree's order, as `Differ` builds it: a `dict` is made for a node
+/// when the first change under it comes), with copies of the changed values.
+fn patch_of_changes(py: Python<'_>, changes: crate::dict_walk::Changes) -> PyResult<Patch> {
+    let crate::dict_walk::Changes {
+        keys,
+        changed,
+        removed,
+    } = changes;
+    let types = Types::new(py);
+    let root = PyDict::new(py);
+    // The `dict` made for each node of `keys`, once made.
+    let mut dicts: Vec<Option<Bound<'_, PyDict>>> = vec![None; keys.len()];
+    let mut missing = Vec::new();
+    let mut changed_nodes = Vec::with_capacity(changed.len());
+    for (node, value) in changed {
+        // The `dict` of the parent: made, with those of its parents not made yet.
+        let mut at = keys.parent(node);
+        while at != KeyTree::ROOT && dicts[at].is_none() {
+            missing.push(at);
+            at = keys.parent(at);
+        }
+        // (`at` is the root, or a node whose `dict` is made.)
+        let mut dict = match dicts.get(at) {
+            Some(Some(made)) => made.clone(),
+            _ => root.clone(),
+        };
+        while let Some(next) = missing.pop() {
+            let child = PyDict::new(py);
+            dict.set_item(keys.key(py, next), &child)?;
+            dicts[next] = Some(child.clone());
+            dict = child;
+        }
+        // The walk checked the value (exact builtin JSON types): a scalar is kept as it
+        // is, anything else copied, without error (the keys to it, for messages, are not
+        // needed).
+        let value = value.into_bound(py);
+        let value = match types.kind(&value) {
+            Kind::Array | Kind::Object => copy_value(py, &types, &mut Vec::new(), 0, &value)?,
+            _ => value,
+        };
+        dict.set_item(keys.key(py, node), value)?;
+        changed_nodes.push(node);
+    }
+    let keys = Arc::new(keys);
+    Ok(Patch {
+        tree: root.into_any().unbind(),
+        changed: Paths::from_nodes(Arc::clone(&keys), changed_nodes),
+        removed: Paths::from_nodes(keys, removed),
+    })
+}
+
+/// `diff` by the walk on borrowed references alone (`dict_walk`), `None` when it leaves
+/// the trees to the safe walk: for the tests (not API).
+#[pyfunction]
+pub(super) fn _diff_walk<'py>(
+    py: Python<'py>,
+    old: &Bound<'py, PyAny>,
+    new: &Bound<'py, PyAny>,
+) -> PyResult<Option<Patch>> {
+    match (old.cast_exact::<PyDict>(), new.cast_exact::<PyDict>()) {
+        (Ok(old), Ok(new)) => match crate::dict_walk::diff(old, new)? {
+            Some(changes) => patch_of_changes(py, changes).map(Some),
+            None => Ok(None),
+        },
+        _ => Ok(None),
+    }
+}
+
+/// `diff` by the safe walk alone ([`Differ`]): the reference the walk on borrowed
+/// references is tested against (not API).
+#[pyfunction]
+pub(super) fn _diff_reference<'py>(
+    py: Python<'py>,
+    old: &Bound<'py, PyAny>,
+    new: &Bound<'py, PyAny>,
+) -> PyResult<Patch> {
+    let (tree, changed, removed) = Differ::new(py).diff(old, new)?;
+    Ok(Patch {
+        tree: tree.unbind(),
+        changed,
+        removed,
+    })
+}
+
+/// The minimal patch between two JSON documents (`str` or `bytes`), compared in Rust
+/// with the GIL released and without parsing what is the same in both
+/// (`svc_core::settings::diff_json`); only the patch becomes Python objects.
+#[pyfunction]
+pub(super) fn diff_json<'py>(
+    py: Python<'py>,
+    old_text: &Bound<'py, PyAny>,
+    new_text: &Bound<'py, PyAny>,
+) -> PyResult<Patch> {
+    let (old_text, new_text) = (Text::from_object(old_text)?, Text::from_object(new_text)?);
+    let (old_bytes, new_bytes) = (old_text.as_bytes(), new_text.as_bytes());
+    let patch = py
+        .detach(|| core::diff_json_bytes(old_bytes, new_bytes))
+        .map_err(|e| settings_error(py, &e))?;
+    Patch::from_core(py, &patch)
+}
+
+/// `svc_core::settings::diff` of the two documents parsed into `serde_json::Value`s: the
+/// reference `diff_json` is tested against (not API).
+#[pyfunction]
+pub(super) fn _diff_json_reference<'py>(
+    py: Python<'py>,
+    old_text: &Bound<'py, PyAny>,
+    new_text: &Bound<'py, PyAny>,
+) -> PyResult<Patch> {
+    let (old_text, new_text) = (Text::from_object(old_text)?, Text::from_object(new_text)?);
+    let old: Value = serde_json::from_slice(old_text.as_bytes())
+        .map_err(|e| not_json_text(py, "the old tree", &e))?;
+    let new: Value = serde_json::from_slice(new_text.as_bytes())
+        .map_err(|e| not_json_text(py, "the new tree", &e))?;
+    Patch::from_core(py, &core::diff(&old, &new))
+}
+
+/// `tree` with the partial tree `patch` written into it, as the unit writes settings
+/// (objects merged key by key, everything else replaced whole, `None` a value like any
+/// other). A new tree: neither argument is changed.
+#[pyfunction]
+pub(super) fn apply<'py>(
+    py: Python<'py>,
+    tree: &Bound<'py, PyAny>,
+    patch: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let types = Types::new(py);
+    let mut stack = Vec::new();
+    match (tree.cast::<PyDict>(), patch.cast::<PyDict>()) {
+        (Ok(_), Ok(patch)) => {
+            let out = copy_value(py, &types, &mut stack, 0, tree)?;
+            apply_in_place(py, &types, &mut stack, out.cast::<PyDict>()?, patch)?;
+            Ok(out)
+        }
+        _ => {
+            copy_value(py, &types, &mut stack, 0, tree)?; // Checked, as with an object.
+            copy_value(py, &types, &mut stack, 0, patch)
+        }
+    }
+}
