@@ -69,7 +69,9 @@ fn leaf_changes<'p>(
     changes: &mut Vec<(usize, &'p Value)>,
 ) -> bool {
     let nodes = &shape.nodes;
-    let Some(end) = nodes.get(node).map(|n| n.end) else {
+    // Only an object takes a write key by key: an object written over a leaf (the root
+    // of a scalar tree) replaces it, even an empty one.
+    let Some(end) = nodes.get(node).filter(|n| n.leaf == OBJECT).map(|n| n.end) else {
         return false;
     };
     for (key, value) in patch {
@@ -186,6 +188,17 @@ mod tests {
             json!(3),
         ] {
             check(&tree, &patch);
+        }
+    }
+
+    #[test]
+    fn an_empty_object_written_over_a_leaf_root_replaces_it() {
+        // Found by fuzzing: the empty write changed no leaf, so the scalar tree was
+        // kept instead of being replaced by the object.
+        for tree in [json!(8), json!(null), json!("s"), json!([1])] {
+            let written = check(&tree, &json!({}));
+            assert_eq!(written.to_value(), json!({}));
+            check(&tree, &json!({"a": 1}));
         }
     }
 
