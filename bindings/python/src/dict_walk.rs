@@ -1,6 +1,9 @@
 //! The walk of `settings.diff` over two trees of exact builtin types (`dict`, `list`,
 //! `tuple`, `str`, `int`, `float`, `bool`, `None`), on borrowed references.
 //!
+//! One long file on purpose: it is all of the crate's unsafe code, every part of it held
+//! to the one safety invariant below, which is reviewed as a whole in one place.
+//!
 //! On the stable ABI every reference-count change is a function call (`Py_IncRef`,
 //! `Py_DecRef`), and the safe iteration of a `dict` costs several per entry: most of the
 //! time of a diff in which little changed. This walk only reads: it takes the keys and
@@ -8,11 +11,11 @@
 //! `PyList_GetItem`), compares them with identity first, then with type-strict C-level
 //! comparisons, and keeps an owned reference only to what it reports (the keys and
 //! values of the changed and removed nodes). The caller builds the partial tree from
-//! that afterwards (`settings::diff`), with owned references.
+//! that afterwards (`settings::patch`), with owned references.
 //!
 //! Anything else (a subclass, a non-`str` key, a non-finite float, an integer that does
 //! not fit 64 bits in a changed node, a value JSON cannot hold) stops the walk with
-//! [`Stop::Fallback`]: the caller then runs the safe walk (`settings::Differ`) from the
+//! [`Stop::Fallback`]: the caller then runs the safe walk (`settings::differ`) from the
 //! start, which gives the result or the error of the reference semantics. Since this
 //! walk changes nothing, nothing of it is visible then. It follows the safe walk step by
 //! step (which nodes it compares, in which order, where it stops comparing), so that
