@@ -1,5 +1,11 @@
 //! Following a processing to its end: webhook events with an occasional poll, or
 //! polling with backoff.
+//!
+//! With events, a read after a silence that shows a change no event reported means
+//! events are being lost (the notification service is out, deliveries fail): the
+//! processing is then polled at the polling pace until an event of it arrives again.
+//! Reads that fail in a row are waited out for the outage tolerance (a 404 of a
+//! processing just started, at most [`MAX_FAILED_READS`] times).
 
 use std::time::Duration;
 
@@ -7,10 +13,13 @@ use tokio::time::Instant;
 use tracing::Instrument as _;
 
 use super::events::{EventSource, Received};
+use super::outage::Patience;
 use super::{PollSettings, Run, WorkflowError};
 use crate::cloud::{CloudError, Processing, ProcessingStatus, RetryHint};
 
-/// Failed status reads in a row (after the client's own retries) before giving up.
+/// Failed status reads in a row (after the client's own retries) before giving up,
+/// unless the failures are an outage (see
+/// [`WorkflowOptions::outage_tolerance`](super::WorkflowOptions::outage_tolerance)).
 const MAX_FAILED_READS: u32 = 5;
 
 /// Whether a processing has reached its end.
@@ -55,6 +64,9 @@ async fn follow_in_span(
     let mut current = started;
     let mut polls: u32 = 0;
     let mut failed_reads: u32 = 0;
+    let mut outage = Patience::new(run.outage_tolerance);
+    // Events are being lost: poll at the polling pace until one arrives.
+    let mut stalled = false;
     run.report_processing(&current);
     while !has_ended(&current.status) {
         if let Some(deadline) = deadline
@@ -73,7 +85,11 @@ async fn follow_in_span(
         }
         let poll_now = match events.as_mut() {
             Some(source) => {
-                let mut wait = poll.event_fallback;
+                let mut wait = if stalled || failed_reads > 0 {
+                    poll.delay(polls)
+                } else {
+                    poll.event_fallback
+                };
                 if let Some(deadline) = deadline {
                     wait = wait.min(deadline.saturating_duration_since(Instant::now()));
                 }
@@ -86,6 +102,10 @@ async fn follow_in_span(
                                 status = %event.payload.status,
                                 "webhook event of the processing"
                             );
+                            if stalled {
+                                tracing::info!("events arrive again: following them");
+                                stalled = false;
+                            }
                             // Deliveries can arrive out of order: keep the latest state.
                             if event.payload.updated_at >= current.updated_at
                                 || has_ended(&event.payload.status)
@@ -111,6 +131,9 @@ async fn follow_in_span(
                             after_ms = crate::observe::millis(wait),
                             "no event for a while: reading the processing"
                         );
+                        if stalled || failed_reads > 0 {
+                            polls += 1;
+                        }
                         true
                     }
                 }
@@ -132,6 +155,17 @@ async fn follow_in_span(
         match run.client.get_processing(id).await {
             Ok(p) => {
                 failed_reads = 0;
+                outage.reset();
+                run.reached.mark();
+                if events.is_some() && !stalled && p.updated_at > current.updated_at {
+                    tracing::info!(
+                        status = %p.status,
+                        "the processing changed without an event: events are being lost, \
+                         polling until they come back"
+                    );
+                    stalled = true;
+                    polls = 0;
+                }
                 current = p;
                 tracing::debug!(
                     status = %current.status,
@@ -141,7 +175,18 @@ async fn follow_in_span(
                 );
                 run.report_processing(&current);
             }
-            // A blip, or a 404 of a processing just started (it may exist later).
+            // The service or its identity provider is out: waited out (at the poll
+            // pace) for the outage tolerance.
+            Err(e) if run.reached.is_outage(&e) && outage.endure() => {
+                failed_reads += 1;
+                tracing::info!(
+                    failed_reads,
+                    lasted_ms = crate::observe::millis(outage.lasted()),
+                    reason = %e,
+                    "a status read failed: reading again at the next poll"
+                );
+            }
+            // A 404 of a processing just started (it may exist later).
             Err(e) if retryable(&e) && failed_reads + 1 < MAX_FAILED_READS => {
                 failed_reads += 1;
                 tracing::info!(

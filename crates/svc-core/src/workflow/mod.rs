@@ -86,6 +86,7 @@ mod follow;
 mod handle;
 mod job;
 mod options;
+mod outage;
 mod outcome;
 mod run;
 
@@ -104,10 +105,13 @@ use crate::cloud::{CloudClient, CloudError};
 pub use error::{Cleanup, WorkflowError};
 pub use events::EventSource;
 #[cfg(feature = "webhook-listener")]
-pub use events::WebhookListener;
+pub use events::{ListenerOptions, WebhookListener};
 pub use handle::{WorkflowCanceler, WorkflowHandle};
 pub use job::ProcessingJob;
-pub use options::{PollSettings, WorkflowOptions, WorkflowProgress, WorkflowProgressCallback};
+pub use options::{
+    DEFAULT_OUTAGE_TOLERANCE, PollSettings, WorkflowOptions, WorkflowProgress,
+    WorkflowProgressCallback,
+};
 pub use outcome::WorkflowOutcome;
 
 use handle::{Ids, read_ids};
@@ -202,9 +206,14 @@ impl Workflow {
             container_id = Empty,
             processing_id = Empty
         );
-        self.spawn(span, options.on_progress.clone(), cleanup, move |run| {
-            run.execute(job, options)
-        })
+        let tolerance = options.outage_tolerance;
+        self.spawn(
+            span,
+            options.on_progress.clone(),
+            cleanup,
+            tolerance,
+            move |run| run.execute(job, options),
+        )
     }
 
     /// Picks up a processing started earlier — by this program before it restarted,
@@ -249,9 +258,14 @@ impl Workflow {
             container_id = Empty,
             processing_id = %processing_id
         );
-        self.spawn(span, options.on_progress.clone(), false, move |run| {
-            run.resume(processing_id, output_folder, options)
-        })
+        let tolerance = options.outage_tolerance;
+        self.spawn(
+            span,
+            options.on_progress.clone(),
+            false,
+            tolerance,
+            move |run| run.resume(processing_id, output_folder, options),
+        )
     }
 
     fn spawn<F, Fut>(
@@ -259,6 +273,7 @@ impl Workflow {
         span: tracing::Span,
         on_progress: Option<WorkflowProgressCallback>,
         cleanup_on_failure: bool,
+        outage_tolerance: Duration,
         body: F,
     ) -> WorkflowHandle
     where
@@ -273,6 +288,8 @@ impl Workflow {
             on_progress,
             ids: ids.clone(),
             span: span.clone(),
+            reached: outage::Reached::default(),
+            outage_tolerance,
         };
         let work = body(run);
         let token = cancel.clone();

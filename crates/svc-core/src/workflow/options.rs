@@ -91,6 +91,10 @@ pub enum WorkflowProgress {
 /// Receives [`WorkflowProgress`] reports (from the workflow's task: keep it quick).
 pub type WorkflowProgressCallback = Arc<dyn Fn(&WorkflowProgress) + Send + Sync>;
 
+/// The default [`WorkflowOptions::outage_tolerance`]: a restart of the service or of its
+/// identity provider, not a long failure.
+pub const DEFAULT_OUTAGE_TOLERANCE: Duration = Duration::from_secs(120);
+
 /// How a workflow runs. Build it with `..WorkflowOptions::default()`.
 pub struct WorkflowOptions {
     /// Wait out a 409 "the organization already has an ongoing processing" (batch
@@ -121,6 +125,15 @@ pub struct WorkflowOptions {
     /// succeeded. Default `false`: the container remains (the error names it) and can
     /// be processed later.
     pub cleanup_on_failure: bool,
+    /// How long an outage is waited out: while the service, its identity provider or
+    /// the notification service keeps failing (5xx, 429, timeouts, no token to be had,
+    /// or — once the workflow has reached the service — no connection), the workflow
+    /// keeps trying with backoff, and fails only once the failures have lasted this
+    /// long in a row. Nothing is repeated that could apply twice: a creation whose
+    /// answer was lost is looked for first (see the module documentation). An address
+    /// that has never answered (a wrong URL) is not an outage and fails as before,
+    /// after a few attempts. Default 2 minutes.
+    pub outage_tolerance: Duration,
 }
 
 impl Default for WorkflowOptions {
@@ -135,6 +148,7 @@ impl Default for WorkflowOptions {
             on_progress: None,
             transfer: TransferOptions::default(),
             cleanup_on_failure: false,
+            outage_tolerance: DEFAULT_OUTAGE_TOLERANCE,
         }
     }
 }
@@ -157,6 +171,7 @@ impl fmt::Debug for WorkflowOptions {
             )
             .field("transfer", &self.transfer)
             .field("cleanup_on_failure", &self.cleanup_on_failure)
+            .field("outage_tolerance", &self.outage_tolerance)
             .finish()
     }
 }

@@ -13,6 +13,7 @@ use uuid::Uuid;
 
 use super::follow;
 use super::job::{check_job, resolve_folder, upload_jobs};
+use super::outage::{Patience, Reached, never_sent};
 use super::{
     Cleanup, Ids, ProcessingJob, WORKFLOW_TAG_KEY, WorkflowError, WorkflowOptions, WorkflowOutcome,
     WorkflowProgress, WorkflowProgressCallback,
@@ -40,6 +41,10 @@ pub(super) struct Run {
     pub(super) ids: Arc<Mutex<Ids>>,
     /// The workflow's span, which gets the identifiers once known.
     pub(super) span: tracing::Span,
+    /// Whether the service has answered yet (see [`Reached`]).
+    pub(super) reached: Reached,
+    /// See [`WorkflowOptions::outage_tolerance`].
+    pub(super) outage_tolerance: Duration,
 }
 
 impl Run {
@@ -349,8 +354,10 @@ impl Run {
     }
 
     /// A read repeated a few more times than the client does by itself on transient
-    /// failures (the workflow has come far; a blip should not waste it).
-    async fn read<T, F, Fut>(&self, mut f: F) -> Result<T, CloudError>
+    /// failures (the workflow has come far; a blip should not waste it), and for as
+    /// long as the outage tolerance allows while the service or its identity
+    /// provider is out.
+    pub(super) async fn read<T, F, Fut>(&self, mut f: F) -> Result<T, CloudError>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, CloudError>>,
@@ -361,13 +368,36 @@ impl Run {
             max_delay: Duration::from_secs(5),
             max_elapsed: Duration::from_secs(60),
         };
-        policy
-            .run_explained(
-                |_| f(),
-                |e| e.retry_hint() == RetryHint::Transient,
-                ToString::to_string,
-            )
-            .await
+        let mut patience = Patience::new(self.outage_tolerance);
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let e = match f().await {
+                Ok(value) => {
+                    self.reached.mark();
+                    return Ok(value);
+                }
+                Err(e) => e,
+            };
+            if self.reached.is_outage(&e) {
+                if patience.wait_out("reading", &e).await {
+                    continue;
+                }
+                return Err(e);
+            }
+            if e.retry_hint() != RetryHint::Transient || attempt >= policy.max_attempts {
+                return Err(e);
+            }
+            let delay = policy.delay(attempt);
+            tracing::info!(
+                attempt,
+                max_attempts = policy.max_attempts,
+                delay_ms = crate::observe::millis(delay),
+                reason = %e,
+                "reading again after a transient failure"
+            );
+            tokio::time::sleep(delay).await;
+        }
     }
 
     /// Creates the container; after a lost answer, looks for the tagged container
@@ -379,11 +409,25 @@ impl Run {
     ) -> Result<Container, CloudError> {
         let policy = creation_policy();
         let mut attempt = 0;
+        let mut patience = Patience::new(self.outage_tolerance);
         loop {
-            attempt += 1;
             match self.client.create_container(request.clone()).await {
-                Ok(container) => return Ok(container),
-                Err(e) if e.retry_hint() == RetryHint::Transient && attempt < CREATION_ATTEMPTS => {
+                Ok(container) => {
+                    self.reached.mark();
+                    return Ok(container);
+                }
+                // Nothing was sent (no token, no connection): an outage is waited out
+                // without counting an attempt whose outcome is unknown.
+                Err(e) if never_sent(&e) && self.reached.is_outage(&e) => {
+                    if !patience.wait_out("creating the container", &e).await {
+                        return Err(e);
+                    }
+                }
+                Err(e)
+                    if e.retry_hint() == RetryHint::Transient
+                        && attempt + 1 < CREATION_ATTEMPTS =>
+                {
+                    attempt += 1;
                     if may_have_been_applied(&e) {
                         // Without a tag the first attempt's container cannot be found:
                         // creating again could duplicate it, so the error is returned.
@@ -392,7 +436,7 @@ impl Run {
                             reason = %e,
                             "the container may have been created: looking for it by its tag"
                         );
-                        if let Some(found) = self.find_container(tag).await? {
+                        if let Some(found) = self.read(|| self.find_container(tag)).await? {
                             tracing::info!(container_id = %found, "the container was created after all");
                             return self.read(|| self.client.get_container(found)).await;
                         }
@@ -496,12 +540,13 @@ impl Run {
         let policy = creation_policy();
         let mut uncertain = false;
         let mut lost = 0;
+        let mut outage = Patience::new(self.outage_tolerance);
         let mut busy = 0;
         loop {
             if uncertain {
                 // An earlier start may have been applied: take its processing.
                 if let Some(p) = self
-                    .find_processing(container_id)
+                    .read(|| self.find_processing(container_id))
                     .await
                     .map_err(cloud_error)?
                 {
@@ -515,13 +560,22 @@ impl Run {
                 Ok(p) => return Ok(p),
                 Err(e) => e,
             };
+            // Nothing was sent (no token, no connection): an outage is waited out
+            // without counting an attempt whose outcome is unknown.
+            if never_sent(&e) && self.reached.is_outage(&e) {
+                if !outage.wait_out("starting the processing", &e).await {
+                    return Err(cloud_error(e));
+                }
+                continue;
+            }
+            outage.reset();
             if e.retry_hint() == RetryHint::Transient {
                 lost += 1;
                 uncertain |= may_have_been_applied(&e);
                 if lost >= CREATION_ATTEMPTS {
                     if uncertain
                         && let Some(p) = self
-                            .find_processing(container_id)
+                            .read(|| self.find_processing(container_id))
                             .await
                             .map_err(cloud_error)?
                     {
@@ -548,7 +602,11 @@ impl Run {
                 // 403 no credit left)? Checked at the top of the loop.
                 continue;
             }
-            if !self.is_ongoing_conflict(&e).await.map_err(cloud_error)? {
+            if !self
+                .read(|| self.is_ongoing_conflict(&e))
+                .await
+                .map_err(cloud_error)?
+            {
                 return Err(cloud_error(e));
             }
             if !options.wait_for_free_organization {
@@ -585,8 +643,12 @@ fn creation_policy() -> RetryPolicy {
         max_elapsed: Duration::from_secs(120),
     }
 }
-/// Whether a failed request may nonetheless have been applied by the service.
+/// Whether a failed request may nonetheless have been applied by the service. One that
+/// failed for want of an access token was never sent.
 fn may_have_been_applied(e: &CloudError) -> bool {
+    if never_sent(e) {
+        return false;
+    }
     match e {
         CloudError::Transport { kind, .. } => *kind != TransportKind::Connect,
         CloudError::Api { status, .. } => *status != 429,
