@@ -2,56 +2,29 @@
 
 use serde_json::Value;
 
-/// Whether two JSON texts hold the same value, numbers compared exactly except floats,
-/// which may differ by a few units in the last place.
-///
-/// serde_json parses floats with its default, best-effort precision (the SDK does not
-/// enable `float_roundtrip`), so a float written and read back may come back one unit
-/// in the last place away. That is serde_json's documented trade-off, not a bug of
-/// the code under test; every other difference is.
-pub fn same_json_modulo_float_rounding(a: &[u8], b: &[u8]) -> bool {
+/// Whether two JSON texts hold the same value (numbers compared exactly: the
+/// workspace enables serde_json's `float_roundtrip`, so a float written and read back
+/// is the same float).
+pub fn same_json(a: &[u8], b: &[u8]) -> bool {
     match (
         serde_json::from_slice::<Value>(a),
         serde_json::from_slice::<Value>(b),
     ) {
-        (Ok(a), Ok(b)) => same_value_modulo_float_rounding(&a, &b),
+        (Ok(a), Ok(b)) => a == b,
         _ => false,
     }
 }
 
-/// [`same_json_modulo_float_rounding`] of two values.
-pub fn same_value_modulo_float_rounding(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) if x.is_f64() || y.is_f64() => {
-            match (x.as_f64(), y.as_f64()) {
-                (Some(x), Some(y)) => floats_close(x, y),
-                _ => false,
-            }
-        }
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .zip(y)
-                    .all(|(x, y)| same_value_modulo_float_rounding(x, y))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter().all(|(key, x)| {
-                    y.get(key)
-                        .is_some_and(|y| same_value_modulo_float_rounding(x, y))
-                })
-        }
-        _ => a == b,
-    }
-}
-
-/// At most 4 units in the last place apart (same sign).
-fn floats_close(x: f64, y: f64) -> bool {
-    if x == y {
-        return true;
-    }
-    if x.is_sign_negative() != y.is_sign_negative() {
-        return false;
-    }
-    x.to_bits().abs_diff(y.to_bits()) <= 4
+/// A folder of this process for the files a target writes: in memory (`/dev/shm`) where
+/// there is one, since a disk's write-back would dominate each run's time.
+pub fn scratch_dir(name: &str) -> std::path::PathBuf {
+    let shm = std::path::Path::new("/dev/shm");
+    let base = if shm.is_dir() {
+        shm.to_path_buf()
+    } else {
+        std::env::temp_dir()
+    };
+    let dir = base.join(format!("svc-fuzz-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("creating a scratch folder");
+    dir
 }

@@ -31,6 +31,8 @@ pub const TARGETS: &[&str] = &[
     "webhook_verify",
     "settings",
     "response_decoders",
+    "emulator_upload",
+    "emulator_nmea",
 ];
 
 /// cargo-fuzz, pinned.

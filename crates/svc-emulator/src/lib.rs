@@ -50,6 +50,9 @@ mod storage;
 
 pub mod cli;
 pub mod device;
+/// The parsers the workspace's fuzz targets reach (not part of the API).
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod receiver;
 
 use std::net::SocketAddr;
