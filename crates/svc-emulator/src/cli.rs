@@ -38,6 +38,11 @@ pub struct EmulatorArgs {
     /// Share of requests answered 500, delayed or cut (0 to 1).
     #[arg(long, default_value_t = 0.0)]
     pub fault_rate: f64,
+    /// Share of the chunks crossing the emulated units' serial links (the TCP bridge
+    /// and the pty, both ways) that lose a run of bytes or have one corrupted (0 to 1):
+    /// a noisy line.
+    #[arg(long, default_value_t = 0.0)]
+    pub serial_fault_rate: f64,
     /// An initial password of the emulated unit, USER=PASSWORD (repeatable), e.g.
     /// `--device-password setup=secret`. Users not named have none (factory: `factory`).
     #[arg(long = "device-password", value_name = "USER=PASSWORD")]
@@ -80,6 +85,9 @@ impl EmulatorArgs {
         if !(0.0..=1.0).contains(&self.fault_rate) {
             return Err("--fault-rate must be between 0 and 1".into());
         }
+        if !(0.0..=1.0).contains(&self.serial_fault_rate) {
+            return Err("--serial-fault-rate must be between 0 and 1".into());
+        }
         if !(self.device_reboot_seconds.is_finite() && self.device_reboot_seconds >= 0.0) {
             return Err("--device-reboot-seconds must be a number of seconds ≥ 0".into());
         }
@@ -114,6 +122,10 @@ impl EmulatorArgs {
             pty: !self.no_device_pty,
             reboot_time: Duration::from_secs_f64(self.device_reboot_seconds),
             latency: Duration::from_millis(self.device_latency_ms),
+            serial_faults: crate::faults::SerialFaultConfig {
+                rate: self.serial_fault_rate,
+                ..crate::faults::SerialFaultConfig::default()
+            },
             ..crate::device::DeviceConfig::default()
         });
         Ok(EmulatorConfig {

@@ -66,7 +66,10 @@ use tokio::task::JoinHandle;
 use uuid::Uuid;
 
 pub use config::{EmulatorConfig, MAX_DEVICES};
-pub use faults::FaultConfig;
+pub use faults::{
+    FaultConfig, FaultCounts, FaultHandle, SerialFaultConfig, SerialFaultCounts, SerialFaultHandle,
+    Service,
+};
 pub use info::{EmulatedDevice, EmulatorInfo, EmulatorLine, OrganizationCredentials};
 pub use server::ReadTimeouts;
 
@@ -136,22 +139,34 @@ impl Emulator {
         let routers = [
             (
                 cloud_listener,
+                Service::Cloud,
                 cloud::router(app.clone()),
                 ErrorFormat::Cloud,
             ),
-            (idp_listener, idp::router(app.clone()), ErrorFormat::OAuth),
+            (
+                idp_listener,
+                Service::IdentityProvider,
+                idp::router(app.clone()),
+                ErrorFormat::OAuth,
+            ),
             (
                 notification_listener,
+                Service::Notification,
                 notify::router(app.clone()),
                 ErrorFormat::Cloud,
             ),
-            (storage_listener, app.storage.router(), ErrorFormat::S3),
+            (
+                storage_listener,
+                Service::Storage,
+                app.storage.router(),
+                ErrorFormat::S3,
+            ),
         ];
         let mut servers = Vec::new();
-        for (listener, router, format) in routers {
+        for (listener, service, router, format) in routers {
             servers.push(tokio::spawn(server::serve(
                 listener,
-                faults.wrap(router),
+                faults.wrap(service, router),
                 format,
                 config.read_timeouts,
                 stopped.clone(),
@@ -239,6 +254,25 @@ impl Emulator {
     /// can compare downloads byte for byte.
     pub fn stored_outputs(&self, processing_id: Uuid) -> Vec<(String, Vec<u8>)> {
         self.app.stored_outputs(processing_id)
+    }
+
+    /// The outage switches and the counters of injected faults
+    /// ([`EmulatorConfig::faults`]'s handle): take a server down and up, read how many
+    /// faults a run met.
+    pub fn faults(&self) -> &FaultHandle {
+        &self.app.config.faults.handle
+    }
+
+    /// The identifiers of every webhook event raised for `endpoint_id` so far, in
+    /// order, whether it was delivered, is still being retried or was missed: what a
+    /// receiver must have got for no event to be lost.
+    pub fn raised_webhook_events(&self, endpoint_id: Uuid) -> Vec<Uuid> {
+        self.app
+            .db()
+            .raised
+            .get(&endpoint_id)
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// The (first) emulated unit, when it runs.

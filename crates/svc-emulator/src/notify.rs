@@ -198,6 +198,7 @@ async fn delete_endpoint(
     own_endpoint(&db, &caller, id)?;
     db.endpoints.shift_remove(&id);
     db.missed.remove(&id);
+    db.raised.remove(&id);
     Ok(ok(serde_json::json!({})))
 }
 
@@ -270,6 +271,13 @@ pub fn publish(app: &Arc<App>, processing: &Processing, error_recorded: bool) {
             })
             .collect()
     };
+    if !deliveries.is_empty() {
+        // Every event raised, per endpoint: what a test checks its receiver got.
+        let mut db = app.db();
+        for d in &deliveries {
+            db.raised.entry(d.endpoint_id).or_default().push(d.event.id);
+        }
+    }
     for delivery in deliveries {
         let app = app.clone();
         tokio::spawn(async move { deliver(app, delivery).await });
@@ -297,6 +305,13 @@ async fn deliver(app: Arc<App>, delivery: Delivery) {
             .is_some_and(|e| e.endpoint.enabled == Some(true));
         if !still_wanted {
             return;
+        }
+        // An injected outage of the notification service: its sender is down too, so
+        // the attempt fails (and once the retries run out, the event is missed).
+        let faults = &app.config.faults.handle;
+        if faults.is_down(crate::faults::Service::Notification) {
+            faults.delivery_failed_while_down();
+            continue;
         }
         let timestamp = chrono::Utc::now().timestamp();
         let signature = svc_protocol::webhook::sign(&delivery.secret, timestamp, &body);

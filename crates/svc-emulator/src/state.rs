@@ -122,6 +122,9 @@ pub struct Db {
     pub processings: IndexMap<Uuid, ProcessingRecord>,
     pub endpoints: IndexMap<Uuid, EndpointRecord>,
     pub missed: HashMap<Uuid, Vec<MissedWebhook>>,
+    /// Every event raised for each endpoint (delivered or not), in order: tests check
+    /// that their receiver got each one.
+    pub raised: HashMap<Uuid, Vec<Uuid>>,
 }
 
 pub struct App {

@@ -150,6 +150,10 @@ pub struct DeviceConfig {
     /// round trip of a unit reached over Wi-Fi or a cellular link, so that an app or a
     /// fleet tool meets the latency it will meet in the field.
     pub latency: Duration,
+    /// A noisy serial line: the share of the chunks crossing the serial links (TCP
+    /// bridge and pty, both ways) that lose bytes or have one corrupted (none by
+    /// default). Its handle counts them.
+    pub serial_faults: crate::faults::SerialFaultConfig,
 }
 
 impl Default for DeviceConfig {
@@ -168,6 +172,7 @@ impl Default for DeviceConfig {
             serial_number: DEFAULT_SERIAL_NUMBER.to_owned(),
             mac_address: DEFAULT_MAC_ADDRESS.to_owned(),
             latency: Duration::ZERO,
+            serial_faults: crate::faults::SerialFaultConfig::default(),
         }
     }
 }
@@ -283,13 +288,16 @@ impl DeviceEmulator {
 
         let (stop, stopped) = watch::channel(false);
         let gap = config.serial_inter_byte_timeout;
+        // One fault sequence for every link of the unit.
+        let noise = crate::faults::SerialFaults::new(config.serial_faults.clone());
         #[cfg(unix)]
         let pty_task = pty.map(|pty| {
             let unit = unit.clone();
             let stopped = stopped.clone();
+            let noise = noise.clone();
             tokio::spawn(async move {
                 let pty::Pty { master, slave, .. } = pty;
-                serial::serve_link(master, unit, gap, stopped).await;
+                serial::serve_link(master, unit, gap, noise, stopped).await;
                 drop(slave);
             })
         });
@@ -307,6 +315,7 @@ impl DeviceEmulator {
                 serial_listener,
                 unit.clone(),
                 gap,
+                noise,
                 stopped,
             ))),
             pty_task,
@@ -349,6 +358,14 @@ impl DeviceEmulator {
     /// user has a password.
     pub fn default_user(&self) -> Option<String> {
         self.unit.default_user()
+    }
+
+    /// How many settings writes the unit applied since it started (`POST /settings`,
+    /// `/settings/<path>`, `/settings/import`, `/settings/default`; not those with
+    /// `checkOnly`, nor those refused), whether or not they changed a value: a write
+    /// applied twice counts twice.
+    pub fn applied_writes(&self) -> u64 {
+        self.unit.applied_writes()
     }
 
     /// Whether the unit is rebooting (answering nothing).

@@ -17,6 +17,11 @@
 //!   class 0x10) are ignored.
 //! - While the unit reboots it answers nothing: frames are read and dropped (the link
 //!   itself, pty or TCP connection, stays open as a real serial line would).
+//! - With [`DeviceConfig::serial_faults`](super::DeviceConfig::serial_faults), the line
+//!   is noisy: a share of the chunks read from the host and of the answers written
+//!   back lose bytes or have one corrupted ([`SerialFaults`]); the CRC turns each into
+//!   a frame skipped, so the host meets silence and must recover (a GET sent again, a
+//!   POST read back before it is repeated).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -30,6 +35,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use super::unit::{Outcome, Unit};
+use crate::faults::SerialFaults;
 
 /// sbgECom `SBG_INVALID_FRAME`: a REST request whose data are malformed.
 pub const ACK_INVALID_FRAME: u16 = 4;
@@ -78,11 +84,13 @@ pub fn answer(unit: &Unit, message: &Message, transfer_id: &mut u8) -> Option<Ve
 }
 
 /// Serves one link (a pty master, a TCP connection) until it ends or `stop` turns true;
-/// a frame left incomplete for `inter_byte_timeout` of silence is abandoned.
+/// a frame left incomplete for `inter_byte_timeout` of silence is abandoned. `faults`
+/// damages what crosses the line both ways.
 pub async fn serve_link<S>(
     mut link: S,
     unit: Arc<Unit>,
     inter_byte_timeout: Duration,
+    faults: SerialFaults,
     mut stop: watch::Receiver<bool>,
 ) where
     S: AsyncRead + AsyncWrite + Unpin,
@@ -113,10 +121,15 @@ pub async fn serve_link<S>(
                 }
             }
             Some(Ok(0) | Err(_)) => return,
-            Some(Ok(n)) => decoder.push_at(&buf[..n], Instant::now()),
+            Some(Ok(n)) => {
+                let mut chunk = buf[..n].to_vec();
+                faults.apply(&mut chunk);
+                decoder.push_at(&chunk, Instant::now());
+            }
         }
         while let Some(message) = decoder.next_message() {
-            if let Some(bytes) = answer(&unit, &message, &mut transfer_id) {
+            if let Some(mut bytes) = answer(&unit, &message, &mut transfer_id) {
+                faults.apply(&mut bytes);
                 let written = tokio::select! {
                     written = link.write_all(&bytes) => written,
                     _ = stop.wait_for(|stopped| *stopped) => return,
@@ -134,6 +147,7 @@ pub async fn serve_tcp(
     listener: TcpListener,
     unit: Arc<Unit>,
     inter_byte_timeout: Duration,
+    faults: SerialFaults,
     mut stop: watch::Receiver<bool>,
 ) {
     let mut links = JoinSet::new();
@@ -150,6 +164,7 @@ pub async fn serve_tcp(
                     stream,
                     unit.clone(),
                     inter_byte_timeout,
+                    faults.clone(),
                     stop.clone(),
                 ));
             }

@@ -166,6 +166,9 @@ struct State {
     booting_until: Option<Instant>,
     logging_since: Option<Instant>,
     logged_bytes: u64,
+    /// Settings writes applied (not `checkOnly`), for tests that a write is never
+    /// applied twice.
+    applied_writes: u64,
 }
 
 impl State {
@@ -259,6 +262,7 @@ impl Unit {
             booting_until: None,
             logging_since: None,
             logged_bytes: 0,
+            applied_writes: 0,
         };
         state.default_user = choose_default_user(&spec, &state.passwords);
         Ok(Self {
@@ -287,6 +291,11 @@ impl Unit {
             Ok(guard) => guard,
             Err(poisoned) => poisoned.into_inner(),
         }
+    }
+
+    /// How many settings writes were applied (see `DeviceEmulator::applied_writes`).
+    pub fn applied_writes(&self) -> u64 {
+        self.state().applied_writes
     }
 
     /// Whether the unit is rebooting (it answers nothing).
@@ -693,6 +702,7 @@ impl Unit {
             .changes_need_reboot(&state.settings, &tree);
         if !check_only {
             state.settings = tree;
+            state.applied_writes += 1;
         }
         ok(&WriteResult {
             title: SUCCESS.to_owned(),

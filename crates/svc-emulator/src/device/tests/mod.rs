@@ -6,7 +6,7 @@
 //! there only.
 //!
 //! This file has the test clients; the tests are grouped by subject: [`document`],
-//! [`routes`], [`sessions`], [`settings`], [`framing`] and [`units`].
+//! [`routes`], [`sessions`], [`settings`], [`framing`], [`noise`] and [`units`].
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -25,6 +25,7 @@ use super::{DeviceConfig, DeviceEmulator};
 
 mod document;
 mod framing;
+mod noise;
 mod routes;
 mod sessions;
 mod settings;
