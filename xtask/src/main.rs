@@ -7,9 +7,12 @@
 //! - `python`: build the Python package's release wheel and run its checks.
 //! - `load [--seconds N] [--clients N]`: load against the emulator binary (see `load.rs`).
 //! - `fuzz [--seconds N] [target...]`: the cargo-fuzz targets of `fuzz/` (see `fuzz.rs`).
+//! - `faults [--workflows N] [--seed N]`: svc-core's fault and scale suites with their
+//!   figures, the heavy scale variant included (see `faults.rs`).
 //! - `ci`: everything CI runs, in order, installing what it needs.
 
 mod ci;
+mod faults;
 mod fuzz;
 mod generate;
 mod load;
@@ -36,6 +39,7 @@ fn main() -> ExitCode {
         ["ci"] => ci::run(&root()),
         ["load", rest @ ..] => load::run(&root(), rest),
         ["fuzz", rest @ ..] => fuzz::run(&root(), rest),
+        ["faults", rest @ ..] => faults::run(&root(), rest),
         _ => {
             eprintln!(
                 "usage: cargo xtask <task>\n\n  generate [--check]  regenerate crates/*/src/generated and the \
@@ -52,7 +56,9 @@ fn main() -> ExitCode {
                  load [--seconds N] [--clients N] [--warmup S] [--check] [--debug]\n                      \
                  64 clients against the emulator: latency, requests/s, errors, memory\n  \
                  fuzz [--seconds N] [target...]\n                      \
-                 the cargo-fuzz targets (nightly), 10^7 executions each unless --seconds"
+                 the cargo-fuzz targets (nightly), 10^7 executions each unless --seconds\n  \
+                 faults [--workflows N] [--seed N]\n                      \
+                 the fault and scale suites with their figures, 1000 workflows at 20 % faults"
             );
             return ExitCode::from(2);
         }

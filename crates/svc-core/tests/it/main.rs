@@ -5,6 +5,7 @@
 
 mod cloud;
 mod common;
+mod faults;
 mod fleet;
 mod limits;
 #[cfg(feature = "axum")]
