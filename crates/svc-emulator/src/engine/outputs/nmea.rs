@@ -8,6 +8,10 @@ use super::{InputFile, MAX_LINE_BYTES, MAX_WARNINGS_PER_FILE, plural};
 
 const KNOT_MS: f64 = 1852.0 / 3600.0;
 
+/// Largest altitude or geoid separation accepted, in metres: far beyond any receiver's
+/// range, and small enough that heights and vertical velocities stay finite.
+const MAX_HEIGHT_M: f64 = 1.0e6;
+
 /// A valid GGA: position, ellipsoidal height and fix quality (1..=9).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Gga {
@@ -216,10 +220,11 @@ fn parse_gga(f: &[&str]) -> Result<Gga, String> {
     if !hdop.is_empty() && unsigned(hdop).is_none() {
         return Err(invalid("GGA", "HDOP", hdop));
     }
-    let altitude = signed(field(f, 9)).ok_or_else(|| invalid("GGA", "altitude", field(f, 9)))?;
+    let height = |s: &str| signed(s).filter(|v| v.abs() <= MAX_HEIGHT_M);
+    let altitude = height(field(f, 9)).ok_or_else(|| invalid("GGA", "altitude", field(f, 9)))?;
     let separation = match field(f, 11) {
         "" => 0.0,
-        s => signed(s).ok_or_else(|| invalid("GGA", "geoid separation", s))?,
+        s => height(s).ok_or_else(|| invalid("GGA", "geoid separation", s))?,
     };
     Ok(Gga {
         lat,
@@ -342,14 +347,15 @@ pub(super) fn parse_date(s: &str) -> Option<i64> {
     Some(i64::from(date.to_epoch_days()))
 }
 
-/// A plain decimal number `123.45` (no sign, exponent, `inf` or `nan`).
+/// A plain decimal number `123.45` (no sign, exponent, `inf` or `nan`), finite: more
+/// digits than an `f64` can hold are refused, not read as infinity.
 pub(super) fn unsigned(s: &str) -> Option<f64> {
     let digits = s.bytes().filter(u8::is_ascii_digit).count();
     let dots = s.bytes().filter(|b| *b == b'.').count();
     if digits == 0 || dots > 1 || digits + dots != s.len() {
         return None;
     }
-    s.parse().ok()
+    s.parse().ok().filter(|v: &f64| v.is_finite())
 }
 
 pub(super) fn signed(s: &str) -> Option<f64> {

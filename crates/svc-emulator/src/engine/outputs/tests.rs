@@ -575,6 +575,55 @@ fn sample_file_in_tests_data() {
 }
 
 #[test]
+fn heights_and_speeds_too_large_are_invalid_not_infinite() {
+    // Found by fuzzing: 400 digits read as infinity, and two huge heights made an
+    // infinite height or vertical velocity; the CSV then held `inf`.
+    let huge = "9".repeat(400);
+    let gnss = lines(&[
+        rmc("120000", LAT, LON, "0", "0", "020126"),
+        gga("120000", LAT, LON, 1, 500.0),
+        nmea(&format!(
+            "GPGGA,120001,{LAT},{LON},1,08,1.0,{huge},M,47.5,M,,"
+        )),
+        nmea(&format!(
+            "GPGGA,120002,{LAT},{LON},1,08,1.0,900000.0,M,900000.0,M,,"
+        )),
+        nmea(&format!(
+            "GPGGA,120003,{LAT},{LON},1,08,1.0,-1000001.0,M,0.0,M,,"
+        )),
+        nmea(&format!("GNRMC,120004,A,{LAT},{LON},{huge},0,020126,,,A")),
+        gga("120005", LAT, LON, 1, -1000.0),
+    ]);
+    let outcome = run(&[("gnss.nmea", gnss)]).unwrap();
+    let w = &outcome.warnings;
+    assert_eq!(w.len(), 3, "{w:?}");
+    assert!(
+        w[0].starts_with("gnss.nmea:3: GGA with invalid altitude"),
+        "{}",
+        w[0]
+    );
+    assert!(
+        w[1].starts_with("gnss.nmea:5: GGA with invalid altitude"),
+        "{}",
+        w[1]
+    );
+    assert!(
+        w[2].starts_with("gnss.nmea:6: RMC with invalid speed"),
+        "{}",
+        w[2]
+    );
+    let rows = csv_rows(&outcome);
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    for row in &rows {
+        for column in 1..7 {
+            assert!(number(row, column).is_finite(), "{row:?}");
+        }
+    }
+    // 900 km of altitude plus 900 km of separation is accepted: each is in range.
+    close(number(&rows[1], 3), 1_800_000.0, 1e-3);
+}
+
+#[test]
 fn field_parsers() {
     assert_eq!(parse_time("235959.999"), Some(86_399_999));
     assert_eq!(parse_time("240000"), None);
@@ -596,6 +645,8 @@ fn field_parsers() {
     assert_eq!(parse_angle("4807.038", "E", 90.0, ["N", "S"]), None);
     assert_eq!(signed("-12.5"), Some(-12.5));
     assert_eq!(unsigned("inf"), None);
+    assert_eq!(unsigned(&"9".repeat(400)), None);
+    assert_eq!(signed(&format!("-{}", "9".repeat(400))), None);
     assert_eq!(fixed(-0.0001, 3), "0.000");
     assert_eq!(nearest_time(DAY_MS - 1000, 0), DAY_MS);
     assert_eq!(nearest_time(DAY_MS, DAY_MS - 1000), DAY_MS - 1000);
