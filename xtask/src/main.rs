@@ -5,7 +5,7 @@
 //! - `validate`: validate the OpenAPI documents with a real OpenAPI 3.0.3 validator.
 //! - `bindings kotlin|swift`, `kotlin`, `swift`: the mobile bindings (see `mobile.rs`).
 //! - `python`: build the Python package's release wheel and run its checks.
-//! - `load [--seconds N] [--clients N]`: load against the emulator binary (see `load.rs`).
+//! - `load [--seconds N] [--clients N]`: load against the emulator binary (see `load/`).
 //! - `fuzz [--seconds N] [target...]`: the cargo-fuzz targets of `fuzz/` (see `fuzz.rs`).
 //! - `faults [--workflows N] [--seed N]`: svc-core's fault and scale suites with their
 //!   figures, the heavy scale variant included (see `faults.rs`).
