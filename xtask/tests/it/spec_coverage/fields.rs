@@ -61,15 +61,9 @@ const CONTAINER_FILE_FIELDS: &[(&str, T)] = &[
     ("uploadInfo.fields.X-Amz-Signature", T::S),
 ];
 
-const UPLOAD_FIELDS_ORDER: &[&str] = &[
-    "key",
-    "bucket",
-    "X-Amz-Algorithm",
-    "X-Amz-Credential",
-    "X-Amz-Date",
-    "Policy",
-    "X-Amz-Signature",
-];
+/// The upload form's fields, in the order the service sends them (and they must be
+/// sent back in): the one list the tests share.
+const UPLOAD_FIELDS_ORDER: &[&str] = &svc_test_support::UPLOAD_FIELDS;
 
 /// Top-level schemas of the cloud document and their fields.
 const CLOUD_SCHEMA_FIELDS: &[(&str, &[(&str, T)])] = &[
