@@ -71,7 +71,10 @@ const DECODERS: &[(&str, Check)] = &[
     }),
     // A free-form export: its `Debug` shows every node (see the README's Fuzzing notes).
     ("device SettingsFile", |b| {
-        check::<device::SettingsFile>(b, &[])
+        check::<ins_device_api::SettingsFile>(b, &["network/ntrip/password"])
+    }),
+    ("device SettingsNode", |b| {
+        check::<ins_device_api::SettingsNode>(b, &["ntrip/password", "password"])
     }),
     ("device WriteResult", |b| {
         check::<device::WriteResult>(b, &[])

@@ -50,6 +50,9 @@ pub mod enums {
 
 pub use hooks::{AuthToken, DeviceState, redacted_url};
 
+mod settings_json;
+pub use settings_json::{Redacted, SettingsFile, SettingsNode, is_secret_key};
+
 svc_secret::secret_string!(
     /// A password (a unit user's, or the NTRIP caster's in the settings tree).
     /// `Debug` prints `[redacted]`.

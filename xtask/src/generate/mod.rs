@@ -81,9 +81,15 @@ const CLOUD_REPLACEMENTS: &[(&str, &str)] = &[
     ("ContainerPath", "crate::ContainerPath"),
     ("WebhookSecret", "crate::WebhookSecret"),
 ];
+/// The unit's secrets (above) and:
+/// - `SettingsFile` and `SettingsNode` (free-form settings JSON, which may hold the NTRIP
+///   caster's password) are newtypes over the JSON whose `Debug` redacts every value
+///   under a key naming a password.
 const DEVICE_REPLACEMENTS: &[(&str, &str)] = &[
     ("Password", "crate::Password"),
     ("AuthToken", "crate::AuthToken"),
+    ("SettingsFile", "crate::SettingsFile"),
+    ("SettingsNode", "crate::SettingsNode"),
 ];
 
 const TARGETS: &[Target] = &[

@@ -128,7 +128,7 @@ async fn login_then_node_path_with_slashes_and_auth_parameter() {
         .await
         .unwrap()
         .into_inner();
-    assert_eq!(value, json!("onChange"));
+    assert_eq!(*value, json!("onChange"));
     let (method, target, _) = server.last();
     assert_eq!(method, "GET");
     assert_eq!(

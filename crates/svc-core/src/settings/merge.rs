@@ -59,10 +59,7 @@ pub struct Conflict {
 
 impl fmt::Debug for Conflict {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let secret = self
-            .path
-            .segments()
-            .any(|segment| segment.to_ascii_lowercase().contains("password"));
+        let secret = self.path.segments().any(ins_device_api::is_secret_key);
         let show = |value: &Option<Value>| match value {
             Some(_) if secret => Some(Value::String("[redacted]".to_owned())),
             Some(value) => Some(redacted(value)),

@@ -231,7 +231,7 @@ fn redacted(tree: &Value) -> Value {
         Value::Object(map) => Value::Object(
             map.iter()
                 .map(|(key, value)| {
-                    let value = if key.to_ascii_lowercase().contains("password") {
+                    let value = if ins_device_api::is_secret_key(key) {
                         Value::String("[redacted]".to_owned())
                     } else {
                         redacted(value)

@@ -93,6 +93,7 @@ impl Unit {
             async move { c.get_settings_node().path(path).send().await }
         })
         .await
+        .map(Value::from)
     }
 
     /// Writes a partial tree (merged recursively by the unit); with `check_only` the unit
