@@ -13,10 +13,11 @@
 //!   bytes after its start are searched again at once, so it cannot swallow the
 //!   answer behind it;
 //! - a GET that gets no answer is sent again (up to [`SerialOptions::get_attempts`]
-//!   times in all): reading twice is harmless;
-//! - a POST that gets no answer is **not** repeated: the unit may have applied it, and
-//!   applying a settings write or a reboot twice is not harmless. The error says so, and
-//!   the caller decides (read the tree back, then write again if needed);
+//!   times in all): reading twice is harmless; so is a write with `checkOnly=true`,
+//!   which the unit only validates, and it is sent again likewise;
+//! - any other POST that gets no answer is **not** repeated: the unit may have applied
+//!   it, and applying a settings write or a reboot twice is not harmless. The error says
+//!   so, and the caller decides (read the tree back, then write again if needed);
 //! - an ACK with an error code in place of an answer means the unit could not read the
 //!   request; it is reported with its code.
 
@@ -36,7 +37,7 @@ pub struct SerialOptions {
     /// How long the link may stay silent while an answer is awaited (restarted by every
     /// byte received, so a long answer is never cut short). Default 3 s.
     pub answer_timeout: Duration,
-    /// How many times a GET is sent before giving up (at least 1).
+    /// How many times a GET (or a check-only write) is sent before giving up (at least 1).
     pub get_attempts: u32,
     /// How long the line may stay silent in the middle of a frame before that frame is
     /// abandoned and the bytes after its start are searched for the next one (a corrupt
@@ -153,9 +154,10 @@ impl SerialLink {
 
     async fn send_in_span(&self, request: &RestRequest) -> Result<ExchangeReply, String> {
         let id = request.id();
-        let attempts = match request.method {
-            Method::Get => self.options.get_attempts.max(1),
-            Method::Post => 1,
+        let attempts = if harmless_to_repeat(request) {
+            self.options.get_attempts.max(1)
+        } else {
+            1
         };
         let mut line = self.line.lock().await;
         let mut last = String::new();
@@ -233,7 +235,7 @@ impl SerialLink {
                 }
             }
         }
-        if request.method == Method::Post {
+        if !harmless_to_repeat(request) {
             last.push_str(
                 "; the unit may or may not have applied this POST, so it was not sent again — \
                  read the state back before repeating it",
@@ -241,6 +243,16 @@ impl SerialLink {
         }
         Err(last)
     }
+}
+
+/// Whether sending `request` twice does no more than sending it once: a GET, or a POST
+/// the unit only validates (`checkOnly=true`, which applies nothing).
+fn harmless_to_repeat(request: &RestRequest) -> bool {
+    request.method == Method::Get
+        || request
+            .query
+            .split('&')
+            .any(|pair| pair == "checkOnly=true")
 }
 
 /// Reads until the answer to the request with message id `id` arrives, or an ACK for

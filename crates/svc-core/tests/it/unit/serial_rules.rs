@@ -149,7 +149,7 @@ const FAST: SerialOptions = SerialOptions {
 };
 
 #[tokio::test]
-async fn serial_get_is_sent_again_on_timeout_post_never() {
+async fn serial_get_and_check_only_write_are_sent_again_on_timeout_other_posts_never() {
     let (address, mut rx) = fake_unit(Fake::Silent).await;
     let link = SerialLink::tcp(&address, FAST).await.unwrap();
     let unit = Unit::over(Arc::new(link), "fake".to_owned());
@@ -189,6 +189,22 @@ async fn serial_get_is_sent_again_on_timeout_post_never() {
     unit.reboot().await.unwrap_err();
     let requests = received(&mut rx, 1).await;
     assert_eq!(requests[0].path, "/api/v1/reboot");
+
+    // A check-only write applies nothing: it is sent again, as a GET is.
+    let e = unit
+        .write(&json!({"oem": {"label": "checked"}}), true)
+        .await
+        .unwrap_err();
+    assert!(matches!(e, UnitError::Unreachable { .. }), "{e:?}");
+    let text = e.to_string();
+    assert!(text.contains("attempt 3 of 3"), "{text}");
+    assert!(!text.contains("not sent again"), "{text}");
+    let requests = received(&mut rx, 3).await;
+    for r in &requests {
+        assert_eq!(r.method, Method::Post);
+        assert_eq!(r.path, "/api/v1/settings");
+        assert!(r.query.split('&').any(|p| p == "checkOnly=true"), "{r:?}");
+    }
 }
 
 #[tokio::test]
