@@ -1,16 +1,16 @@
 //! The fast path of [`diff_json`](super::diff_json): two texts that differ in values
 //! only.
 //!
-//! Both texts are compared byte by byte (a word at a time) from the start; up to the
-//! first byte where they differ, they are the same text, so only the old one is read —
-//! just enough to know where each value starts and ends and under which keys it is —
-//! and checked to be JSON as it is read. Where they differ, the value there (or the
-//! whole array the difference is in: arrays are compared whole) is parsed in both
-//! texts and compared with `serde_json`'s equality (`1` is not `1.0`, `1.0` is
-//! `1.00`); then both texts go on from the ends of these values, compared again.
-//!
-//! White space is skipped in each text on its own where the texts differ in it (one
-//! written compact, the other indented): both go on from their next tokens.
+//! Both texts are read together, a token at a time: white space is skipped in each on
+//! its own (one may be written compact, the other indented), then the token of the old
+//! text is compared with the bytes at the same place of the new one. Only the old text
+//! is read for its structure — just enough to know where each value starts and ends
+//! and under which keys it is — and checked to be JSON as it is read; a token of the
+//! new text that is the same bytes as the old one is the same token. Where a value
+//! differs (or, in an array, anything: arrays are compared whole), the value (the whole
+//! outermost array around it) is parsed in both texts and compared with `serde_json`'s
+//! equality (`1` is not `1.0`, `1.0` is `1.00`); then both texts go on from the ends of
+//! these values.
 //!
 //! Anything else gives up (`None`), and the general path runs from the start:
 //! a difference in a key or between the entries of an object (a key added, removed or
@@ -18,9 +18,14 @@
 //! key twice in an object on the way to a change (`serde_json` keeps the last value);
 //! deep nesting; a root that is not an object; and a text that is not JSON, so the
 //! general path gives the parser's error. Nothing this path builds is then used.
+//!
+//! The cost is one pass over each text, per token rather than per byte: an indented
+//! text against a compact one costs about what two compact texts do.
 
 use serde_json::{Map, Value};
 
+use super::scan::{SameString, ends_bare_value, same_span, same_string};
+pub(super) use super::scan::{common_prefix, number_end, skip_space, string_end};
 use crate::settings::{NodePath, Patch};
 
 /// Deeper than any settings tree; the general path handles (or refuses, as
@@ -33,8 +38,9 @@ struct Frame<'a> {
     object: bool,
     old_start: usize,
     new_start: usize,
-    /// The key of the current entry (objects).
-    key: &'a str,
+    /// The key of the current entry (objects), as written in the old text (no
+    /// escapes: a key with one gives up).
+    key: &'a [u8],
     /// Where the keys of this container start in [`Walk::keys`].
     keys_from: usize,
     /// Whether a change was found under this object: its keys are checked to be unique
@@ -42,39 +48,17 @@ struct Frame<'a> {
     changed: bool,
 }
 
-/// What the reader expects next.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Expect {
-    Value,
-    /// A key or `}` (just after `{`).
-    KeyOrEnd,
-    /// A key (after `,`).
-    Key,
-    Colon,
-    /// A value or `]` (just after `[`).
-    ValueOrEnd,
-    /// `,` or the end of the container.
-    Next,
-    /// Only white space, after the root.
-    Done,
-}
-
 struct Walk<'a> {
-    old_text: &'a str,
     old: &'a [u8],
     new: &'a [u8],
-    /// The position in the old text.
-    at: usize,
-    /// The position in the new text that corresponds to `at`: since the last
-    /// difference both texts are the same, shifted by `new_sync - old_sync`.
-    old_sync: usize,
-    new_sync: usize,
-    /// The first position (in the old text) where the texts differ from `at` on
-    /// (`usize::MAX` when they are the same to their ends).
-    differs_at: usize,
     frames: Vec<Frame<'a>>,
+    /// How many of `frames` are arrays (a difference under one compares the outermost
+    /// whole).
+    arrays: usize,
     /// The keys of the objects being read, each object's after its parent's.
-    keys: Vec<&'a str>,
+    keys: Vec<&'a [u8]>,
+    /// The hash table of [`keys_repeat`], kept from one object to the next.
+    table: Vec<(u64, &'a [u8])>,
     changed: Vec<NodePath>,
     tree: Map<String, Value>,
 }
@@ -82,19 +66,15 @@ struct Walk<'a> {
 /// The patch, when the texts differ in values only (see the module documentation).
 pub(super) fn diff(old: &str, new: &str) -> Option<Patch> {
     let mut walk = Walk {
-        old_text: old,
         old: old.as_bytes(),
         new: new.as_bytes(),
-        at: 0,
-        old_sync: 0,
-        new_sync: 0,
-        differs_at: 0,
         frames: Vec::with_capacity(16),
+        arrays: 0,
         keys: Vec::with_capacity(64),
+        table: Vec::new(),
         changed: Vec::new(),
         tree: Map::new(),
     };
-    walk.sync(0, 0);
     walk.run()?;
     Some(Patch {
         tree: Value::Object(walk.tree),
@@ -104,174 +84,226 @@ pub(super) fn diff(old: &str, new: &str) -> Option<Patch> {
 }
 
 impl<'a> Walk<'a> {
-    /// Goes on from `old_at` in the old text and `new_at` in the new one.
-    fn sync(&mut self, old_at: usize, new_at: usize) {
-        self.at = old_at;
-        self.old_sync = old_at;
-        self.new_sync = new_at;
-        let (old, new) = (&self.old[old_at..], &self.new[new_at..]);
-        let same = common_prefix(old, new);
-        self.differs_at = if same == old.len() && same == new.len() {
-            usize::MAX
-        } else {
-            old_at + same
-        };
-    }
-
-    /// The position in the new text of the position `at` of the old one (both before
-    /// the next difference).
-    fn in_new(&self, at: usize) -> usize {
-        at - self.old_sync + self.new_sync
-    }
-
+    /// Reads both texts to their ends; `o` is the position in the old text, `n` in the
+    /// new one, at the same token of each. A value at a time: the loop starts at a value
+    /// (white space skipped), reads it (or opens it, up to its first entry), then reads
+    /// what follows it up to the next value: `,` and a key, or the ends of containers.
     fn run(&mut self) -> Option<()> {
-        let mut expect = Expect::Value;
-        loop {
-            let start = skip_space(self.old, self.at);
-            let Some(&byte) = self.old.get(start) else {
-                // The end of the old text: the root was read, and the new text has
-                // only white space left.
-                let rest = self.new.get(self.in_new(self.at.min(self.differs_at))..)?;
-                let spaces = skip_space(rest, 0) == rest.len();
-                return (expect == Expect::Done && spaces).then_some(());
-            };
-            if expect == Expect::Done {
-                return None; // Something after the root.
-            }
-            // The texts differ in the white space before `start`, or from its first byte.
-            let mut differs = start >= self.differs_at;
-            if differs {
-                // White space means nothing: go on from the next token of each text.
-                let new_start = skip_space(self.new, self.in_new(self.at));
-                if self.differs_at < start || new_start != self.in_new(start) {
-                    self.sync(start, new_start);
-                    differs = start >= self.differs_at;
-                }
-            }
-            if differs && !matches!(expect, Expect::Value | Expect::ValueOrEnd) {
-                expect = self.differ_in_array()?;
-                continue;
-            }
-            expect = match (expect, byte) {
-                (Expect::Value | Expect::ValueOrEnd, _) if differs => self.differ_at_value()?,
-                (Expect::Value | Expect::ValueOrEnd, b'{') => {
-                    self.open(true, start)?;
-                    Expect::KeyOrEnd
-                }
-                (Expect::Value | Expect::ValueOrEnd, b'[') => {
-                    self.open(false, start)?;
-                    Expect::ValueOrEnd
-                }
-                (Expect::ValueOrEnd, b']') | (Expect::Next, b']' | b'}') => {
-                    self.close(start, byte)?
-                }
-                (Expect::Value | Expect::ValueOrEnd, _) => {
-                    let (end, delimited) = self.scalar(start, byte)?;
-                    // A number or a literal is the same only if what follows it is.
-                    let same = if delimited {
-                        end <= self.differs_at
+        let (old, new) = (self.old, self.new);
+        let (mut o, mut n) = (skip_space(old, 0), skip_space(new, 0));
+        // The root is an object (or the general path says what it is).
+        if old.get(o) != Some(&b'{') {
+            return None;
+        }
+        'value: loop {
+            let byte = *old.get(o)?;
+            (o, n) = match byte {
+                b'"' => match same_string(old, o, new, n) {
+                    SameString::Same { end } => (end, n + (end - o)),
+                    SameString::Differs => self.differ_at_value(o, n)?,
+                    SameString::Escaped => {
+                        let (end, _) = string_end(old, o)?;
+                        // Rare in settings: let the parser check the escapes.
+                        serde_json::from_slice::<Value>(old.get(o..end)?).ok()?;
+                        if same_span(old, o, new, n, end - o) {
+                            (end, n + (end - o))
+                        } else {
+                            self.differ_at_value(o, n)?
+                        }
+                    }
+                    SameString::NotJson => return None,
+                },
+                b'{' | b'[' if new.get(n) == Some(&byte) => {
+                    let object = byte == b'{';
+                    self.open(object, o, n)?;
+                    (o, n) = (skip_space(old, o + 1), skip_space(new, n + 1));
+                    let end = if object { b'}' } else { b']' };
+                    if old.get(o) == Some(&end) {
+                        // Empty in the old text.
+                        if new.get(n) == Some(&end) {
+                            if self.close(end)? {
+                                return self.end(o + 1, n + 1);
+                            }
+                            (o + 1, n + 1)
+                        } else {
+                            self.differ_in_array()?
+                        }
+                    } else if object {
+                        match self.key(o, n)? {
+                            Some(at) => {
+                                (o, n) = at;
+                                continue 'value;
+                            }
+                            None => self.differ_in_array()?,
+                        }
                     } else {
-                        end < self.differs_at
+                        continue 'value;
+                    }
+                }
+                b'{' | b'[' => self.differ_at_value(o, n)?,
+                b'-' | b'0'..=b'9' => {
+                    let (end, unusual) = number_end(old, o)?;
+                    if unusual {
+                        // An exponent or a very long number could be out of range:
+                        // the parser says.
+                        serde_json::from_slice::<Value>(old.get(o..end)?).ok()?;
+                    }
+                    self.bare_value(o, n, end)?
+                }
+                b't' | b'f' | b'n' => {
+                    let literal: &[u8] = match byte {
+                        b't' => b"true",
+                        b'f' => b"false",
+                        _ => b"null",
                     };
-                    if same {
-                        self.at = end;
-                        Expect::Next
-                    } else {
-                        self.differ_at_value()?
+                    if !old.get(o..)?.starts_with(literal) {
+                        return None;
                     }
-                }
-                (Expect::KeyOrEnd, b'}') => self.close(start, byte)?,
-                (Expect::KeyOrEnd | Expect::Key, b'"') => {
-                    let (end, escaped) = string_end(self.old, start)?;
-                    if escaped || end > self.differs_at {
-                        // Only inside an array (compared whole) can this be a change
-                        // of values.
-                        self.differ_in_array()?
-                    } else {
-                        let key = self.old_text.get(start + 1..end - 1)?;
-                        let frame = self.frames.last_mut()?;
-                        frame.key = key;
-                        self.keys.push(key);
-                        self.at = end;
-                        Expect::Colon
-                    }
-                }
-                (Expect::Colon, b':') => {
-                    self.at = start + 1;
-                    Expect::Value
-                }
-                (Expect::Next, b',') => {
-                    self.at = start + 1;
-                    if self.frames.last()?.object {
-                        Expect::Key
-                    } else {
-                        Expect::Value
-                    }
+                    self.bare_value(o, n, o + literal.len())?
                 }
                 _ => return None,
             };
+            // After a value: `,` and the next value (after its key in an object), or
+            // the ends of containers.
+            loop {
+                (o, n) = (skip_space(old, o), skip_space(new, n));
+                let byte = *old.get(o)?;
+                if new.get(n) != Some(&byte) {
+                    (o, n) = self.differ_in_array()?;
+                    continue;
+                }
+                match byte {
+                    b',' => {
+                        (o, n) = (skip_space(old, o + 1), skip_space(new, n + 1));
+                        if self.frames.last()?.object {
+                            match self.key(o, n)? {
+                                Some(at) => (o, n) = at,
+                                None => {
+                                    (o, n) = self.differ_in_array()?;
+                                    continue;
+                                }
+                            }
+                        }
+                        continue 'value;
+                    }
+                    b'}' | b']' => {
+                        if self.close(byte)? {
+                            return self.end(o + 1, n + 1);
+                        }
+                        (o, n) = (o + 1, n + 1);
+                    }
+                    _ => return None,
+                }
+            }
         }
     }
 
-    fn open(&mut self, object: bool, start: usize) -> Option<()> {
+    /// After the root: only white space in both texts.
+    fn end(&self, o: usize, n: usize) -> Option<()> {
+        (skip_space(self.old, o) == self.old.len() && skip_space(self.new, n) == self.new.len())
+            .then_some(())
+    }
+
+    /// The key at `o` (and `n`) and the colon after it: where the value starts in each
+    /// text; `Some(None)` when the new text has something else there (another key: only
+    /// inside an array, compared whole, is it a change of values); `None` when the old
+    /// text is not JSON there.
+    #[inline(always)]
+    fn key(&mut self, o: usize, n: usize) -> Option<Option<(usize, usize)>> {
+        let (old, new) = (self.old, self.new);
+        if old.get(o) != Some(&b'"') {
+            return None;
+        }
+        match same_string(old, o, new, n) {
+            SameString::Same { end } => {
+                let key = old.get(o + 1..end - 1)?;
+                self.frames.last_mut()?.key = key;
+                self.keys.push(key);
+                let (o, n) = (skip_space(old, end), skip_space(new, n + (end - o)));
+                if old.get(o) != Some(&b':') {
+                    return None;
+                }
+                if new.get(n) != Some(&b':') {
+                    return Some(None);
+                }
+                Some(Some((skip_space(old, o + 1), skip_space(new, n + 1))))
+            }
+            SameString::Differs | SameString::Escaped => Some(None),
+            SameString::NotJson => None,
+        }
+    }
+
+    /// A number or a literal of the old text, from `o` to `end` (checked to be JSON):
+    /// the same in the new text if the same bytes are there, and the number or literal
+    /// ends there too.
+    #[inline(always)]
+    fn bare_value(&mut self, o: usize, n: usize, end: usize) -> Option<(usize, usize)> {
+        let len = end - o;
+        if same_span(self.old, o, self.new, n, len) && ends_bare_value(self.new.get(n + len)) {
+            Some((end, n + len))
+        } else {
+            self.differ_at_value(o, n)
+        }
+    }
+
+    fn open(&mut self, object: bool, o: usize, n: usize) -> Option<()> {
         if self.frames.len() >= MAX_DEPTH || (self.frames.is_empty() && !object) {
             return None;
         }
+        self.arrays += usize::from(!object);
         self.frames.push(Frame {
             object,
-            old_start: start,
-            new_start: self.in_new(start),
-            key: "",
+            old_start: o,
+            new_start: n,
+            key: b"",
             keys_from: self.keys.len(),
             changed: false,
         });
-        self.at = start + 1;
         Some(())
     }
 
-    /// The end of the innermost container (`}` or `]` at `start`, the same in both).
-    fn close(&mut self, start: usize, byte: u8) -> Option<Expect> {
+    /// The end of the innermost container (`}` or `]`, the same in both texts); whether
+    /// it is the root.
+    fn close(&mut self, byte: u8) -> Option<bool> {
         let frame = self.frames.pop()?;
         if frame.object != (byte == b'}') {
             return None;
         }
-        if frame.changed && has_duplicates(&mut self.keys[frame.keys_from..]) {
+        self.arrays -= usize::from(!frame.object);
+        if frame.changed && keys_repeat(&self.keys[frame.keys_from..], &mut self.table) {
             return None;
         }
         self.keys.truncate(frame.keys_from);
-        self.at = start + 1;
-        Some(if self.frames.is_empty() {
-            Expect::Done
-        } else {
-            Expect::Next
-        })
+        Some(self.frames.is_empty())
     }
 
     /// The texts differ somewhere other than at the start of a value: only an array
     /// around the difference (compared whole) makes it a change of values.
-    fn differ_in_array(&mut self) -> Option<Expect> {
+    #[cold]
+    fn differ_in_array(&mut self) -> Option<(usize, usize)> {
         let outermost = self.frames.iter().position(|frame| !frame.object)?;
         let frame = self.frames.get(outermost)?;
         let (old_start, new_start, keys_from) = (frame.old_start, frame.new_start, frame.keys_from);
         self.frames.truncate(outermost);
         self.keys.truncate(keys_from);
+        self.arrays = 0;
         self.compare(old_start, new_start)
     }
 
-    /// The texts differ from the value expected at `self.at` (or in the white space
-    /// before it): that value, or the outermost array around it, is compared whole.
-    fn differ_at_value(&mut self) -> Option<Expect> {
-        if self.frames.iter().any(|frame| !frame.object) {
+    /// The texts differ from the value expected at `o` and `n`: that value, or the
+    /// outermost array around it, is compared whole.
+    #[cold]
+    fn differ_at_value(&mut self, o: usize, n: usize) -> Option<(usize, usize)> {
+        if self.arrays > 0 {
             return self.differ_in_array();
         }
-        // Both texts are the same up to `self.at` (the end of the previous token).
-        self.compare(self.at, self.in_new(self.at))
+        self.compare(o, n)
     }
 
-    /// Compares whole the values that start at `old_start` and `new_start` (white space
-    /// first allowed), the value of the current entry of the innermost object; records
-    /// it if it changed; goes on after it in both texts.
-    fn compare(&mut self, old_start: usize, new_start: usize) -> Option<Expect> {
+    /// Compares whole the values that start at `old_start` and `new_start`, the value
+    /// of the current entry of the innermost object; records it if it changed; goes on
+    /// after it in both texts.
+    fn compare(&mut self, old_start: usize, new_start: usize) -> Option<(usize, usize)> {
         // The root itself differs: the general path.
         if self.frames.is_empty() {
             return None;
@@ -282,7 +314,12 @@ impl<'a> Walk<'a> {
             return None;
         }
         if old_value != new_value {
-            let keys: Vec<&'a str> = self.frames.iter().map(|frame| frame.key).collect();
+            // The keys have no escapes and lie between the quotes of a `str`.
+            let keys = self
+                .frames
+                .iter()
+                .map(|frame| std::str::from_utf8(frame.key).ok())
+                .collect::<Option<Vec<&str>>>()?;
             let (last, parents) = keys.split_last()?;
             self.changed.push(NodePath::from_tree_keys(parents, last));
             let mut map = &mut self.tree;
@@ -297,44 +334,7 @@ impl<'a> Walk<'a> {
                 frame.changed = true;
             }
         }
-        self.sync(old_end, new_end);
-        Some(Expect::Next)
-    }
-
-    /// The end of the string, number or literal at `start` (old text), checked to be
-    /// JSON, and whether it ends with its own delimiter (a string's closing quote).
-    fn scalar(&self, start: usize, byte: u8) -> Option<(usize, bool)> {
-        let old = self.old;
-        match byte {
-            b'"' => {
-                let (end, escaped) = string_end(old, start)?;
-                if escaped {
-                    // Rare in settings: let the parser check the escapes.
-                    serde_json::from_slice::<Value>(old.get(start..end)?).ok()?;
-                }
-                Some((end, true))
-            }
-            b'-' | b'0'..=b'9' => {
-                let (end, unusual) = number_end(old, start)?;
-                if unusual {
-                    // An exponent or a very long number could be out of range: the
-                    // parser says.
-                    serde_json::from_slice::<Value>(old.get(start..end)?).ok()?;
-                }
-                Some((end, false))
-            }
-            b't' | b'f' | b'n' => {
-                let literal: &[u8] = match byte {
-                    b't' => b"true",
-                    b'f' => b"false",
-                    _ => b"null",
-                };
-                old.get(start..)?
-                    .starts_with(literal)
-                    .then_some((start + literal.len(), false))
-            }
-            _ => None,
-        }
+        Some((old_end, new_end))
     }
 }
 
@@ -354,6 +354,53 @@ pub(super) fn depth(value: &Value) -> usize {
     }
 }
 
+/// Whether an object's keys (as written: none has an escape) have one twice: an open
+/// addressing hash table of their fingerprints (in `table`, reused), the keys compared
+/// only when two fingerprints are equal.
+fn keys_repeat<'a>(keys: &[&'a [u8]], table: &mut Vec<(u64, &'a [u8])>) -> bool {
+    if keys.len() <= 8 {
+        return keys
+            .iter()
+            .enumerate()
+            .any(|(at, key)| keys[..at].contains(key));
+    }
+    let bits = (keys.len() * 2).next_power_of_two().trailing_zeros();
+    table.clear();
+    // A fingerprint is never 0: 0 is an empty slot.
+    table.resize(1 << bits, (0, b""));
+    let mask = (1 << bits) - 1;
+    for key in keys {
+        let print = fingerprint(key) | 1;
+        let mut slot = (print >> (64 - bits)) as usize;
+        loop {
+            match table.get_mut(slot) {
+                Some(entry) if entry.0 == 0 => {
+                    *entry = (print, key);
+                    break;
+                }
+                Some(entry) if *entry == (print, key) => return true,
+                _ => slot = (slot + 1) & mask,
+            }
+        }
+    }
+    false
+}
+
+/// A hash of the length and the first and last eight bytes of `key`.
+#[inline]
+fn fingerprint(key: &[u8]) -> u64 {
+    let (head, tail) = match (key.first_chunk::<8>(), key.last_chunk::<8>()) {
+        (Some(head), Some(tail)) => (u64::from_le_bytes(*head), u64::from_le_bytes(*tail)),
+        _ => (
+            key.iter()
+                .fold(0, |word, &byte| word << 8 | u64::from(byte)),
+            0,
+        ),
+    };
+    (head.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ tail ^ key.len() as u64)
+        .wrapping_mul(0xff51_afd7_ed55_8ccd)
+}
+
 pub(super) fn has_duplicates<T: Ord + Clone>(keys: &mut [T]) -> bool {
     if keys.len() <= 8 {
         return keys
@@ -366,174 +413,76 @@ pub(super) fn has_duplicates<T: Ord + Clone>(keys: &mut [T]) -> bool {
     sorted.windows(2).any(|pair| pair[0] == pair[1])
 }
 
-/// The length of the common prefix of `a` and `b`, a word at a time.
-pub(super) fn common_prefix(a: &[u8], b: &[u8]) -> usize {
-    let len = a.len().min(b.len());
-    let (a, b) = (&a[..len], &b[..len]);
-    let mut at = 0;
-    let (a_words, _) = a.as_chunks::<16>();
-    let (b_words, _) = b.as_chunks::<16>();
-    for (x, y) in a_words.iter().zip(b_words) {
-        let diff = u128::from_le_bytes(*x) ^ u128::from_le_bytes(*y);
-        if diff != 0 {
-            return at + (diff.trailing_zeros() / 8) as usize;
-        }
-        at += 16;
-    }
-    at + a[at..]
-        .iter()
-        .zip(&b[at..])
-        .take_while(|(x, y)| x == y)
-        .count()
-}
-
-/// The first position from `at` that is not JSON white space; indentation eight
-/// spaces at a time.
-#[inline]
-pub(super) fn skip_space(text: &[u8], mut at: usize) -> usize {
-    loop {
-        if let Some(word) = text.get(at..).and_then(<[u8]>::first_chunk::<8>)
-            && *word == [b' '; 8]
-        {
-            at += 8;
-            continue;
-        }
-        match text.get(at) {
-            Some(b' ' | b'\n' | b'\r' | b'\t') => at += 1,
-            _ => return at,
-        }
-    }
-}
-
-/// Each byte of a word repeated.
-const ONES: u64 = 0x0101_0101_0101_0101;
-const HIGHS: u64 = 0x8080_8080_8080_8080;
-
-/// The high bit of the bytes of `word` equal to `byte` (exact for the lowest one).
-#[inline]
-fn bytes_equal(word: u64, byte: u8) -> u64 {
-    let x = word ^ (ONES * u64::from(byte));
-    x.wrapping_sub(ONES) & !x & HIGHS
-}
-
-/// The high bit of the bytes of `word` below `bound` (≤ 128; exact for the lowest one).
-#[inline]
-fn bytes_below(word: u64, bound: u8) -> u64 {
-    word.wrapping_sub(ONES * u64::from(bound)) & !word & HIGHS
-}
-
-/// The end (past the closing quote) of the string that starts at `start`, and whether
-/// it has escapes; `None` when it does not end or holds a control character. Eight
-/// bytes at a time up to the first quote, backslash or control character.
-#[inline]
-pub(super) fn string_end(text: &[u8], start: usize) -> Option<(usize, bool)> {
-    let mut at = start + 1;
-    let mut escaped = false;
-    loop {
-        if let Some(word) = text.get(at..).and_then(<[u8]>::first_chunk::<8>) {
-            let word = u64::from_le_bytes(*word);
-            let found =
-                bytes_equal(word, b'"') | bytes_equal(word, b'\\') | bytes_below(word, 0x20);
-            if found == 0 {
-                at += 8;
-                continue;
-            }
-            at += (found.trailing_zeros() / 8) as usize;
-        }
-        match *text.get(at)? {
-            b'"' => return Some((at + 1, escaped)),
-            b'\\' => {
-                escaped = true;
-                at += 2;
-            }
-            0..0x20 => return None,
-            _ => at += 1,
-        }
-    }
-}
-
-/// The end of the number that starts at `start`, and whether it is unusual (an
-/// exponent, or long); `None` when it is not a JSON number.
-#[inline]
-pub(super) fn number_end(text: &[u8], start: usize) -> Option<(usize, bool)> {
-    let digits = |mut at: usize| {
-        while let Some(b'0'..=b'9') = text.get(at) {
-            at += 1;
-        }
-        at
-    };
-    let mut at = start;
-    if text.get(at) == Some(&b'-') {
-        at += 1;
-    }
-    at = match text.get(at)? {
-        b'0' => at + 1,
-        b'1'..=b'9' => digits(at + 1),
-        _ => return None,
-    };
-    if text.get(at) == Some(&b'.') {
-        let end = digits(at + 1);
-        if end == at + 1 {
-            return None;
-        }
-        at = end;
-    }
-    let mut unusual = at - start > 300;
-    if let Some(b'e' | b'E') = text.get(at) {
-        unusual = true;
-        at += 1;
-        if let Some(b'+' | b'-') = text.get(at) {
-            at += 1;
-        }
-        let end = digits(at);
-        if end == at {
-            return None;
-        }
-        at = end;
-    }
-    Some((at, unusual))
-}
-
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
 
     use super::*;
 
-    /// `string_end` a byte at a time.
-    fn string_end_slowly(text: &[u8], start: usize) -> Option<(usize, bool)> {
-        let mut at = start + 1;
-        let mut escaped = false;
-        loop {
-            match *text.get(at)? {
-                b'"' => return Some((at + 1, escaped)),
-                b'\\' => {
-                    escaped = true;
-                    at += 2;
-                }
-                0..0x20 => return None,
-                _ => at += 1,
-            }
-        }
-    }
-
     proptest! {
         #[test]
-        fn word_scans_agree_with_byte_scans(
-            body in prop::collection::vec(
-                prop_oneof![Just(b'"'), Just(b'\\'), Just(b' '), Just(0x1f_u8), Just(0xc3_u8),
-                            Just(0xa9_u8), Just(0x7f_u8), Just(0x20_u8), b'a'..=b'z'],
+        fn keys_repeat_agrees_with_comparing_all_pairs(
+            keys in prop::collection::vec(
+                prop::collection::vec(prop_oneof![Just(b'a'), Just(b'b'), any::<u8>()], 0..20),
                 0..40,
             ),
         ) {
-            let mut text = vec![b'"'];
-            text.extend_from_slice(&body);
-            prop_assert_eq!(string_end(&text, 0), string_end_slowly(&text, 0));
-            let spaces = body.iter().take_while(|b| matches!(b, b' ')).count();
-            prop_assert_eq!(skip_space(&body, 0), spaces);
-            let other = body.iter().rev().copied().collect::<Vec<_>>();
-            let same = body.iter().zip(&other).take_while(|(a, b)| a == b).count();
-            prop_assert_eq!(common_prefix(&body, &other), same);
+            let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+            let twice = keys.iter().enumerate().any(|(at, key)| keys[..at].contains(key));
+            prop_assert_eq!(keys_repeat(&keys, &mut Vec::new()), twice);
         }
+    }
+
+    #[test]
+    fn repeated_keys_are_found_by_their_fingerprints() {
+        // The same first and last eight bytes, and length: the same fingerprint, other
+        // keys.
+        let keys: Vec<Vec<u8>> = (0..40)
+            .map(|i| format!("prefix-0-{i:03}-common-suffix").into_bytes())
+            .collect();
+        let mut keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+        assert_eq!(fingerprint(keys[0]), fingerprint(keys[1]));
+        let mut table = Vec::new();
+        assert!(!keys_repeat(&keys, &mut table));
+        keys.extend([b"a".as_slice(), b"ab", b"abcdefghi", b"bbcdefghi"]);
+        assert!(!keys_repeat(&keys, &mut table));
+        keys.push(b"prefix-0-017-common-suffix");
+        assert!(keys_repeat(&keys, &mut table));
+        let mut short: Vec<&[u8]> = vec![b"a", b"b", b"ab", b"ba", b"abc", b"bca", b"", b"x", b"y"];
+        assert!(!keys_repeat(&short, &mut table));
+        short.push(b"bca");
+        assert!(keys_repeat(&short, &mut table));
+        assert!(keys_repeat(&[b"a", b"b", b"a"], &mut table));
+        assert!(!keys_repeat(&[b"a", b"b", b"ab"], &mut table));
+    }
+
+    #[test]
+    fn a_bare_value_ends_where_the_new_text_ends_it() {
+        // The same bytes, but the new number or literal goes on: not the same value.
+        for (old, new) in [
+            (r#"{"a": 1}"#, r#"{"a": 1.5}"#),
+            (r#"{"a": 1, "b": 2}"#, r#"{"a": 10, "b": 2}"#),
+            (r#"{"a": 1}"#, r#"{"a": 1e3}"#),
+            (r#"{"a": [1]}"#, r#"{"a": [12]}"#),
+        ] {
+            let patch = diff(old, new).expect("values only");
+            assert_eq!(patch.changed.len(), 1, "{old} -> {new}");
+        }
+        // Ended by anything else: the new text is not JSON there, for the general path.
+        assert!(diff(r#"{"a": true}"#, r#"{"a": truex}"#).is_none());
+        assert!(diff(r#"{"a": [null]}"#, r#"{"a": [nullx]}"#).is_none());
+        assert!(diff(r#"{"a": 1}"#, r#"{"a": 1"#).is_none());
+    }
+
+    #[test]
+    fn white_space_is_skipped_in_each_text_on_its_own() {
+        let old = "{\n  \"a\": [\n    1,\n    2\n  ],\n  \"b\": {\n    \"c\": \"x\"\n  }\n}\n";
+        let patch = diff(old, r#"{"a":[1,2],"b":{"c":"y"}}"#).expect("values only");
+        assert_eq!(patch.tree.to_string(), r#"{"b":{"c":"y"}}"#);
+        let patch = diff(r#"{"a":[1,2],"b":{"c":"y"}}"#, old).expect("values only");
+        assert_eq!(patch.tree.to_string(), r#"{"b":{"c":"x"}}"#);
+        // White space inside a token is not skipped.
+        assert!(diff(old, r#"{"a":[1,2],"b":{"c":"y"}} x"#).is_none());
+        assert!(diff(r#"{"a": tr ue}"#, r#"{"a": true}"#).is_none());
     }
 }

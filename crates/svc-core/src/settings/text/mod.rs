@@ -18,6 +18,7 @@
 mod lockstep;
 mod nodes;
 mod reference;
+mod scan;
 
 pub(crate) use reference::Reference;
 
