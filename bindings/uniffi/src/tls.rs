@@ -33,7 +33,27 @@ pub(crate) fn http_client(
     connect_timeout: Duration,
     timeout: Option<Duration>,
 ) -> Result<reqwest::Client, SvcError> {
-    let mut builder = reqwest::Client::builder().connect_timeout(connect_timeout);
+    build(reqwest::Client::builder(), roots, connect_timeout, timeout)
+}
+
+/// [`http_client`] for a unit session: plain HTTP, with svc-core's timeouts for units
+/// (idle connections dropped before the unit closes them).
+pub(crate) fn unit_http_client() -> Result<reqwest::Client, SvcError> {
+    build(
+        reqwest::Client::builder().pool_idle_timeout(svc_core::unit::HTTP_POOL_IDLE),
+        TlsRoots::Bundled,
+        Duration::from_secs(5),
+        Some(svc_core::unit::HTTP_TIMEOUT),
+    )
+}
+
+fn build(
+    builder: reqwest::ClientBuilder,
+    roots: TlsRoots,
+    connect_timeout: Duration,
+    timeout: Option<Duration>,
+) -> Result<reqwest::Client, SvcError> {
+    let mut builder = builder.connect_timeout(connect_timeout);
     if let Some(timeout) = timeout {
         builder = builder.timeout(timeout);
     }

@@ -16,7 +16,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use crate::error::SvcError;
 use crate::runtime::run;
-use crate::tls::{TlsRoots, http_client};
+use crate::tls::unit_http_client;
 use crate::types::{
     ApplyOptions, ApplyReport, DataLoggerStatus, DeviceInfo, JsonText, UserName, WriteOutcome,
     json_in,
@@ -183,11 +183,7 @@ impl InsUnit {
     #[uniffi::constructor]
     pub fn http(url: String) -> Result<Arc<Self>, SvcError> {
         // Plain HTTP: the TLS roots only matter for building the client.
-        let client = http_client(
-            TlsRoots::Bundled,
-            Duration::from_secs(5),
-            Some(su::HTTP_TIMEOUT),
-        )?;
+        let client = unit_http_client()?;
         Ok(wrap(su::Unit::http_with_client(&url, client)?))
     }
 

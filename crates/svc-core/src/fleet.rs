@@ -218,11 +218,7 @@ impl Fleet {
     /// The fleet of `members`, each logging in (when it names a user) with an empty
     /// password (users have none by default; see [`with_password`](Self::with_password)).
     pub fn new(members: Vec<Member>) -> Self {
-        let http = reqwest::Client::builder()
-            .connect_timeout(std::time::Duration::from_secs(5))
-            .timeout(crate::unit::HTTP_TIMEOUT)
-            .build()
-            .ok();
+        let http = crate::unit::connect::http_client().ok();
         Self {
             members,
             password: Password::new(""),

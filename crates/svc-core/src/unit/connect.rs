@@ -11,25 +11,39 @@ use super::{Unit, UnitError, serial_link};
 /// How long one HTTP request to the unit may take.
 pub const HTTP_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long an idle connection to a unit is kept for the next request. Shorter than
+/// an embedded server keeps an idle connection open (the emulated unit: 10 s): a
+/// request sent on a connection the unit is closing at that moment fails with
+/// "connection closed before message completed", and a write cannot safely be
+/// repeated. A new connection on the local network costs about a millisecond.
+pub const HTTP_POOL_IDLE: Duration = Duration::from_secs(4);
+
+/// The unit sessions' own HTTP client: [`HTTP_TIMEOUT`], [`HTTP_POOL_IDLE`], and 5 s to
+/// connect.
+pub(crate) fn http_client() -> reqwest::Result<reqwest::Client> {
+    reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(5))
+        .timeout(HTTP_TIMEOUT)
+        .pool_idle_timeout(HTTP_POOL_IDLE)
+        .build()
+}
+
 impl Unit {
     /// A session with the unit at `url` (e.g. `http://192.168.1.1`; without `/api/v1`).
     ///
     /// # Errors
     /// [`UnitError::InvalidRequest`] when the URL is not an `http://` address.
     pub fn http(url: &str) -> Result<Self, UnitError> {
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(5))
-            .timeout(HTTP_TIMEOUT)
-            .build()
-            .map_err(|e| UnitError::InvalidRequest {
-                operation: "connect",
-                reason: e.to_string(),
-            })?;
+        let http = http_client().map_err(|e| UnitError::InvalidRequest {
+            operation: "connect",
+            reason: e.to_string(),
+        })?;
         Self::http_with_client(url, http)
     }
 
     /// A session with the unit at `url` whose requests go through `http` (your own
-    /// timeouts, proxy or connection pool; [`HTTP_TIMEOUT`] is not applied to it).
+    /// timeouts, proxy or connection pool; [`HTTP_TIMEOUT`] and [`HTTP_POOL_IDLE`] are
+    /// not applied to it).
     ///
     /// # Errors
     /// [`UnitError::InvalidRequest`] when the URL is not an `http://` address.

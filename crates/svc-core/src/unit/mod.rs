@@ -19,7 +19,7 @@
 //! (`settings.rs`); the serial link itself ([`serial_link`]) and the rights matrix
 //! ([`rights`]).
 
-mod connect;
+pub(crate) mod connect;
 mod error;
 pub mod rights;
 pub mod serial_link;
@@ -32,7 +32,7 @@ use ins_device_api::enums::UserName;
 use ins_device_api::types::{self, DeviceInfo};
 use ins_device_api::{Client, DeviceState, Password};
 
-pub use connect::HTTP_TIMEOUT;
+pub use connect::{HTTP_POOL_IDLE, HTTP_TIMEOUT};
 pub use error::{NodeError, UnitError};
 pub use ins_device_api::hooks::{Exchange, ExchangeFuture, ExchangeReply, ExchangeRequest};
 pub use settings::{ApplyOptions, ApplyReport, WriteOutcome};
