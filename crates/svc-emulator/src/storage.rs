@@ -58,6 +58,7 @@ mod sigv4;
 #[cfg(test)]
 mod tests;
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -110,7 +111,13 @@ pub struct StorageConfig {
 pub struct Storage {
     config: Arc<StorageConfig>,
     clock: Clock,
+    /// SigV4 signing keys by (date, region): four HMACs each, the same all day, and
+    /// needed for every form handed out (a page of containers lists up to a hundred).
+    signing_keys: Arc<std::sync::Mutex<HashMap<(String, String), Vec<u8>>>>,
 }
+
+/// Signing keys kept at most (dates and regions come from requests too: bounded).
+const SIGNING_KEYS_KEPT: usize = 64;
 
 /// Read size when streaming an object out.
 const READ_CHUNK: usize = 64 * 1024;
@@ -124,7 +131,27 @@ impl Storage {
         Ok(Self {
             config: Arc::new(config),
             clock: Arc::new(Utc::now),
+            signing_keys: Arc::default(),
         })
+    }
+
+    /// The SigV4 signing key of this storage's secret for `date` (`YYYYMMDD`) and
+    /// `region`, computed once and kept.
+    fn signing_key(&self, date: &str, region: &str) -> Vec<u8> {
+        let mut keys = self
+            .signing_keys
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let wanted = (date.to_owned(), region.to_owned());
+        if let Some(key) = keys.get(&wanted) {
+            return key.clone();
+        }
+        if keys.len() >= SIGNING_KEYS_KEPT {
+            keys.clear();
+        }
+        let key = sigv4::signing_key(&self.config.secret_key, date, region);
+        keys.insert(wanted, key.clone());
+        key
     }
 
     /// Replaces the clock used for signing dates and expiry checks.

@@ -8,9 +8,7 @@ use indexmap::IndexMap;
 
 use super::Storage;
 use super::error::S3Error;
-use super::sigv4::{
-    ALGORITHM, Credential, add_duration, hmac_for, hmac_sha256, signature_bytes, signing_key,
-};
+use super::sigv4::{ALGORITHM, Credential, add_duration, hmac_for, hmac_sha256, signature_bytes};
 
 /// The 7 upload fields, in the order they are handed out.
 pub(super) const UPLOAD_FIELDS: [&str; 7] = [
@@ -52,7 +50,7 @@ impl Storage {
         });
         let policy = base64::engine::general_purpose::STANDARD.encode(policy.to_string());
         let signature = hex::encode(hmac_sha256(
-            &signing_key(&self.config.secret_key, &date, region),
+            &self.signing_key(&date, region),
             policy.as_bytes(),
         ));
         let fields = IndexMap::from([
@@ -125,11 +123,7 @@ impl Storage {
         let policy_b64 = field("Policy");
         let signature = signature_bytes(field("X-Amz-Signature"));
         let mac = hmac_for(
-            &signing_key(
-                &self.config.secret_key,
-                &credential.date,
-                &credential.region,
-            ),
+            &self.signing_key(&credential.date, &credential.region),
             policy_b64.as_bytes(),
         );
         if mac.verify_slice(&signature).is_err() {

@@ -55,7 +55,7 @@ impl Storage {
             .map_or(origin, |(_, authority)| authority);
         let request = canonical_request("GET", &uri, &query, &[("host", host)]);
         let signature = hex::encode(hmac_sha256(
-            &signing_key(&self.config.secret_key, &date, region),
+            &self.signing_key(&date, region),
             string_to_sign(&amz_date, &date, region, &request).as_bytes(),
         ));
         format!("{origin}{uri}?{query}&X-Amz-Signature={signature}")
@@ -144,11 +144,7 @@ impl Storage {
             &canonical_headers,
         );
         let mac = hmac_for(
-            &signing_key(
-                &self.config.secret_key,
-                &credential.date,
-                &credential.region,
-            ),
+            &self.signing_key(&credential.date, &credential.region),
             string_to_sign(amz_date, &credential.date, &credential.region, &request).as_bytes(),
         );
         if mac.verify_slice(&signature_bytes(signature)).is_err() {
