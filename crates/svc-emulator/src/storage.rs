@@ -113,8 +113,11 @@ pub struct Storage {
     clock: Clock,
     /// SigV4 signing keys by (date, region): four HMACs each, the same all day, and
     /// needed for every form handed out (a page of containers lists up to a hundred).
-    signing_keys: Arc<std::sync::Mutex<HashMap<(String, String), Vec<u8>>>>,
+    signing_keys: Arc<std::sync::Mutex<SigningKeys>>,
 }
+
+/// SigV4 signing keys by (date `YYYYMMDD`, region).
+type SigningKeys = HashMap<(String, String), Vec<u8>>;
 
 /// Signing keys kept at most (dates and regions come from requests too: bounded).
 const SIGNING_KEYS_KEPT: usize = 64;
