@@ -4,9 +4,15 @@
 //! The cache is the [`TokenSource`] of the generated clients' [`CloudState`], so every
 //! generated call carries `Authorization: Bearer <token>`.
 //!
+//! While the identity provider fails, it is asked by one task at a time, with the
+//! client's retry policy; tasks that waited for that attempt get its error at once
+//! instead of asking again each in turn (a hundred workflows would otherwise send a
+//! hundred rounds of retries to a provider that is down).
+//!
 //! [`CloudState`]: svc_cloud_api::CloudState
 
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
@@ -53,6 +59,10 @@ pub(crate) struct TokenCache {
     /// Held while a token is being obtained (single flight); holds the discovered
     /// token endpoint.
     refresh: tokio::sync::Mutex<Option<String>>,
+    /// How many attempts to obtain a token (each with its retries) failed so far.
+    failures: AtomicU64,
+    /// The error of the last failed attempt, shared with the tasks that waited for it.
+    last_failure: Mutex<Option<CloudError>>,
 }
 
 #[derive(Deserialize)]
@@ -95,6 +105,8 @@ impl TokenCache {
             retry,
             current: Mutex::new(None),
             refresh: tokio::sync::Mutex::new(None),
+            failures: AtomicU64::new(0),
+            last_failure: Mutex::new(None),
         }
     }
 
@@ -115,15 +127,49 @@ impl TokenCache {
 
     /// A valid token and its generation: the cached one, or a new one. However many
     /// tasks ask at once, one request is made: the first takes the refresh lock, the
-    /// others wait for it and then find the new token in the cache.
+    /// others wait for it and then find the new token in the cache — or, when that
+    /// attempt failed, its error (see the module documentation).
     pub(crate) async fn token(&self) -> Result<(AccessToken, u64), CloudError> {
         if let Some(t) = self.fresh() {
             return Ok(t);
         }
+        let failures_before = self.failures.load(Ordering::Acquire);
         let mut endpoint = self.refresh.lock().await;
         if let Some(t) = self.fresh() {
             return Ok(t);
         }
+        if self.failures.load(Ordering::Acquire) != failures_before
+            && let Some(error) = self.shared_failure()
+        {
+            tracing::debug!(kind = %error.kind(), "no access token: the attempt waited for failed");
+            return Err(error);
+        }
+        let result = self.obtain(&mut endpoint).await;
+        if let Err(e) = &result {
+            *self
+                .last_failure
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = shareable(e);
+            self.failures.fetch_add(1, Ordering::Release);
+        }
+        result
+    }
+
+    /// A copy of the last failure's error.
+    fn shared_failure(&self) -> Option<CloudError> {
+        self.last_failure
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
+            .and_then(shareable)
+    }
+
+    /// One attempt to obtain a token (with the retry policy), the refresh lock held:
+    /// `endpoint` is the discovered token endpoint, if known.
+    async fn obtain(
+        &self,
+        endpoint: &mut Option<String>,
+    ) -> Result<(AccessToken, u64), CloudError> {
         let reason = match self.current().as_ref() {
             None => "no token yet (or the last one was refused)",
             Some(_) => "the token is about to expire",
@@ -322,6 +368,50 @@ impl TokenCache {
 }
 
 /// Retry only what may pass on its own (an unreachable or failing identity provider).
+/// A copy of a token error for the tasks that waited for the attempt (the transport
+/// error's source, which cannot be copied, is left out: its text is in `reason`);
+/// `None` for an error a token attempt does not give.
+fn shareable(e: &CloudError) -> Option<CloudError> {
+    Some(match e {
+        CloudError::Api {
+            operation,
+            status,
+            title,
+            details,
+        } => CloudError::Api {
+            operation,
+            status: *status,
+            title: title.clone(),
+            details: details.clone(),
+        },
+        CloudError::Transport {
+            operation,
+            kind,
+            reason,
+            ..
+        } => CloudError::Transport {
+            operation,
+            kind: *kind,
+            reason: reason.clone(),
+            source: None,
+        },
+        CloudError::Authentication {
+            status,
+            error,
+            description,
+        } => CloudError::Authentication {
+            status: *status,
+            error: error.clone(),
+            description: description.clone(),
+        },
+        CloudError::InvalidResponse { operation, reason } => CloudError::InvalidResponse {
+            operation,
+            reason: reason.clone(),
+        },
+        _ => return None,
+    })
+}
+
 fn transient(e: &CloudError) -> bool {
     e.retry_hint() == super::RetryHint::Transient
 }

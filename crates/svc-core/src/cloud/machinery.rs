@@ -124,13 +124,18 @@ impl CloudClient {
             page = op.page
         );
         let started = std::time::Instant::now();
+        // A failure to obtain a token was already retried by the token cache, with the
+        // same policy: the operation is not repeated for it (that would multiply the
+        // requests to a failing identity provider).
+        let no_token = AtomicBool::new(false);
+        let no_token = &no_token;
         let result = self
             .inner
             .config
             .retry
             .run_explained(
                 move |number| async move {
-                    let result = self.attempt(op, number, f).await;
+                    let result = self.attempt(op, number, f, no_token).await;
                     if let (Some(lost), Err(CloudError::Transport { kind, .. })) = (lost, &result)
                         && kind.may_have_reached_service()
                     {
@@ -138,7 +143,7 @@ impl CloudClient {
                     }
                     result
                 },
-                |e| op.may_retry(e),
+                |e| !no_token.load(Ordering::Relaxed) && op.may_retry(e),
                 ToString::to_string,
             )
             .instrument(span.clone())
@@ -159,14 +164,24 @@ impl CloudClient {
     }
 
     /// One attempt (number `number` of the operation): with a valid token; on 401 the
-    /// token is discarded, a new one obtained and the request repeated once.
-    async fn attempt<T, F, Fut>(&self, op: Op, number: u32, f: &F) -> Result<T, CloudError>
+    /// token is discarded, a new one obtained and the request repeated once. Sets
+    /// `no_token` when no token could be had.
+    async fn attempt<T, F, Fut>(
+        &self,
+        op: Op,
+        number: u32,
+        f: &F,
+        no_token: &AtomicBool,
+    ) -> Result<T, CloudError>
     where
         F: Fn() -> Fut,
         Fut: Future<Output = Result<ResponseValue<T>, ClientError>>,
     {
         let tokens = &self.inner.tokens;
-        let (_, generation) = tokens.token().await?;
+        let token = |result: Result<(svc_cloud_api::AccessToken, u64), CloudError>| {
+            result.inspect_err(|_| no_token.store(true, Ordering::Relaxed))
+        };
+        let (_, generation) = token(tokens.token().await)?;
         let error = match request(op, number, f).await {
             Ok(value) => return Ok(value),
             Err(e) => e,
@@ -180,7 +195,7 @@ impl CloudClient {
             "the service answered 401: renewing the access token and repeating once"
         );
         tokens.invalidate(generation);
-        tokens.token().await?;
+        token(tokens.token().await)?;
         request(op, number, f).await
     }
 

@@ -81,6 +81,11 @@ impl Proxy {
         }
     }
 
+    /// Forgets the rules not used yet: everything is forwarded again.
+    pub(super) fn clear(&self) {
+        self.state.rules.lock().unwrap().clear();
+    }
+
     pub(super) fn hits(&self) -> Vec<Hit> {
         self.state.hits.lock().unwrap().clone()
     }

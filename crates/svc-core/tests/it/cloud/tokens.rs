@@ -187,13 +187,13 @@ async fn a_failing_identity_provider_is_transient_not_an_authentication_error() 
         c.retry.max_attempts = 2;
         c.retry.base_delay = Duration::from_millis(1);
     };
-    // The token endpoint answers 503 to every attempt: two attempts of the operation,
-    // each asking twice for a token.
+    // The token endpoint answers 503 to every attempt: the token is asked for twice
+    // (the retry policy), and the operation is not repeated on top of that.
     let p = proxied(emu.info(), &mut config_change).await;
     p.auth.on(
         "POST",
         TOKEN,
-        4,
+        2,
         Action::Answer(503, "upstream down".to_owned()),
     );
     let e = p.client.server_info().await.unwrap_err();
@@ -202,7 +202,11 @@ async fn a_failing_identity_provider_is_transient_not_an_authentication_error() 
     assert_eq!(e.operation(), Some("requestToken"));
     assert!(e.is_retryable());
     assert!(p.cloud.hits().is_empty(), "nothing sent without a token");
-    assert_eq!(p.auth.count("POST", TOKEN), 4, "retried as transient");
+    assert_eq!(
+        p.auth.count("POST", TOKEN),
+        2,
+        "retried as transient, once over"
+    );
     // Once it is back, the same client works.
     p.client.server_info().await.unwrap();
 
@@ -222,6 +226,50 @@ async fn a_failing_identity_provider_is_transient_not_an_authentication_error() 
     let p = proxied(emu.info(), |c| c.api_secret = ApiSecret::new("nope")).await;
     let e = p.client.server_info().await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Authentication);
+}
+
+/// Sixteen operations at once while the identity provider fails: it is asked by one
+/// task at a time, and the tasks that waited for a failed attempt get its error instead
+/// of asking again (not sixteen rounds of retries, each multiplied by the operation's
+/// own).
+#[tokio::test]
+async fn a_failing_identity_provider_is_not_asked_once_per_waiting_task() {
+    let emu = default_emulator().await;
+    let p = proxied(emu.info(), |c| {
+        c.retry.max_attempts = 3;
+        c.retry.base_delay = Duration::from_millis(20);
+    })
+    .await;
+    p.auth.on(
+        "POST",
+        TOKEN,
+        1000,
+        Action::Answer(503, "upstream down".to_owned()),
+    );
+    let tasks: Vec<_> = (0..16)
+        .map(|_| {
+            let client = p.client.clone();
+            tokio::spawn(async move { client.list_containers_page(0, 10).await })
+        })
+        .collect();
+    for task in tasks {
+        let e = task.await.unwrap().unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Transient, "{e:?}");
+        assert_eq!(e.status(), Some(503));
+        assert_eq!(e.operation(), Some("requestToken"));
+    }
+    let asked = p.auth.count("POST", TOKEN);
+    // One attempt of 3 requests shared by the tasks waiting for it; a task that came
+    // after it ended may start one more.
+    assert!(
+        (3..=6).contains(&asked),
+        "{asked} token requests for 16 operations"
+    );
+    assert!(p.cloud.hits().is_empty(), "nothing sent without a token");
+    // A later operation asks again, and works once the provider is back.
+    p.auth.clear();
+    p.client.list_containers_page(0, 10).await.unwrap();
+    assert_eq!(p.auth.count("POST", TOKEN), asked + 1);
 }
 
 #[tokio::test]
