@@ -70,7 +70,8 @@ pub(super) fn diff(old: &str, new: &str) -> Option<Patch> {
         new: new.as_bytes(),
         frames: Vec::with_capacity(16),
         arrays: 0,
-        keys: Vec::with_capacity(64),
+        // Enough for the objects of a settings tree on the way down, not to grow.
+        keys: Vec::with_capacity(256),
         table: Vec::new(),
         changed: Vec::new(),
         tree: Map::new(),

@@ -165,44 +165,44 @@ pub(super) enum SameString {
 
 /// Whether the new text from `new_at` is the same string as the old one from `old_at`
 /// (the old text at a quote): the two texts compared and the old string scanned in one
-/// pass. Most keys and values are shorter than fifteen bytes: sixteen at once, then
+/// pass. Most keys and values are shorter than sixteen bytes: sixteen at once, then
 /// eight at a time.
+///
+/// Where the string ends is what the next token waits for: it is found from the
+/// closing quote alone, and the rest (a backslash or a control character before it, a
+/// difference) is checked beside it, by branches that are not taken.
 #[inline(always)]
 pub(super) fn same_string(old: &[u8], old_at: usize, new: &[u8], new_at: usize) -> SameString {
     let (Some(a), Some(b)) = (
-        old.get(old_at..).and_then(<[u8]>::first_chunk::<16>),
-        new.get(new_at..).and_then(<[u8]>::first_chunk::<16>),
+        old.get(old_at + 1..).and_then(<[u8]>::first_chunk::<16>),
+        new.get(new_at + 1..).and_then(<[u8]>::first_chunk::<16>),
     ) else {
         return same_string_slowly(old, old_at, new, new_at);
     };
-    let (a, b) = (u128::from_le_bytes(*a), u128::from_le_bytes(*b));
-    // Where the old string stops after its opening quote (made 0xff, which neither is
-    // a stop nor borrows from the next byte).
-    let stops = bytes_equal_128(a | 0xff, b'"')
-        | bytes_equal_128(a | 0xff, b'\\')
-        | bytes_below_128(a | 0xff, 0x20);
-    if stops == 0 {
-        // Longer: the sixteen bytes (the opening quote included) must be the same.
-        if a != b {
-            return SameString::Differs;
-        }
-        return same_string_from(old, old_at + 16, new, new_at + 16);
+    if new[new_at] != b'"' {
+        return SameString::Differs;
     }
-    let stop = stops.trailing_zeros() / 8;
-    // The bytes up to the stop (included) must be the same, the opening quote too.
-    let upto = if stop >= 15 {
-        u128::MAX
-    } else {
-        (1u128 << ((stop + 1) * 8)) - 1
+    let (a, b) = (u128::from_le_bytes(*a), u128::from_le_bytes(*b));
+    let quotes = bytes_equal_128(a, b'"');
+    // The bytes up to the closing quote (included; all sixteen without one).
+    let upto = match quotes.trailing_zeros() / 8 {
+        stop @ 0..15 => (1u128 << ((stop + 1) * 8)) - 1,
+        _ => u128::MAX,
     };
+    let others = bytes_equal_128(a, b'\\') | bytes_below_128(a, 0x20);
+    if others & upto != 0 {
+        // An escape or a control character (the lowest byte marked is one: a borrow
+        // marks only bytes above one).
+        return same_string_slowly(old, old_at, new, new_at);
+    }
     if (a ^ b) & upto != 0 {
         return SameString::Differs;
     }
-    let at = old_at + stop as usize;
-    match (a >> (stop * 8)) as u8 {
-        b'"' => SameString::Same { end: at + 1 },
-        b'\\' => SameString::Escaped,
-        _ => SameString::NotJson,
+    if quotes == 0 {
+        return same_string_from(old, old_at + 17, new, new_at + 17);
+    }
+    SameString::Same {
+        end: old_at + 2 + (quotes.trailing_zeros() / 8) as usize,
     }
 }
 
