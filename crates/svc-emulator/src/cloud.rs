@@ -104,18 +104,26 @@ async fn list_containers(
     RawQuery(query): RawQuery,
 ) -> ApiResult<Response> {
     let (page, per_page) = paging(query.as_deref())?;
-    let db = app.db();
-    let all: Vec<&ContainerRecord> = db
-        .containers
-        .values()
-        .filter(|c| c.organization_id == org)
-        .collect();
-    let containers = page_of(&all, page, per_page)
+    let (num_items, views) = {
+        let db = app.db();
+        let all: Vec<&ContainerRecord> = db
+            .containers
+            .values()
+            .filter(|c| c.organization_id == org)
+            .collect();
+        let views: Vec<_> = page_of(&all, page, per_page)
+            .into_iter()
+            .map(|c| app.container_view_unsigned(&db, c))
+            .collect();
+        (all.len() as u64, views)
+    };
+    // The forms are signed without the lock: other requests go on meanwhile.
+    let containers = views
         .into_iter()
-        .map(|c| app.container_view(&db, c))
+        .map(|view| view.sign(&app.storage))
         .collect();
     Ok(ok(ContainerList {
-        num_items: all.len() as u64,
+        num_items,
         containers,
     }))
 }

@@ -277,47 +277,58 @@ impl App {
     /// A container as the service answers it, with fresh upload information for each
     /// file still `pending`.
     pub fn container_view(&self, db: &Db, record: &ContainerRecord) -> Container {
+        self.container_view_unsigned(db, record).sign(&self.storage)
+    }
+
+    /// [`App::container_view`] without its upload forms, which [`UnsignedView::sign`]
+    /// adds: a page of containers can hold a hundred pending files, whose forms are
+    /// signed once the state's lock is released.
+    pub fn container_view_unsigned(&self, db: &Db, record: &ContainerRecord) -> UnsignedView {
+        let mut forms = Vec::new();
         let files: Vec<ContainerFile> = record
             .files
             .iter()
             .filter_map(|id| db.files.get(id))
-            .map(|f| self.file_view(f))
+            .enumerate()
+            .map(|(index, f)| {
+                if f.status == ContainerFileStatus::Pending {
+                    forms.push(PendingForm {
+                        index,
+                        bucket: f.bucket.clone(),
+                        key: f.key.clone(),
+                        size: f.size,
+                    });
+                }
+                file_view_unsigned(f)
+            })
             .collect();
-        Container {
-            id: record.id,
-            status: if files.is_empty() {
-                ContainerStatus::Empty
-            } else {
-                ContainerStatus::Valid
+        UnsignedView {
+            container: Container {
+                id: record.id,
+                status: if files.is_empty() {
+                    ContainerStatus::Empty
+                } else {
+                    ContainerStatus::Valid
+                },
+                region: Some(record.region.clone()),
+                expiration_date: Some(record.expiration_date),
+                created_at: Some(record.created_at),
+                updated_at: Some(record.updated_at),
+                creator_id: Some(record.creator_id),
+                organization_id: Some(record.organization_id),
+                metadata: Some(record.metadata.clone()),
+                files,
             },
-            region: Some(record.region.clone()),
-            expiration_date: Some(record.expiration_date),
-            created_at: Some(record.created_at),
-            updated_at: Some(record.updated_at),
-            creator_id: Some(record.creator_id),
-            organization_id: Some(record.organization_id),
-            metadata: Some(record.metadata.clone()),
-            files,
+            forms,
         }
     }
 
     pub fn file_view(&self, f: &FileRecord) -> ContainerFile {
-        let upload_info = (f.status == ContainerFileStatus::Pending).then(|| {
-            let (url, fields) = self.storage.presign_upload(&f.bucket, &f.key, f.size);
-            UploadInfo { url, fields }
-        });
-        ContainerFile {
-            id: f.id,
-            type_: Some(f.type_.clone()),
-            status: f.status.clone(),
-            size: Some(i64::try_from(f.size).unwrap_or(i64::MAX)),
-            path: f.path.clone(),
-            created_at: Some(f.created_at),
-            updated_at: Some(f.updated_at),
-            creator_id: Some(f.creator_id),
-            metadata: Some(f.metadata.clone()),
-            upload_info,
+        let mut view = file_view_unsigned(f);
+        if f.status == ContainerFileStatus::Pending {
+            view.upload_info = Some(upload_info(&self.storage, &f.bucket, &f.key, f.size));
         }
+        view
     }
 
     /// Removes containers past their expiration date, as the service does: their files
@@ -418,4 +429,53 @@ pub fn event_types_for(p: &Processing, error_recorded: bool) -> Vec<EventType> {
         events.push(EventType::CloudProcessingError);
     }
     events
+}
+
+/// A container's view whose pending files have no upload form yet
+/// ([`App::container_view_unsigned`]).
+pub struct UnsignedView {
+    container: Container,
+    forms: Vec<PendingForm>,
+}
+
+/// A pending file of an [`UnsignedView`]: where its form goes.
+struct PendingForm {
+    /// Its place in the container's `files`.
+    index: usize,
+    bucket: String,
+    key: String,
+    size: u64,
+}
+
+impl UnsignedView {
+    /// The view with a freshly signed upload form for each pending file.
+    pub fn sign(mut self, storage: &Storage) -> Container {
+        for form in self.forms {
+            if let Some(file) = self.container.files.get_mut(form.index) {
+                file.upload_info = Some(upload_info(storage, &form.bucket, &form.key, form.size));
+            }
+        }
+        self.container
+    }
+}
+
+fn upload_info(storage: &Storage, bucket: &str, key: &str, size: u64) -> UploadInfo {
+    let (url, fields) = storage.presign_upload(bucket, key, size);
+    UploadInfo { url, fields }
+}
+
+/// A file as the service answers it, without its upload form.
+fn file_view_unsigned(f: &FileRecord) -> ContainerFile {
+    ContainerFile {
+        id: f.id,
+        type_: Some(f.type_.clone()),
+        status: f.status.clone(),
+        size: Some(i64::try_from(f.size).unwrap_or(i64::MAX)),
+        path: f.path.clone(),
+        created_at: Some(f.created_at),
+        updated_at: Some(f.updated_at),
+        creator_id: Some(f.creator_id),
+        metadata: Some(f.metadata.clone()),
+        upload_info: None,
+    }
 }
