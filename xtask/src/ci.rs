@@ -57,7 +57,7 @@ pub fn run(root: &Path) -> Result<()> {
     conformance(root)?;
     // 64 clients, 2 s warm-up + 3 s per scenario on the debug emulator (~20 s).
     crate::load::ci(root)?;
-    // Every fuzz target for 10 s after building them (~4.5 min from scratch, see fuzz.rs).
+    // Every fuzz target for 30 s after building them (~5.5 min from scratch, see fuzz.rs).
     crate::fuzz::ci(root)?;
     sample_is_reproducible(root)?;
     println!("==> all checks passed");
