@@ -11,7 +11,7 @@ use svc_core::cloud::CloudError;
 
 use crate::error::{SvcError, parse_id};
 use crate::runtime::run;
-use crate::tls::{TlsRoots, http_client};
+use crate::tls::{TlsRoots, cloud_http_client, http_client};
 use crate::types::{
     Container, ContainerFile, ContainerPage, CreateContainerFile, CreateContainerRequest,
     CreateWebhookEndpointRequest, MissedWebhook, OutputFile, Processing, ProcessingError,
@@ -85,7 +85,7 @@ impl CloudClient {
                 "invalid configuration: request_timeout must be longer than zero",
             ));
         }
-        let http = http_client(tls, timeout.min(Duration::from_secs(10)), Some(timeout))?;
+        let http = cloud_http_client(tls, timeout.min(Duration::from_secs(10)), timeout)?;
         let transfer_http = http_client(tls, Duration::from_secs(10), None)?;
         let inner = sc::CloudClient::with_http_client(config, http)?;
         Ok(Arc::new(Self {

@@ -36,6 +36,21 @@ pub(crate) fn http_client(
     build(reqwest::Client::builder(), roots, connect_timeout, timeout)
 }
 
+/// [`http_client`] for the cloud service's requests: idle connections dropped before a
+/// load balancer closes them (svc-core's `cloud::POOL_IDLE`).
+pub(crate) fn cloud_http_client(
+    roots: TlsRoots,
+    connect_timeout: Duration,
+    timeout: Duration,
+) -> Result<reqwest::Client, SvcError> {
+    build(
+        reqwest::Client::builder().pool_idle_timeout(svc_core::cloud::POOL_IDLE),
+        roots,
+        connect_timeout,
+        Some(timeout),
+    )
+}
+
 /// [`http_client`] for a unit session: plain HTTP, with svc-core's timeouts for units
 /// (idle connections dropped before the unit closes them).
 pub(crate) fn unit_http_client() -> Result<reqwest::Client, SvcError> {

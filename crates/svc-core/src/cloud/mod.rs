@@ -131,6 +131,12 @@ pub use svc_cloud_api::{AccessToken, ContainerPath, Metadata, Timestamp, UploadF
 /// The longest time allowed to open a connection (shorter when the request timeout is).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long an idle connection to the service is kept for the next request: less than
+/// the 60 s after which common load balancers close an idle connection (reqwest's own
+/// default is 90 s), so that a request is not sent on a connection being closed — its
+/// failure could not be told apart from a lost answer.
+pub const POOL_IDLE: Duration = Duration::from_secs(50);
+
 /// A client of the cloud service and its notification service, for one organization.
 /// Cheap to clone; clones share the access token.
 ///
@@ -173,6 +179,7 @@ impl CloudClient {
         let http = reqwest::Client::builder()
             .connect_timeout(config.request_timeout.min(CONNECT_TIMEOUT))
             .timeout(config.request_timeout)
+            .pool_idle_timeout(POOL_IDLE)
             .build()
             .map_err(|e| error::http_client_error(&e))?;
         Ok(Self::build(config, http))
