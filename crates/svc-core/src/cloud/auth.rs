@@ -367,7 +367,6 @@ impl TokenCache {
     }
 }
 
-/// Retry only what may pass on its own (an unreachable or failing identity provider).
 /// A copy of a token error for the tasks that waited for the attempt (the transport
 /// error's source, which cannot be copied, is left out: its text is in `reason`);
 /// `None` for an error a token attempt does not give.
@@ -412,6 +411,7 @@ fn shareable(e: &CloudError) -> Option<CloudError> {
     })
 }
 
+/// Retry only what may pass on its own (an unreachable or failing identity provider).
 fn transient(e: &CloudError) -> bool {
     e.retry_hint() == super::RetryHint::Transient
 }
