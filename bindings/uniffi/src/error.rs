@@ -193,6 +193,31 @@ impl SvcError {
     }
 }
 
+/// What a progress listener threw. The SDK goes on with its work: a listener's failure
+/// never ends a workflow or a transfer.
+#[derive(Clone, Debug, thiserror::Error, uniffi::Error)]
+pub enum ListenerError {
+    /// The listener failed; `reason` is what the foreign exception said.
+    #[error("{reason}")]
+    Failed { reason: String },
+}
+
+/// A listener that throws any exception: an error value, never a panic in the SDK's
+/// worker threads (an app's panic hook or crash reporter would record one).
+impl From<uniffi::UnexpectedUniFFICallbackError> for ListenerError {
+    fn from(e: uniffi::UnexpectedUniFFICallbackError) -> Self {
+        Self::Failed { reason: e.reason }
+    }
+}
+
+/// Reports the first failure of a listener (at `warn`, without what it said: an app's
+/// exception text may hold anything) and ignores the others.
+pub(crate) fn listener_failed(what: &str, already: &std::sync::atomic::AtomicBool) {
+    if !already.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        tracing::warn!("a {what} progress listener threw; its later failures are ignored too");
+    }
+}
+
 /// A foreign callback failed with an exception it did not declare.
 impl From<uniffi::UnexpectedUniFFICallbackError> for SvcError {
     fn from(e: uniffi::UnexpectedUniFFICallbackError) -> Self {

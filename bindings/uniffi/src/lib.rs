@@ -44,7 +44,7 @@ pub use cloud::{
     CloudClient, CloudConfig, ContainerPager, MissedWebhookPager, ProcessingPager,
     WebhookEndpointPager,
 };
-pub use error::{NodeError, SvcError};
+pub use error::{ListenerError, NodeError, SvcError};
 pub use settings::{
     SettingsConflict, SettingsMerge, SettingsPatch, SettingsTree, TreePatch, settings_apply,
     settings_diff, settings_merge,

@@ -7,7 +7,7 @@ use std::time::Duration;
 use svc_core::transfer as st;
 use tokio::sync::watch;
 
-use crate::error::SvcError;
+use crate::error::{ListenerError, SvcError, listener_failed};
 use crate::runtime::{enter, run, spawn};
 use crate::tls::{TlsRoots, http_client};
 use crate::types::{OutputFile, UploadInfo};
@@ -122,7 +122,8 @@ impl From<st::TransferReport> for TransferReport {
 #[uniffi::export(with_foreign)]
 pub trait TransferListener: Send + Sync {
     /// A snapshot, at most every `progressIntervalMs`, and a last one when finished.
-    fn on_progress(&self, progress: TransferProgress);
+    /// Whatever it throws is ignored: the transfer goes on.
+    fn on_progress(&self, progress: TransferProgress) -> Result<(), ListenerError>;
 }
 
 /// How transfers run.
@@ -168,10 +169,12 @@ impl TransferOptions {
             idle_timeout: Duration::from_millis(self.idle_timeout_ms.max(1)),
             progress_interval: Duration::from_millis(self.progress_interval_ms),
             on_progress: listener.map(|l| -> st::ProgressCallback {
+                let failed = std::sync::atomic::AtomicBool::new(false);
                 Arc::new(move |p: &st::Progress| {
                     // A listener that throws must not end the transfer.
-                    let report = std::panic::AssertUnwindSafe(|| l.on_progress(p.into()));
-                    let _ = std::panic::catch_unwind(report);
+                    if l.on_progress(p.into()).is_err() {
+                        listener_failed("transfer", &failed);
+                    }
                 })
             }),
             ..st::TransferOptions::default()

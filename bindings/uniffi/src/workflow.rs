@@ -6,7 +6,7 @@ use std::time::Duration;
 use svc_core::workflow as sw;
 
 use crate::cloud::CloudClient;
-use crate::error::{SvcError, parse_id};
+use crate::error::{ListenerError, SvcError, listener_failed, parse_id};
 use crate::runtime::enter;
 use crate::transfer::{CancelOnDrop, TransferOptions, TransferProgress, outcome, settle};
 use crate::types::{
@@ -178,8 +178,8 @@ impl From<&sw::WorkflowProgress> for WorkflowProgress {
 /// Receives workflow progress (from a worker thread of the SDK: keep it quick).
 #[uniffi::export(with_foreign)]
 pub trait WorkflowListener: Send + Sync {
-    /// Each change of stage and progress.
-    fn on_progress(&self, progress: WorkflowProgress);
+    /// Each change of stage and progress. Whatever it throws is ignored: the workflow goes on.
+    fn on_progress(&self, progress: WorkflowProgress) -> Result<(), ListenerError>;
 }
 
 impl WorkflowOptions {
@@ -198,10 +198,12 @@ impl WorkflowOptions {
             },
             events: None,
             on_progress: listener.map(|l| -> sw::WorkflowProgressCallback {
+                let failed = std::sync::atomic::AtomicBool::new(false);
                 Arc::new(move |p: &sw::WorkflowProgress| {
                     // A listener that throws must not end the workflow.
-                    let report = std::panic::AssertUnwindSafe(|| l.on_progress(p.into()));
-                    let _ = std::panic::catch_unwind(report);
+                    if l.on_progress(p.into()).is_err() {
+                        listener_failed("workflow", &failed);
+                    }
                 })
             }),
             transfer: self.transfer.clone().unwrap_or_default().to_core(None),

@@ -10,14 +10,23 @@ use futures::executor::block_on;
 use svc_emulator::{Emulator, EmulatorConfig};
 use svc_ffi::*;
 
+/// Records every report, and fails on the first one (as a Kotlin listener that throws):
+/// the workflow must go on and report the rest.
 #[derive(Default)]
 struct Recorder(Mutex<Vec<WorkflowProgress>>);
 
 impl WorkflowListener for Recorder {
-    fn on_progress(&self, progress: WorkflowProgress) {
-        if let Ok(mut seen) = self.0.lock() {
-            seen.push(progress);
+    fn on_progress(&self, progress: WorkflowProgress) -> Result<(), ListenerError> {
+        let mut seen = self.0.lock().map_err(|_| ListenerError::Failed {
+            reason: "poisoned".into(),
+        })?;
+        seen.push(progress);
+        if seen.len() == 1 {
+            return Err(ListenerError::Failed {
+                reason: "the first report fails".into(),
+            });
         }
+        Ok(())
     }
 }
 
