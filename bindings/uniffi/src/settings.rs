@@ -142,6 +142,27 @@ impl SettingsTree {
             inner: self.inner.diff(&new.inner),
         })
     }
+
+    /// What turns this tree into the tree of `new` (JSON), in one call: the fleet
+    /// case, a reference kept as a `SettingsTree` and each unit's export as text (one
+    /// crossing instead of `fromJson`, `diff` and `toJson`).
+    ///
+    /// Errors: `InvalidInput` for text that is not JSON.
+    pub fn diff_json(&self, new: JsonText) -> Result<SettingsPatch, SvcError> {
+        let text = std::str::from_utf8(&new.0).map_err(|e| {
+            SvcError::invalid(format!(
+                "the tree is not JSON: not UTF-8 at byte {}",
+                e.valid_up_to()
+            ))
+        })?;
+        let patch = self.inner.diff_json(text)?;
+        Ok(SettingsPatch {
+            tree: serde_json::to_string(&patch)
+                .map_err(|e| SvcError::internal(format!("cannot serialize the patch: {e}")))?,
+            changed: patch.changed().map(ToString::to_string).collect(),
+            removed: paths(patch.removed()),
+        })
+    }
 }
 
 /// What turns one `SettingsTree` into another.

@@ -48,5 +48,9 @@ struct WebhookTests {
         let patch = try settingsDiff(old: #"{"a":{"b":1,"c":"x"}}"#, new: #"{"a":{"b":2,"c":"x"}}"#)
         #expect(patch.changed == ["a/b"])
         #expect(patch.tree == #"{"a":{"b":2}}"#)
+        // The fleet case: a reference tree kept, each unit's export diffed in one call.
+        let reference = try SettingsTree.fromJson(json: #"{"a":{"b":1,"c":"x"}}"#)
+        #expect(try reference.diffJson(new: #"{"a":{"b":2,"c":"x"}}"#) == patch)
+        #expect(throws: SvcError.self) { try reference.diffJson(new: "{") }
     }
 }

@@ -46,4 +46,22 @@ fn settings_diff_apply_merge_and_trees_through_json_strings() {
         kind(settings_diff("{".into(), "{}".into())).0,
         "invalid_input"
     );
+
+    // The fleet case in one call: the same patch as fromJson, diff and toJson.
+    let reference = SettingsTree::from_json(old.into()).expect("tree");
+    let one_call = reference.diff_json(new.into()).expect("diff");
+    assert_eq!(
+        one_call,
+        settings_diff(old.into(), new.into()).expect("diff")
+    );
+    let other_shape = reference
+        .diff_json(r#"{"a":{"b":1},"e":true}"#.into())
+        .expect("diff");
+    assert_eq!(other_shape.changed, ["e"]);
+    assert_eq!(other_shape.removed, ["a/c", "d"]);
+    assert_eq!(other_shape.tree, r#"{"e":true}"#);
+    assert_eq!(kind(reference.diff_json("{".into())).0, "invalid_input");
+    let (name, e) = kind(reference.diff_json(JsonText(b"{\"a\":\"\xff\"}".to_vec())));
+    assert_eq!(name, "invalid_input");
+    assert!(e.to_string().contains("UTF-8"), "{e}");
 }

@@ -41,7 +41,44 @@ impl SettingsTree {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .recent();
-        for shape in recent {
+        Self::from_json_shaped(text, recent)
+    }
+
+    /// The tree of `new` (JSON) and what turns this tree into it, in one call: the
+    /// fleet case, where a reference tree is kept and each unit's export arrives as
+    /// text. The text is read straight into this tree's shape first (then into the
+    /// recent shapes, then as a value): the same result as
+    /// `self.diff(&SettingsTree::from_json(new)?)`.
+    ///
+    /// ```
+    /// use svc_core::settings::SettingsTree;
+    ///
+    /// let reference = SettingsTree::from_json(r#"{"gnss": {"model": "internal", "rate": 5}}"#)?;
+    /// let patch = reference.diff_json(r#"{"gnss": {"model": "external", "rate": 5}}"#)?;
+    /// let changed: Vec<&str> = patch.changed().map(|p| p.as_str()).collect();
+    /// assert_eq!(changed, ["gnss/model"]);
+    /// # Ok::<(), svc_core::settings::SettingsError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`SettingsError::NotJson`] when `new` is not JSON (where, never a value of it).
+    pub fn diff_json(&self, new: &str) -> Result<super::TreePatch, SettingsError> {
+        let mut shapes = vec![Arc::clone(&self.shape)];
+        shapes.extend(
+            SHAPES
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .recent()
+                .into_iter()
+                .filter(|shape| !Arc::ptr_eq(shape, &self.shape)),
+        );
+        Ok(self.diff(&Self::from_json_shaped(new, shapes)?))
+    }
+
+    /// [`from_json`](Self::from_json), trying `shapes` in turn before the value.
+    fn from_json_shaped(text: &str, shapes: Vec<Arc<Shape>>) -> Result<Self, SettingsError> {
+        for shape in shapes {
             let mut reader = ShapeReader {
                 shape: &shape,
                 next: 0,
@@ -413,6 +450,42 @@ mod tests {
             check(base);
             check(text);
         }
+    }
+
+    #[test]
+    fn diff_json_is_the_diff_of_the_tree_of_the_text() {
+        let unit = testing::unit_default_tree();
+        let reference = SettingsTree::from_value(&unit);
+        // Other shapes built since: the reference's is no longer a recent one.
+        for n in 0..=super::super::shape::RECENT {
+            SettingsTree::from_value(&json!({ format!("other{n}"): n }));
+        }
+        for seed in 0..3 {
+            let changed = testing::change_leaves(&unit, 0.05, seed);
+            for text in [
+                serde_json::to_string_pretty(&changed).unwrap_or_default(),
+                changed.to_string(),
+            ] {
+                let patch = match reference.diff_json(&text) {
+                    Ok(patch) => patch,
+                    Err(e) => panic!("{e}"),
+                };
+                assert_eq!(patch.to_patch(), crate::settings::diff(&unit, &changed));
+            }
+        }
+        // A text of another shape, and one that is not JSON.
+        let mut other = unit.clone();
+        if let Some(tree) = other.as_object_mut() {
+            tree.insert("added".into(), json!({"x": 1}));
+            tree.remove("clock");
+        }
+        let patch = reference.diff_json(&other.to_string()).expect("JSON");
+        assert_eq!(patch.to_patch(), crate::settings::diff(&unit, &other));
+        assert!(patch.has_removals());
+        assert!(matches!(
+            reference.diff_json(r#"{"clock": {"password": "hunter2"#),
+            Err(SettingsError::NotJson { .. })
+        ));
     }
 
     #[test]
