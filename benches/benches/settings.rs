@@ -8,7 +8,8 @@
 //! its leaves changed by a seeded PRNG; `large_1pct`, ten copies of it under different
 //! top-level keys (ten times larger, same shape), 1% of leaves changed likewise.
 //!
-//! The text diff (`settings_diff_text`) starts from the JSON texts of the same trees.
+//! The text diff (`settings_diff_text`) starts from the JSON texts of the same trees;
+//! the fleet case (`settings_fleet_text`) from a kept reference tree and the new text.
 //!
 //! `cargo bench -p svc-benches --bench settings`
 
@@ -135,6 +136,54 @@ fn bench_diff_text(c: &mut Criterion) {
     group.finish();
 }
 
+/// The fleet case: a reference `SettingsTree` kept, each unit's export arriving as JSON
+/// text (compact, as a serializer writes the tree it read; or indented). `diff_json`
+/// on the kept tree, against reading the text into a tree and diffing, and against
+/// parsing it and `json_patch::diff` with the reference's value.
+fn bench_fleet_text(c: &mut Criterion) {
+    let mut group = c.benchmark_group("settings_fleet_text");
+    for (name, old, new) in inputs() {
+        let reference = SettingsTree::from_value(&old);
+        for (format, text) in [
+            ("compact", new.to_string()),
+            (
+                "indented",
+                serde_json::to_string_pretty(&new).unwrap_or_default(),
+            ),
+        ] {
+            let Ok(patch) = reference.diff_json(&text) else {
+                panic!("the text is JSON")
+            };
+            assert!(patch == settings::diff(&old, &new), "both diffs agree");
+            let id = format!("{name}_{format}");
+            group.bench_with_input(BenchmarkId::new("diff_json", &id), &text, |b, text| {
+                b.iter(|| reference.diff_json(black_box(text)));
+            });
+            group.bench_with_input(
+                BenchmarkId::new("from_json_then_diff", &id),
+                &text,
+                |b, text| {
+                    b.iter(|| {
+                        SettingsTree::from_json(black_box(text))
+                            .map(|tree| reference.diff(&tree).to_patch())
+                    });
+                },
+            );
+            group.bench_with_input(
+                BenchmarkId::new("serde_json_parse_then_json_patch", &id),
+                &text,
+                |b, text| {
+                    b.iter(|| {
+                        serde_json::from_str::<Value>(black_box(text))
+                            .map(|new| json_patch::diff(&old, &new))
+                    });
+                },
+            );
+        }
+    }
+    group.finish();
+}
+
 /// What a `SettingsTree` costs to build from a JSON value, against cloning the value:
 /// of a shape no live tree has (the shape is built), and of the shape of a live tree
 /// (the keys are checked against it; the usual case of a fleet or of successive reads).
@@ -206,6 +255,7 @@ criterion_group!(
     benches,
     bench_diff,
     bench_diff_text,
+    bench_fleet_text,
     bench_apply,
     bench_tree
 );

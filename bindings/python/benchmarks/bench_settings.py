@@ -82,12 +82,17 @@ def main() -> None:
     ours = time(lambda: settings.diff(old, edited))
     row("`settings.diff(dict, dict)`, an edited deep copy", ours,
         "`json_merge_patch.create_patch`", time(lambda: json_merge_patch.create_patch(old, edited)))
+    row("", ours, "`jsonpatch.make_patch`", time(lambda: jsonpatch.make_patch(old, edited), 2))
     ours = time(lambda: old_tree.diff(new_tree))
     merge_patch = time(lambda: json_merge_patch.create_patch(old, new))
     row("`SettingsTree.diff` (trees built beforehand)", ours, "`json_merge_patch.create_patch`", merge_patch)
     ours = time(lambda: old_tree.diff(new_tree).to_json())
     row("`SettingsTree.diff(..).to_json()` (the write body)", ours,
         "`json_merge_patch` + `json.dumps`", time(lambda: json.dumps(json_merge_patch.create_patch(old, new))))
+    compact_new = json.dumps(new, separators=(",", ":"))
+    ours = time(lambda: old_tree.diff_json(compact_new))
+    row("`SettingsTree.diff_json(text)` (a kept reference, a unit's compact export)", ours,
+        "`json.loads` + `json_merge_patch`", time(lambda: json_merge_patch.create_patch(old, json.loads(compact_new))))
     ours = time(lambda: settings.diff_json(old_text, new_text))
     row("`settings.diff_json(text, text)`", ours, "`json.loads` ×2 + `json_merge_patch`",
         time(lambda: json_merge_patch.create_patch(json.loads(old_text), json.loads(new_text))))

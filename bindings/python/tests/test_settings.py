@@ -257,6 +257,20 @@ def test_the_unit_tree_every_way() -> None:
     assert strict(settings.apply(old, patch.tree)) == strict(new)
     assert old_tree.to_dict() == old and json.loads(old_tree.to_json()) == old
     assert old_tree == settings.SettingsTree.from_json(old_text) and old_tree != new_tree
+    # The fleet case in one call: indented, compact (compared byte by byte) and as bytes.
+    for new_json in (new_text, json.dumps(new, separators=(",", ":")), new_text.encode()):
+        same_patch(old_tree.diff_json(new_json), patch)
+
+
+def test_settings_tree_diff_json_refuses_what_is_not_json() -> None:
+    tree = settings.SettingsTree.from_dict({"a": {"b": 1}, "password": "hunter2"})
+    same_patch(tree.diff_json('{"a":{"b":2}}'), settings.diff(tree.to_dict(), {"a": {"b": 2}}))
+    for bad in ('{"a": tru}', b'{"a": "\xff"}', ""):
+        with pytest.raises(SettingsError) as caught:
+            tree.diff_json(bad)
+        assert "hunter2" not in str(caught.value)
+    with pytest.raises(TypeError):
+        tree.diff_json({"a": 1})  # type: ignore[arg-type]
 
 
 def test_settings_tree_get() -> None:

@@ -145,7 +145,9 @@ impl SettingsTree {
 
     /// What turns this tree into the tree of `new` (JSON), in one call: the fleet
     /// case, a reference kept as a `SettingsTree` and each unit's export as text (one
-    /// crossing instead of `fromJson`, `diff` and `toJson`).
+    /// crossing instead of `fromJson`, `diff` and `toJson`). A compact text with the
+    /// reference's key order is compared byte by byte (see svc-core's
+    /// `SettingsTree::diff_json`).
     ///
     /// Errors: `InvalidInput` for text that is not JSON.
     pub fn diff_json(&self, new: JsonText) -> Result<SettingsPatch, SvcError> {
@@ -155,13 +157,7 @@ impl SettingsTree {
                 e.valid_up_to()
             ))
         })?;
-        let patch = self.inner.diff_json(text)?;
-        Ok(SettingsPatch {
-            tree: serde_json::to_string(&patch)
-                .map_err(|e| SvcError::internal(format!("cannot serialize the patch: {e}")))?,
-            changed: patch.changed().map(ToString::to_string).collect(),
-            removed: paths(patch.removed()),
-        })
+        Ok(self.inner.diff_json(text)?.into())
     }
 }
 

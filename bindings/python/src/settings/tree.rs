@@ -59,6 +59,26 @@ impl SettingsTree {
         }
     }
 
+    /// The patch from this tree to the tree of `new` (JSON `str` or `bytes`), in one
+    /// call with the GIL released: the fleet case, a reference kept and each unit's
+    /// export arriving as text. The first call writes this tree's compact text and
+    /// indexes it; a text written the same way is then compared byte by byte and only
+    /// its differing values are parsed (`svc_core::settings::SettingsTree::diff_json`).
+    fn diff_json(&self, py: Python<'_>, new: &Bound<'_, PyAny>) -> PyResult<Patch> {
+        let text = Text::from_object(new)?;
+        let bytes = text.as_bytes();
+        let patch = py
+            .detach(|| match std::str::from_utf8(bytes) {
+                Ok(text) => self.tree.diff_json(text),
+                // Not UTF-8, so not JSON: the parser says where.
+                Err(_) => {
+                    CoreTree::from_json_bytes(bytes).map(|new| self.tree.diff(&new).to_patch())
+                }
+            })
+            .map_err(|e| settings_error(py, &e))?;
+        Patch::from_core(py, &patch)
+    }
+
     /// Whether both trees have the same shape (keys, nesting and order): then `diff`
     /// compares their leaves directly.
     fn same_shape(&self, other: &SettingsTree) -> bool {

@@ -114,7 +114,7 @@ pub struct FileDiff {
 pub fn diff_files(reference: &Path, files: &[PathBuf]) -> Result<Vec<FileDiff>, SettingsError> {
     let reference_text = read_text(reference)?;
     // Checked whole, its structure read once for every file.
-    let index = Reference::new(&reference_text).map_err(|e| name_files(e, reference, reference))?;
+    let index = Reference::new(reference_text).map_err(|e| name_files(e, reference, reference))?;
     let index = &index;
     let threads = std::thread::available_parallelism()
         .map_or(1, std::num::NonZeroUsize::get)

@@ -14,7 +14,7 @@
 
 use std::fmt;
 use std::hash::{BuildHasher, Hasher};
-use std::sync::{Arc, PoisonError};
+use std::sync::{Arc, OnceLock, PoisonError};
 
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -23,6 +23,7 @@ use serde_json::{Map, Value};
 use super::diff::{diff, values_equal};
 use super::path::NodePath;
 use super::redacted;
+use super::text::Reference;
 
 mod apply;
 mod leaves;
@@ -87,6 +88,9 @@ pub struct SettingsTree {
     /// One per leaf of the shape, in document order. Shared: a tree is immutable, and
     /// a clone or a [`TreePatch`] costs two reference counts.
     leaves: Arc<Leaves>,
+    /// The tree's compact JSON text and the index of its values, built by the first
+    /// [`diff_json`](Self::diff_json) (a fleet's reference) and shared by its clones.
+    reference: OnceLock<Arc<Reference>>,
 }
 
 impl SettingsTree {
@@ -115,6 +119,7 @@ impl SettingsTree {
                 return Self {
                     shape,
                     leaves: Arc::new(leaves),
+                    reference: OnceLock::new(),
                 };
             }
         }
@@ -143,6 +148,7 @@ impl SettingsTree {
         Self {
             shape,
             leaves: Arc::new(builder.leaves),
+            reference: OnceLock::new(),
         }
     }
 

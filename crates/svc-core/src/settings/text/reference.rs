@@ -43,20 +43,18 @@ enum Kind {
 
 /// A reference text with the index of its values (`None` when the fast comparison
 /// cannot be used for it: every comparison goes to `diff_json`).
-pub(crate) struct Reference<'a> {
-    text: &'a str,
+pub(crate) struct Reference {
+    text: String,
     nodes: Option<Vec<Node>>,
 }
 
-impl<'a> Reference<'a> {
+impl Reference {
     /// The reference `text`, checked to be JSON.
-    pub(crate) fn new(text: &'a str) -> Result<Self, SettingsError> {
+    pub(crate) fn new(text: String) -> Result<Self, SettingsError> {
         // Checked whole (the comparisons read only where the texts differ).
-        diff_json(text, text)?;
-        Ok(Self {
-            text,
-            nodes: index(text.as_bytes()),
-        })
+        diff_json(&text, &text)?;
+        let nodes = index(text.as_bytes());
+        Ok(Self { text, nodes })
     }
 
     /// The patch from the reference to `new`: [`diff_json`]`(reference, new)`.
@@ -66,7 +64,7 @@ impl<'a> Reference<'a> {
         {
             return Ok(patch);
         }
-        diff_json(self.text, new)
+        diff_json(&self.text, new)
     }
 
     fn fast(&self, nodes: &[Node], new: &str) -> Option<Patch> {
@@ -146,7 +144,7 @@ impl<'a> Reference<'a> {
     }
 
     /// The keys from the root to `node` (all in objects: arrays are compared whole).
-    fn keys(&self, nodes: &[Node], mut node: usize) -> Option<Vec<&'a str>> {
+    fn keys<'t>(&'t self, nodes: &[Node], mut node: usize) -> Option<Vec<&'t str>> {
         let mut keys = Vec::new();
         while let Some(n) = nodes.get(node) {
             if n.parent == usize::MAX {
@@ -289,7 +287,7 @@ mod tests {
     use svc_test_support::settings as testing;
 
     fn check(old: &str, new: &str) {
-        let reference = Reference::new(old).expect("a JSON reference");
+        let reference = Reference::new(old.to_owned()).expect("a JSON reference");
         assert_eq!(reference.diff(new), diff_json(old, new), "{old} -> {new}");
     }
 
@@ -297,7 +295,7 @@ mod tests {
     fn a_fleet_of_exports_is_compared_through_the_index() {
         let unit = testing::unit_default_tree();
         let old = serde_json::to_string_pretty(&unit).unwrap_or_default();
-        let reference = Reference::new(&old).expect("the unit's tree");
+        let reference = Reference::new(old.clone()).expect("the unit's tree");
         let nodes = reference.nodes.as_ref().expect("an index");
         for seed in 0..8 {
             let changed = testing::change_leaves(&unit, 0.02, seed);

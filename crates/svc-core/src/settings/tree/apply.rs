@@ -55,6 +55,7 @@ impl SettingsTree {
         SettingsTree {
             shape: Arc::clone(&self.shape),
             leaves: Arc::new(leaves),
+            reference: std::sync::OnceLock::new(),
         }
     }
 }

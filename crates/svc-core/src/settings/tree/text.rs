@@ -6,7 +6,7 @@
 //! into a `Value` and built as by [`SettingsTree::from_value`], with the same result.
 
 use std::fmt;
-use std::sync::{Arc, PoisonError};
+use std::sync::{Arc, OnceLock, PoisonError};
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
@@ -15,6 +15,7 @@ use super::SettingsTree;
 use super::leaves::{BOOL, Leaves, NULL, Words, short_string};
 use super::shape::{NO_PARENT, OBJECT, SHAPES, Shape};
 use crate::settings::SettingsError;
+use crate::settings::text::Reference;
 
 impl SettingsTree {
     /// The tree of a JSON text (any value; a settings tree is an object): the same tree
@@ -44,36 +45,39 @@ impl SettingsTree {
         Self::from_json_shaped(text, recent)
     }
 
-    /// The tree of `new` (JSON) and what turns this tree into it, in one call: the
-    /// fleet case, where a reference tree is kept and each unit's export arrives as
-    /// text. The text is read straight into this tree's shape first (then into the
-    /// recent shapes, then as a value): the same result as
-    /// `self.diff(&SettingsTree::from_json(new)?)`.
+    /// What turns this tree into the tree of `new` (JSON), in one call: the fleet
+    /// case, a reference tree kept and each unit's export arriving as text. The same
+    /// patch as [`diff_json`](crate::settings::diff_json) of this tree's text and `new`
+    /// (and as `self.diff(&SettingsTree::from_json(new)?).to_patch()`).
+    ///
+    /// The first call writes this tree's compact text and indexes its values (shared
+    /// by the tree's clones). A text written the same way (compact, keys in the same
+    /// order, as serializers write a tree they read) is then compared byte by byte,
+    /// sixteen at a time, and only the values where the texts differ are parsed; any
+    /// other text is compared as `diff_json` compares two texts.
     ///
     /// ```
     /// use svc_core::settings::SettingsTree;
     ///
     /// let reference = SettingsTree::from_json(r#"{"gnss": {"model": "internal", "rate": 5}}"#)?;
-    /// let patch = reference.diff_json(r#"{"gnss": {"model": "external", "rate": 5}}"#)?;
-    /// let changed: Vec<&str> = patch.changed().map(|p| p.as_str()).collect();
-    /// assert_eq!(changed, ["gnss/model"]);
+    /// let patch = reference.diff_json(r#"{"gnss":{"model":"external","rate":5}}"#)?;
+    /// assert_eq!(patch.changed.len(), 1);
+    /// assert_eq!(patch.tree.to_string(), r#"{"gnss":{"model":"external"}}"#);
     /// # Ok::<(), svc_core::settings::SettingsError>(())
     /// ```
     ///
     /// # Errors
     ///
     /// [`SettingsError::NotJson`] when `new` is not JSON (where, never a value of it).
-    pub fn diff_json(&self, new: &str) -> Result<super::TreePatch, SettingsError> {
-        let mut shapes = vec![Arc::clone(&self.shape)];
-        shapes.extend(
-            SHAPES
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .recent()
-                .into_iter()
-                .filter(|shape| !Arc::ptr_eq(shape, &self.shape)),
-        );
-        Ok(self.diff(&Self::from_json_shaped(new, shapes)?))
+    pub fn diff_json(&self, new: &str) -> Result<crate::settings::Patch, SettingsError> {
+        let reference = match self.reference.get() {
+            Some(reference) => reference,
+            None => {
+                let built = Reference::new(self.to_value().to_string())?;
+                self.reference.get_or_init(|| Arc::new(built))
+            }
+        };
+        reference.diff(new)
     }
 
     /// [`from_json`](Self::from_json), trying `shapes` in turn before the value.
@@ -105,7 +109,11 @@ impl SettingsTree {
                     let leaves = Arc::new(reader.leaves);
                     #[cfg(test)]
                     READ_INTO_SHAPE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    return Ok(Self { shape, leaves });
+                    return Ok(Self {
+                        shape,
+                        leaves,
+                        reference: OnceLock::new(),
+                    });
                 }
                 // Not this shape: the next one, or the value.
                 Ok(()) => {}
@@ -456,10 +464,6 @@ mod tests {
     fn diff_json_is_the_diff_of_the_tree_of_the_text() {
         let unit = testing::unit_default_tree();
         let reference = SettingsTree::from_value(&unit);
-        // Other shapes built since: the reference's is no longer a recent one.
-        for n in 0..=super::super::shape::RECENT {
-            SettingsTree::from_value(&json!({ format!("other{n}"): n }));
-        }
         for seed in 0..3 {
             let changed = testing::change_leaves(&unit, 0.05, seed);
             for text in [
@@ -470,7 +474,7 @@ mod tests {
                     Ok(patch) => patch,
                     Err(e) => panic!("{e}"),
                 };
-                assert_eq!(patch.to_patch(), crate::settings::diff(&unit, &changed));
+                assert_eq!(patch, crate::settings::diff(&unit, &changed));
             }
         }
         // A text of another shape, and one that is not JSON.
@@ -480,8 +484,12 @@ mod tests {
             tree.remove("clock");
         }
         let patch = reference.diff_json(&other.to_string()).expect("JSON");
-        assert_eq!(patch.to_patch(), crate::settings::diff(&unit, &other));
-        assert!(patch.has_removals());
+        assert_eq!(patch, crate::settings::diff(&unit, &other));
+        assert!(!patch.removed.is_empty());
+        // A clone shares the reference's text and index; a tree of it diffs the same.
+        let clone = reference.clone();
+        assert!(clone.reference.get().is_some());
+        assert_eq!(clone.diff_json(&other.to_string()).expect("JSON"), patch);
         assert!(matches!(
             reference.diff_json(r#"{"clock": {"password": "hunter2"#),
             Err(SettingsError::NotJson { .. })
