@@ -10,7 +10,8 @@
 //! 2. a path parses exactly when no segment is empty, and reads back as written;
 //!    `set` then `get` gives the value set;
 //! 3. `diff_json` and `diff_json_bytes` of two texts are `diff` of their parsed values,
-//!    and fail exactly when a text is not JSON;
+//!    and fail exactly when a text is not JSON; so is a kept `SettingsTree`'s
+//!    `diff_json` of the new text;
 //! 4. `apply(old, diff(old, new).tree)` is `new` when the patch has no removals;
 //!    `SettingsTree` gives the same diff and the same applied tree as the values, and
 //!    reads a text (`from_json`) as the parsed value;
@@ -112,6 +113,23 @@ fn check_diff_json(old: &[u8], new: &[u8], old_value: Option<&Value>, new_value:
             from_bytes,
             "diff_json and diff_json_bytes differ"
         );
+    }
+    // A kept tree's `diff_json` is the same diff, of the text as given and of its
+    // compact form (compared byte by byte with the tree's own compact text).
+    if let (Some(old), Ok(new_text)) = (old_value, std::str::from_utf8(new)) {
+        let tree = SettingsTree::from_value(old);
+        assert_eq!(
+            tree.diff_json(new_text),
+            from_bytes,
+            "SettingsTree::diff_json differs"
+        );
+        if let Some(new) = new_value {
+            assert_eq!(
+                tree.diff_json(&new.to_string()),
+                Ok(diff(old, new)),
+                "SettingsTree::diff_json of the compact text differs"
+            );
+        }
     }
     match (old_value, new_value) {
         (Some(old), Some(new)) => {
