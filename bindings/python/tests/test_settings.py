@@ -268,9 +268,16 @@ def test_settings_tree_diff_json_refuses_what_is_not_json() -> None:
     for bad in ('{"a": tru}', b'{"a": "\xff"}', ""):
         with pytest.raises(SettingsError) as caught:
             tree.diff_json(bad)
+        assert "the new tree is not JSON" in str(caught.value)
         assert "hunter2" not in str(caught.value)
     with pytest.raises(TypeError):
         tree.diff_json({"a": 1})  # type: ignore[arg-type]
+    # A tree deeper than a JSON parser reads (built from dicts) is compared as values.
+    deep: Any = 1
+    for _ in range(127):
+        deep = {"k": deep}
+    deep_tree = settings.SettingsTree.from_dict({"x": 1, "k": deep})
+    same_patch(deep_tree.diff_json('{"x": 2}'), settings.diff({"x": 1, "k": deep}, {"x": 2}))
 
 
 def test_settings_tree_get() -> None:

@@ -151,13 +151,7 @@ impl SettingsTree {
     ///
     /// Errors: `InvalidInput` for text that is not JSON.
     pub fn diff_json(&self, new: JsonText) -> Result<SettingsPatch, SvcError> {
-        let text = std::str::from_utf8(&new.0).map_err(|e| {
-            SvcError::invalid(format!(
-                "the tree is not JSON: not UTF-8 at byte {}",
-                e.valid_up_to()
-            ))
-        })?;
-        Ok(self.inner.diff_json(text)?.into())
+        Ok(self.inner.diff_json_bytes(&new.0)?.into())
     }
 }
 

@@ -68,13 +68,7 @@ impl SettingsTree {
         let text = Text::from_object(new)?;
         let bytes = text.as_bytes();
         let patch = py
-            .detach(|| match std::str::from_utf8(bytes) {
-                Ok(text) => self.tree.diff_json(text),
-                // Not UTF-8, so not JSON: the parser says where.
-                Err(_) => {
-                    CoreTree::from_json_bytes(bytes).map(|new| self.tree.diff(&new).to_patch())
-                }
-            })
+            .detach(|| self.tree.diff_json_bytes(bytes))
             .map_err(|e| settings_error(py, &e))?;
         Patch::from_core(py, &patch)
     }

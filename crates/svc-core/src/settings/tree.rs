@@ -89,8 +89,9 @@ pub struct SettingsTree {
     /// a clone or a [`TreePatch`] costs two reference counts.
     leaves: Arc<Leaves>,
     /// The tree's compact JSON text and the index of its values, built by the first
-    /// [`diff_json`](Self::diff_json) (a fleet's reference) and shared by its clones.
-    reference: OnceLock<Arc<Reference>>,
+    /// [`diff_json`](Self::diff_json) (a fleet's reference) and shared by the clones
+    /// made after it; `None` for a tree nested deeper than a JSON parser reads.
+    reference: OnceLock<Option<Arc<Reference>>>,
 }
 
 impl SettingsTree {

@@ -70,6 +70,11 @@ pub fn diff_json_bytes(old: &[u8], new: &[u8]) -> Result<Patch, SettingsError> {
     }
 }
 
+/// The new text of a diff parsed into a `Value` (its error names "the new tree").
+pub(crate) fn parse_new(new: &[u8]) -> Result<Value, SettingsError> {
+    serde_json::from_slice(new).map_err(|error| NotJson::new(Which::New, &error).into())
+}
+
 /// [`diff`] of the two texts parsed into `Value`s.
 fn through_values(old: &[u8], new: &[u8]) -> Result<Patch, SettingsError> {
     let old: Value =

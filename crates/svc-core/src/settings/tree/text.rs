@@ -50,11 +50,12 @@ impl SettingsTree {
     /// patch as [`diff_json`](crate::settings::diff_json) of this tree's text and `new`
     /// (and as `self.diff(&SettingsTree::from_json(new)?).to_patch()`).
     ///
-    /// The first call writes this tree's compact text and indexes its values (shared
-    /// by the tree's clones). A text written the same way (compact, keys in the same
-    /// order, as serializers write a tree they read) is then compared byte by byte,
-    /// sixteen at a time, and only the values where the texts differ are parsed; any
-    /// other text is compared as `diff_json` compares two texts.
+    /// The first call writes this tree's compact text and indexes its values; both are
+    /// kept with the tree (about the size of the text again, a copy of every value) and
+    /// shared by the clones made after it. A text written the same way (compact, keys
+    /// in the same order, as serializers write a tree they read) is then compared byte
+    /// by byte, sixteen at a time, and only the values where the texts differ are
+    /// parsed; any other text is compared as `diff_json` compares two texts.
     ///
     /// ```
     /// use svc_core::settings::SettingsTree;
@@ -68,16 +69,33 @@ impl SettingsTree {
     ///
     /// # Errors
     ///
-    /// [`SettingsError::NotJson`] when `new` is not JSON (where, never a value of it).
+    /// [`SettingsError::NotJson`] naming "the new tree" when `new` is not JSON (where,
+    /// never a value of it).
     pub fn diff_json(&self, new: &str) -> Result<crate::settings::Patch, SettingsError> {
-        let reference = match self.reference.get() {
-            Some(reference) => reference,
-            None => {
-                let built = Reference::new(self.to_value().to_string())?;
-                self.reference.get_or_init(|| Arc::new(built))
-            }
-        };
-        reference.diff(new)
+        self.diff_json_bytes(new.as_bytes())
+    }
+
+    /// [`diff_json`](Self::diff_json) of a text given as bytes (as received), which must
+    /// be UTF-8 as JSON is.
+    ///
+    /// # Errors
+    ///
+    /// [`SettingsError::NotJson`] naming "the new tree" when `new` is not JSON (or not
+    /// UTF-8: the parser says where).
+    pub fn diff_json_bytes(&self, new: &[u8]) -> Result<crate::settings::Patch, SettingsError> {
+        let reference = self.reference.get_or_init(|| {
+            // Only a tree nested deeper than the parser reads (built from a value) fails.
+            Reference::new(self.to_value().to_string())
+                .ok()
+                .map(Arc::new)
+        });
+        match (reference, std::str::from_utf8(new)) {
+            (Some(reference), Ok(new)) => reference.diff(new),
+            _ => Ok(crate::settings::diff(
+                &self.to_value(),
+                &crate::settings::text::parse_new(new)?,
+            )),
+        }
     }
 
     /// [`from_json`](Self::from_json), trying `shapes` in turn before the value.
@@ -488,12 +506,33 @@ mod tests {
         assert!(!patch.removed.is_empty());
         // A clone shares the reference's text and index; a tree of it diffs the same.
         let clone = reference.clone();
-        assert!(clone.reference.get().is_some());
+        assert!(clone.reference.get().is_some_and(Option::is_some));
         assert_eq!(clone.diff_json(&other.to_string()).expect("JSON"), patch);
-        assert!(matches!(
-            reference.diff_json(r#"{"clock": {"password": "hunter2"#),
-            Err(SettingsError::NotJson { .. })
-        ));
+        for bad in [
+            &br#"{"clock": {"password": "hunter2"#[..],
+            b"{\"a\": \"\xff\"}",
+        ] {
+            match reference.diff_json_bytes(bad) {
+                Err(SettingsError::NotJson { document, .. }) => {
+                    assert_eq!(document, "the new tree")
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+
+        // A tree nested deeper than a JSON parser reads (built from a value) has no
+        // text to compare with: it is compared as values.
+        let mut deep = json!(1);
+        for _ in 0..130 {
+            deep = json!({ "k": deep });
+        }
+        let old = json!({"x": 1, "k": deep});
+        let tree = SettingsTree::from_value(&old);
+        for _ in 0..2 {
+            let patch = tree.diff_json(r#"{"x": 2}"#).expect("JSON");
+            assert_eq!(patch, crate::settings::diff(&old, &json!({"x": 2})));
+        }
+        assert!(tree.reference.get().is_some_and(Option::is_none));
     }
 
     #[test]
