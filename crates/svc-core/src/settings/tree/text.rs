@@ -72,7 +72,10 @@ impl SettingsTree {
     /// [`SettingsError::NotJson`] naming "the new tree" when `new` is not JSON (where,
     /// never a value of it).
     pub fn diff_json(&self, new: &str) -> Result<crate::settings::Patch, SettingsError> {
-        self.diff_json_bytes(new.as_bytes())
+        match self.text_reference() {
+            Some(reference) => reference.diff(new),
+            None => self.diff_through_values(new.as_bytes()),
+        }
     }
 
     /// [`diff_json`](Self::diff_json) of a text given as bytes (as received), which must
@@ -83,19 +86,29 @@ impl SettingsTree {
     /// [`SettingsError::NotJson`] naming "the new tree" when `new` is not JSON (or not
     /// UTF-8: the parser says where).
     pub fn diff_json_bytes(&self, new: &[u8]) -> Result<crate::settings::Patch, SettingsError> {
-        let reference = self.reference.get_or_init(|| {
-            // Only a tree nested deeper than the parser reads (built from a value) fails.
-            Reference::new(self.to_value().to_string())
-                .ok()
-                .map(Arc::new)
-        });
-        match (reference, std::str::from_utf8(new)) {
-            (Some(reference), Ok(new)) => reference.diff(new),
-            _ => Ok(crate::settings::diff(
-                &self.to_value(),
-                &crate::settings::text::parse_new(new)?,
-            )),
+        match std::str::from_utf8(new) {
+            Ok(new) => self.diff_json(new),
+            // The parser says where the text stops being UTF-8.
+            Err(_) => self.diff_through_values(new),
         }
+    }
+
+    /// The tree's compact text and its index, made by the first call (`None` for a
+    /// tree nested deeper than a JSON parser reads: one built from a value).
+    fn text_reference(&self) -> Option<&Reference> {
+        self.reference
+            .get_or_init(|| {
+                Reference::new(self.to_value().to_string())
+                    .ok()
+                    .map(Arc::new)
+            })
+            .as_deref()
+    }
+
+    /// The diff to the parsed `new`, through the values.
+    fn diff_through_values(&self, new: &[u8]) -> Result<crate::settings::Patch, SettingsError> {
+        let new = crate::settings::text::parse_new(new)?;
+        Ok(crate::settings::diff(&self.to_value(), &new))
     }
 
     /// [`from_json`](Self::from_json), trying `shapes` in turn before the value.
