@@ -237,6 +237,14 @@ def test_diff_json_takes_str_and_bytes_and_refuses_bad_json() -> None:
     assert "the new tree is not JSON (line 1" in str(caught.value)
     with pytest.raises(TypeError):
         settings.diff_json({"a": 1}, "{}")  # type: ignore[arg-type]
+    # A `str` with a lone surrogate has no UTF-8 form: not JSON either.
+    for call in (
+        lambda: settings.diff_json('{"a": "\ud800"}', "{}"),
+        lambda: settings.SettingsTree.from_json('{"a": "\ud800"}'),
+        lambda: settings.SettingsTree.from_dict({"a": 1}).diff_json('{"a": "\ud800"}'),
+    ):
+        with pytest.raises(SettingsError, match="lone surrogate"):
+            call()
 
 
 def test_the_unit_tree_every_way() -> None:

@@ -20,7 +20,16 @@ impl<'py> Text<'py> {
             return Ok(Self::Bytes(bytes.clone()));
         }
         if let Ok(text) = object.cast::<PyString>() {
-            return Ok(Self::Owned(text.to_cow()?.into_owned().into_bytes()));
+            // A lone surrogate has no UTF-8 form: such a text is not JSON.
+            let text = text.to_cow().map_err(|_| {
+                SvcErr::new(
+                    "invalid_input",
+                    "a text is not JSON: it holds a lone surrogate, which UTF-8 cannot encode",
+                )
+                .subsystem("settings")
+                .into_pyerr(object.py())
+            })?;
+            return Ok(Self::Owned(text.into_owned().into_bytes()));
         }
         object.extract::<Vec<u8>>().map(Self::Owned).map_err(|_| {
             PyTypeError::new_err(format!(
