@@ -42,7 +42,47 @@ impl SettingsTree {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .recent();
-        Self::from_json_shaped(text, recent)
+        for shape in recent {
+            let mut reader = ShapeReader {
+                shape: &shape,
+                next: 0,
+                leaves: Leaves {
+                    words: Vec::with_capacity(shape.leaf_nodes.len()),
+                    heap: Vec::new(),
+                },
+                mismatch: false,
+            };
+            let mut deserializer = serde_json::Deserializer::from_str(text);
+            let read = Node {
+                reader: &mut reader,
+                key: "",
+                parent: NO_PARENT,
+            }
+            .deserialize(&mut deserializer)
+            .and_then(|()| deserializer.end());
+            match read {
+                Ok(()) if reader.next == shape.nodes.len() => {
+                    SHAPES
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .used(&shape);
+                    let leaves = Arc::new(reader.leaves);
+                    #[cfg(test)]
+                    READ_INTO_SHAPE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    return Ok(Self {
+                        shape,
+                        leaves,
+                        reference: OnceLock::new(),
+                    });
+                }
+                // Not this shape: the next one, or the value.
+                Ok(()) => {}
+                Err(_) if reader.mismatch => {}
+                Err(error) => return Err(not_json(&error)),
+            }
+        }
+        let value: Value = serde_json::from_str(text).map_err(|error| not_json(&error))?;
+        Ok(Self::from_value(&value))
     }
 
     /// What turns this tree into the tree of `new` (JSON), in one call: the fleet
@@ -109,51 +149,6 @@ impl SettingsTree {
     fn diff_through_values(&self, new: &[u8]) -> Result<crate::settings::Patch, SettingsError> {
         let new = crate::settings::text::parse_new(new)?;
         Ok(crate::settings::diff(&self.to_value(), &new))
-    }
-
-    /// [`from_json`](Self::from_json), trying `shapes` in turn before the value.
-    fn from_json_shaped(text: &str, shapes: Vec<Arc<Shape>>) -> Result<Self, SettingsError> {
-        for shape in shapes {
-            let mut reader = ShapeReader {
-                shape: &shape,
-                next: 0,
-                leaves: Leaves {
-                    words: Vec::with_capacity(shape.leaf_nodes.len()),
-                    heap: Vec::new(),
-                },
-                mismatch: false,
-            };
-            let mut deserializer = serde_json::Deserializer::from_str(text);
-            let read = Node {
-                reader: &mut reader,
-                key: "",
-                parent: NO_PARENT,
-            }
-            .deserialize(&mut deserializer)
-            .and_then(|()| deserializer.end());
-            match read {
-                Ok(()) if reader.next == shape.nodes.len() => {
-                    SHAPES
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .used(&shape);
-                    let leaves = Arc::new(reader.leaves);
-                    #[cfg(test)]
-                    READ_INTO_SHAPE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    return Ok(Self {
-                        shape,
-                        leaves,
-                        reference: OnceLock::new(),
-                    });
-                }
-                // Not this shape: the next one, or the value.
-                Ok(()) => {}
-                Err(_) if reader.mismatch => {}
-                Err(error) => return Err(not_json(&error)),
-            }
-        }
-        let value: Value = serde_json::from_str(text).map_err(|error| not_json(&error))?;
-        Ok(Self::from_value(&value))
     }
 
     /// [`from_json`](Self::from_json) of a text given as bytes (as read from a file or
