@@ -41,7 +41,8 @@ fn cargo(root: &Path, name: &str, args: &[&str]) -> Result<()> {
     run(root, name, Command::new("cargo").args(args))
 }
 
-/// Builds the library (debug), the `svc` binary the tests start, and the bindgen.
+/// Builds the library (debug), the `svc` binary the tests start, and the bindgen (and
+/// runs its tests).
 ///
 /// The library and `svc`: built as `cargo test --workspace --all-targets` builds them
 /// (CI's step before this one, so nothing is built again there; another command would
@@ -72,6 +73,20 @@ fn build(root: &Path) -> Result<PathBuf> {
         "uniffi-bindgen",
         &[
             "build",
+            "--manifest-path",
+            "bindings/uniffi/bindgen/Cargo.toml",
+            "--locked",
+            "--target-dir",
+            &target.to_string_lossy(),
+        ],
+    )?;
+    // Its own tests (the patch it makes to the Kotlin; the generation below checks that
+    // it applies to what uniffi writes).
+    cargo(
+        root,
+        "uniffi-bindgen tests",
+        &[
+            "test",
             "--manifest-path",
             "bindings/uniffi/bindgen/Cargo.toml",
             "--locked",

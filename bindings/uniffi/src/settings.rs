@@ -56,7 +56,7 @@ pub struct SettingsMerge {
 /// what is the same in both texts.
 #[uniffi::export]
 pub fn settings_diff(old: JsonText, new: JsonText) -> Result<SettingsPatch, SvcError> {
-    Ok(ss::diff_json_bytes(&old.0, &new.0)?.into())
+    Ok(ss::diff_json_bytes(old.as_ref(), new.as_ref())?.into())
 }
 
 /// `patch` (a partial tree) written into `tree`, as the unit merges a write (JSON in,
@@ -109,7 +109,7 @@ impl SettingsTree {
     #[uniffi::constructor]
     pub fn from_json(json: JsonText) -> Result<Arc<Self>, SvcError> {
         Ok(Arc::new(Self {
-            inner: ss::SettingsTree::from_json_bytes(&json.0)?,
+            inner: ss::SettingsTree::from_json_bytes(json.as_ref())?,
         }))
     }
 
@@ -151,7 +151,7 @@ impl SettingsTree {
     ///
     /// Errors: `InvalidInput` for text that is not JSON.
     pub fn diff_json(&self, new: JsonText) -> Result<SettingsPatch, SvcError> {
-        Ok(self.inner.diff_json_bytes(&new.0)?.into())
+        Ok(self.inner.diff_json_bytes(new.as_ref())?.into())
     }
 }
 

@@ -9,6 +9,7 @@ use svc_core::Metadata;
 use svc_core::cloud as sc;
 use svc_core::unit as su;
 
+use crate::bytes::Utf8Bytes;
 use crate::error::{SvcError, json_error, parse_id};
 
 // ---------------------------------------------------------------- secrets
@@ -104,28 +105,34 @@ pub(crate) fn json_in(what: &str, text: &impl AsRef<[u8]>) -> Result<serde_json:
 /// through uniffi's checked string encoder, which was most of the time of a settings
 /// diff from Kotlin. Text that is not UTF-8 is not JSON: the parser reports it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct JsonText(pub Vec<u8>);
+pub struct JsonText(Utf8Bytes);
 
-uniffi::custom_type!(JsonText, crate::bytes::Utf8Bytes, {
-    lower: |text| crate::bytes::Utf8Bytes(text.0),
-    try_lift: |bytes| Ok(JsonText(bytes.0)),
+uniffi::custom_type!(JsonText, Utf8Bytes, {
+    lower: |text| text.0,
+    try_lift: |bytes| Ok(JsonText(bytes)),
 });
 
 impl AsRef<[u8]> for JsonText {
     fn as_ref(&self) -> &[u8] {
-        &self.0
+        self.0.as_slice()
+    }
+}
+
+impl From<Vec<u8>> for JsonText {
+    fn from(bytes: Vec<u8>) -> Self {
+        Self(Utf8Bytes::new(bytes))
     }
 }
 
 impl From<&str> for JsonText {
     fn from(text: &str) -> Self {
-        Self(text.as_bytes().to_vec())
+        text.as_bytes().to_vec().into()
     }
 }
 
 impl From<String> for JsonText {
     fn from(text: String) -> Self {
-        Self(text.into_bytes())
+        text.into_bytes().into()
     }
 }
 

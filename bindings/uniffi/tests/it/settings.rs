@@ -61,7 +61,7 @@ fn settings_diff_apply_merge_and_trees_through_json_strings() {
     assert_eq!(other_shape.removed, ["a/c", "d"]);
     assert_eq!(other_shape.tree, r#"{"e":true}"#);
     assert_eq!(kind(reference.diff_json("{".into())).0, "invalid_input");
-    let (name, e) = kind(reference.diff_json(JsonText(b"{\"a\":\"\xff\"}".to_vec())));
+    let (name, e) = kind(reference.diff_json(JsonText::from(b"{\"a\":\"\xff\"}".to_vec())));
     assert_eq!(name, "invalid_input");
     assert!(e.to_string().contains("the new tree"), "{e}");
 }
