@@ -91,6 +91,8 @@ pub(super) fn skip_space(text: &[u8], at: usize) -> usize {
     match text.get(at) {
         Some(&byte) if byte > b' ' => at,
         None => at,
+        // One space (after a colon in an indented text).
+        Some(b' ') if text.get(at + 1).is_some_and(|&next| next > b' ') => at + 1,
         Some(_) => skip_space_run(text, at),
     }
 }
@@ -184,11 +186,10 @@ pub(super) fn same_string(old: &[u8], old_at: usize, new: &[u8], new_at: usize) 
     }
     let (a, b) = (u128::from_le_bytes(*a), u128::from_le_bytes(*b));
     let quotes = bytes_equal_128(a, b'"');
-    // The bytes up to the closing quote (included; all sixteen without one).
-    let upto = match quotes.trailing_zeros() / 8 {
-        stop @ 0..15 => (1u128 << ((stop + 1) * 8)) - 1,
-        _ => u128::MAX,
-    };
+    // The bits up to the closing quote's high bit (so its byte and those before it);
+    // all of them without a quote. No branch: the string's end is what the next token
+    // waits for.
+    let upto = quotes ^ quotes.wrapping_sub(1);
     let others = bytes_equal_128(a, b'\\') | bytes_below_128(a, 0x20);
     if others & upto != 0 {
         // An escape or a control character (the lowest byte marked is one: a borrow
