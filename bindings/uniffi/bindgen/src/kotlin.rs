@@ -14,8 +14,9 @@
 //! no error buffer) and gives it back after the call. A call made while another is in
 //! progress on the same thread (a callback into Kotlin calling Rust again, the error
 //! buffer freed while it is read) takes another status from the pool, so no status is
-//! used by two calls at once. The lambda it runs cannot suspend: a status never leaves
-//! its thread.
+//! used by two calls at once. None of the lambdas uniffi's template passes it suspends
+//! (async calls complete through it synchronously), so a status never leaves its
+//! thread. A thread keeps its statuses (a few, one per nesting level) while it lives.
 //!
 //! uniffi's newer Kotlin generator (JNI instead of JNA) removes this cost altogether;
 //! when svc-ffi moves to it, this module goes. If uniffi's template changes, the
@@ -37,8 +38,11 @@ const PATCHED: &str = "\
 // Reused call statuses, one per call in progress on the thread (patched in by svc-ffi's
 // uniffi-bindgen: a new status is two native allocations that JNA frees later, from its
 // cleaner thread; see bindings/uniffi/bindgen/src/kotlin.rs).
+// (`initialValue` rather than `ThreadLocal.withInitial`, which Android has from API 26 only.)
 private val uniffiCallStatuses: ThreadLocal<ArrayList<UniffiRustCallStatus>> =
-    ThreadLocal.withInitial { ArrayList<UniffiRustCallStatus>(4) }
+    object : ThreadLocal<ArrayList<UniffiRustCallStatus>>() {
+        override fun initialValue() = ArrayList<UniffiRustCallStatus>(4)
+    }
 
 private inline fun <U, E: kotlin.Exception> uniffiRustCallWithError(errorHandler: UniffiRustCallStatusErrorHandler<E>, callback: (UniffiRustCallStatus) -> U): U {
     val statuses = uniffiCallStatuses.get()
@@ -56,13 +60,22 @@ private inline fun <U, E: kotlin.Exception> uniffiRustCallWithError(errorHandler
     }
 }";
 
+/// The start of the helper, patched or not.
+const SIGNATURE: &str = "fun <U, E: kotlin.Exception> uniffiRustCallWithError(";
+
 /// `source` with the helper patched; `None` when it does not have uniffi's helper.
 pub fn patch(source: &str) -> Option<String> {
     (source.matches(GENERATED).count() == 1).then(|| source.replacen(GENERATED, PATCHED, 1))
 }
 
-/// Patches every Kotlin file under `dir` that has the helper (uniffi writes one file
-/// per crate); how many were patched.
+/// Whether `source` has a call helper that is not the patched one.
+fn unpatched(source: &str) -> bool {
+    source.contains(SIGNATURE) && !source.contains(PATCHED)
+}
+
+/// Patches every Kotlin file under `dir` that has uniffi's helper (uniffi writes one
+/// file per crate); how many were patched. Fails when a file has a helper this does not
+/// know (another uniffi template): the binding would stay slow unnoticed.
 pub fn patch_dir(dir: &Path) -> std::io::Result<usize> {
     let mut patched = 0;
     for entry in std::fs::read_dir(dir)? {
@@ -74,6 +87,12 @@ pub fn patch_dir(dir: &Path) -> std::io::Result<usize> {
             if let Some(new) = patch(&source) {
                 std::fs::write(&path, new)?;
                 patched += 1;
+            } else if unpatched(&source) {
+                return Err(std::io::Error::other(format!(
+                    "{}: uniffi's call helper is not the one this generator patches \
+                     (see bindings/uniffi/bindgen/src/kotlin.rs)",
+                    path.display()
+                )));
             }
         }
     }
@@ -99,12 +118,12 @@ mod tests {
                 .count(),
             1
         );
-        // Patched already, or another template: nothing to do, which the caller reports.
+        // Patched already: nothing to do. Another template: not patched, and known.
         assert_eq!(patch(&patched), None);
-        assert_eq!(
-            patch("private inline fun uniffiRustCallWithError() {}"),
-            None
-        );
+        assert!(!unpatched(&patched));
+        let other = GENERATED.replace("var status", "val status");
+        assert_eq!(patch(&other), None);
+        assert!(unpatched(&other));
     }
 
     #[test]
@@ -118,10 +137,20 @@ mod tests {
         let patched = patch_dir(&dir)?;
         let kotlin = std::fs::read_to_string(nested.join("svc_ffi.kt"))?;
         let text = std::fs::read_to_string(nested.join("notes.txt"))?;
+        // Once more: patched already, nothing to do.
+        let again = patch_dir(&dir)?;
+        // A helper of another template: an error, not a silently slow binding.
+        std::fs::write(
+            nested.join("new.kt"),
+            GENERATED.replace("var status", "val status"),
+        )?;
+        let other = patch_dir(&dir);
         std::fs::remove_dir_all(&dir)?;
         assert_eq!(patched, 1);
         assert!(kotlin.contains("uniffiCallStatuses"));
         assert_eq!(text, GENERATED);
+        assert_eq!(again, 0);
+        assert!(other.is_err());
         Ok(())
     }
 }

@@ -12,48 +12,49 @@ use std::path::PathBuf;
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     uniffi::uniffi_bindgen_main();
-    let Some(out_dir) = kotlin_out_dir(&args) else {
+    if args.first().map(String::as_str) != Some("generate") {
         return;
+    }
+    // Whatever languages were asked for, every Kotlin file written is patched; when
+    // Kotlin was asked for, one must have been.
+    let kotlin = args
+        .iter()
+        .any(|arg| matches!(arg.as_str(), "kotlin" | "--language=kotlin" | "-lkotlin"));
+    let patched = match out_dir(&args) {
+        Some(dir) => kotlin::patch_dir(&dir).map_err(|e| e.to_string()),
+        None => Err("pass --out-dir, so that the generated Kotlin can be patched".to_owned()),
     };
-    match kotlin::patch_dir(&out_dir) {
-        Ok(0) => {
-            eprintln!(
-                "uniffi-bindgen: no generated Kotlin file under {} has the call helper this \
-                 generator patches (see bindings/uniffi/bindgen/src/kotlin.rs)",
-                out_dir.display()
-            );
-            std::process::exit(1);
-        }
+    match patched {
+        Ok(0) if kotlin => fail(
+            "no generated Kotlin file has the call helper this generator patches \
+             (see bindings/uniffi/bindgen/src/kotlin.rs)",
+        ),
         Ok(_) => {}
-        Err(error) => {
-            eprintln!("uniffi-bindgen: {error}");
-            std::process::exit(1);
-        }
+        Err(_) if !kotlin => {}
+        Err(error) => fail(&error),
     }
 }
 
-/// The output folder of a `generate` that writes Kotlin (`--language`/`-l kotlin`,
-/// `--out-dir`/`-o <dir>`, each also as `--flag=value`).
-fn kotlin_out_dir(args: &[String]) -> Option<PathBuf> {
-    if args.first().map(String::as_str) != Some("generate") {
-        return None;
-    }
-    let mut kotlin = false;
-    let mut out_dir = None;
+fn fail(why: &str) -> ! {
+    eprintln!("uniffi-bindgen: {why}");
+    std::process::exit(1);
+}
+
+/// The output folder of `generate` (`--out-dir <dir>`, `--out-dir=<dir>`, `-o <dir>`,
+/// `-o<dir>`).
+fn out_dir(args: &[String]) -> Option<PathBuf> {
     let mut rest = args.iter().skip(1);
+    let mut found = None;
     while let Some(arg) = rest.next() {
-        let (flag, inline) = match arg.split_once('=') {
-            Some((flag, value)) if flag.starts_with('-') => (flag, Some(value.to_owned())),
-            _ => (arg.as_str(), None),
-        };
-        let mut value = || inline.clone().or_else(|| rest.next().cloned());
-        match flag {
-            "--language" | "-l" => kotlin |= value().as_deref() == Some("kotlin"),
-            "--out-dir" | "-o" => out_dir = value().map(PathBuf::from),
-            _ => {}
+        if arg == "--out-dir" || arg == "-o" {
+            found = rest.next().map(PathBuf::from);
+        } else if let Some(dir) = arg.strip_prefix("--out-dir=") {
+            found = Some(PathBuf::from(dir));
+        } else if let Some(dir) = arg.strip_prefix("-o").filter(|dir| !dir.is_empty()) {
+            found = Some(PathBuf::from(dir));
         }
     }
-    out_dir.filter(|_| kotlin)
+    found
 }
 
 #[cfg(test)]
@@ -65,26 +66,18 @@ mod tests {
     }
 
     #[test]
-    fn finds_the_output_folder_of_a_kotlin_generation() {
+    fn finds_the_output_folder_of_a_generation() {
         for line in [
             "generate --library lib.so --language kotlin --no-format --out-dir out",
             "generate -l kotlin -o out --library lib.so",
             "generate --language=kotlin --out-dir=out --library lib.so",
-            "generate --language swift --language kotlin --out-dir out",
+            "generate -lkotlin -oout --library lib.so",
+            "generate --language swift --out-dir out",
         ] {
-            assert_eq!(
-                kotlin_out_dir(&args(line)),
-                Some(PathBuf::from("out")),
-                "{line}"
-            );
+            assert_eq!(out_dir(&args(line)), Some(PathBuf::from("out")), "{line}");
         }
-        for line in [
-            "generate --library lib.so --language swift --out-dir out",
-            "generate --library lib.so --language kotlin",
-            "print-repr lib.so --language kotlin --out-dir out",
-            "",
-        ] {
-            assert_eq!(kotlin_out_dir(&args(line)), None, "{line}");
+        for line in ["generate --library lib.so --language kotlin", "generate"] {
+            assert_eq!(out_dir(&args(line)), None, "{line}");
         }
     }
 }

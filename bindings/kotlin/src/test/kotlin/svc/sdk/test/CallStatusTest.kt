@@ -36,9 +36,31 @@ class CallStatusTest {
     )
 
     @Test
+    fun `the generated code pools its statuses, one per call in progress on the thread`() {
+        // The patch is in the code these tests run (a missing one is not only slower).
+        val field = Class.forName("svc.sdk.Svc_ffiKt").getDeclaredField("uniffiCallStatuses")
+        field.isAccessible = true
+        val pool = field.get(null) as ThreadLocal<*>
+        fun size() = (pool.get() as List<*>).size
+        var sizes = listOf<Int>()
+        val thread = Thread {
+            val fresh = size()
+            // A diff lowers its arguments (a call into Rust each) while its own call is
+            // being made: two statuses, each back in the pool afterwards.
+            settingsDiff("""{"a":1}""", """{"a":2}""")
+            val afterDiff = size()
+            assertEquals("old not JSON", outcome("{", "{}"))
+            sizes = listOf(fresh, afterDiff, size())
+        }
+        thread.start()
+        thread.join()
+        assertEquals(listOf(0, 2, 2), sizes)
+    }
+
+    @Test
     fun `an error status never leaks into the next call`() {
-        // Lifting an error frees its buffer through another call into Rust, made while
-        // the failed call's status is still being read.
+        // A failed call leaves its status set to the error: the next call from the pool
+        // must not see it.
         repeat(50) {
             for ((old, new, expected) in calls) assertEquals(expected, outcome(old, new))
         }
