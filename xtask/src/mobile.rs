@@ -68,32 +68,25 @@ fn build(root: &Path) -> Result<PathBuf> {
     let _ = std::fs::remove_file(&beside);
     std::fs::copy(&built, &beside).with_context(|| format!("copying {}", built.display()))?;
     let target = root.join("target/bindgen");
-    cargo(
-        root,
-        "uniffi-bindgen",
-        &[
-            "build",
-            "--manifest-path",
-            "bindings/uniffi/bindgen/Cargo.toml",
-            "--locked",
-            "--target-dir",
-            &target.to_string_lossy(),
-        ],
-    )?;
-    // Its own tests (the patch it makes to the Kotlin; the generation below checks that
-    // it applies to what uniffi writes).
-    cargo(
-        root,
-        "uniffi-bindgen tests",
-        &[
-            "test",
-            "--manifest-path",
-            "bindings/uniffi/bindgen/Cargo.toml",
-            "--locked",
-            "--target-dir",
-            &target.to_string_lossy(),
-        ],
-    )?;
+    // Built, then its own tests (the patch it makes to the Kotlin; the generation that
+    // follows checks that it applies to what uniffi writes).
+    for (name, command) in [
+        ("uniffi-bindgen", "build"),
+        ("uniffi-bindgen tests", "test"),
+    ] {
+        cargo(
+            root,
+            name,
+            &[
+                command,
+                "--manifest-path",
+                "bindings/uniffi/bindgen/Cargo.toml",
+                "--locked",
+                "--target-dir",
+                &target.to_string_lossy(),
+            ],
+        )?;
+    }
     Ok(target.join("debug/uniffi-bindgen"))
 }
 
