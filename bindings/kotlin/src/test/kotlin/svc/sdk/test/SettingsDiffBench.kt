@@ -17,34 +17,54 @@ import svc.sdk.settingsDiff
 /** The same result as the binding's `SettingsPatch`, computed in pure Kotlin with Jackson. */
 data class KotlinPatch(val tree: String, val changed: List<String>, val removed: List<String>)
 
-/** The minimal patch between two JSON trees with Jackson: the partial tree, changed and removed nodes. */
+/**
+ * The minimal patch between two JSON trees with Jackson: the partial tree, changed and
+ * removed nodes. The path of a node is written only when it is reported (the keys on
+ * the way down are kept in a list), as the binding does.
+ */
 fun kotlinDiff(mapper: ObjectMapper, oldText: String, newText: String): KotlinPatch {
     val changed = ArrayList<String>()
     val removed = ArrayList<String>()
-    fun walk(old: JsonNode, new: JsonNode, path: String): JsonNode? {
+    val keys = ArrayList<String>()
+    fun here(key: String? = null): String {
+        val path = StringBuilder()
+        for (k in keys) path.append(k).append('/')
+        if (key != null) path.append(key) else if (path.isNotEmpty()) path.setLength(path.length - 1)
+        return path.toString()
+    }
+    fun walk(old: JsonNode, new: JsonNode): JsonNode? {
         if (old is ObjectNode && new is ObjectNode) {
             var out: ObjectNode? = null
+            var found = 0
             for ((key, value) in new.properties()) {
-                val at = if (path.isEmpty()) key else "$path/$key"
                 val before = old.get(key)
                 val part = if (before == null) {
-                    changed.add(at)
+                    changed.add(here(key))
                     value
                 } else {
-                    walk(before, value, at)
+                    found++
+                    keys.add(key)
+                    val part = walk(before, value)
+                    keys.removeAt(keys.size - 1)
+                    part
                 }
                 if (part != null) (out ?: mapper.createObjectNode().also { out = it }).set<JsonNode>(key, part)
             }
-            for (key in old.fieldNames().asSequence().toList()) {
-                if (!new.has(key)) removed.add(if (path.isEmpty()) key else "$path/$key")
+            // Keys are unique: when every key of `old` was found in `new`, none was removed.
+            if (found < old.size()) {
+                val names = old.fieldNames()
+                while (names.hasNext()) {
+                    val key = names.next()
+                    if (!new.has(key)) removed.add(here(key))
+                }
             }
             return out
         }
         if (old == new) return null
-        changed.add(path)
+        changed.add(here())
         return new
     }
-    val tree = walk(mapper.readTree(oldText), mapper.readTree(newText), "") ?: mapper.createObjectNode()
+    val tree = walk(mapper.readTree(oldText), mapper.readTree(newText)) ?: mapper.createObjectNode()
     return KotlinPatch(mapper.writeValueAsString(tree), changed, removed)
 }
 
