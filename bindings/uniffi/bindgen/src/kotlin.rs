@@ -112,12 +112,7 @@ mod tests {
         assert!(patched.starts_with("// head\n"));
         assert!(patched.ends_with("\n\nprivate fun other() {}\n"));
         assert!(!patched.contains("var status = UniffiRustCallStatus()"));
-        assert_eq!(
-            patched
-                .matches("fun <U, E: kotlin.Exception> uniffiRustCallWithError")
-                .count(),
-            1
-        );
+        assert_eq!(patched.matches(SIGNATURE).count(), 1);
         // Patched already: nothing to do. Another template: not patched, and known.
         assert_eq!(patch(&patched), None);
         assert!(!unpatched(&patched));
