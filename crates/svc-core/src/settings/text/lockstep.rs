@@ -43,9 +43,8 @@ struct Frame<'a> {
     key: &'a [u8],
     /// Where the keys of this container start in [`Walk::keys`].
     keys_from: usize,
-    /// Whether a change was found under this object: its keys are checked to be unique
-    /// when it ends (a key twice in it would make the change a different one).
-    changed: bool,
+    /// Whether `key` is in [`Walk::watched`]: a change was found under it.
+    key_watched: bool,
 }
 
 struct Walk<'a> {
@@ -57,10 +56,15 @@ struct Walk<'a> {
     arrays: usize,
     /// The keys of the objects being read, each object's after its parent's.
     keys: Vec<&'a [u8]>,
-    /// The hash table of [`keys_repeat`], kept from one object to the next.
-    table: Vec<(u64, &'a [u8])>,
-    changed: Vec<NodePath>,
-    tree: Map<String, Value>,
+    /// The keys on the way to a change (with the depth of their object): each must be
+    /// once in its object, checked when the object ends (a key twice makes the change
+    /// another one: `serde_json` keeps the last value). Those of an object are after
+    /// its parent's.
+    watched: Vec<(usize, &'a [u8])>,
+    /// The changes, in the order of the texts: where their keys are in `change_keys`,
+    /// and the new value.
+    changes: Vec<(usize, usize, Value)>,
+    change_keys: Vec<&'a str>,
 }
 
 /// The patch, when the texts differ in values only (see the module documentation).
@@ -72,16 +76,68 @@ pub(super) fn diff(old: &str, new: &str) -> Option<Patch> {
         arrays: 0,
         // Enough for the objects of a settings tree on the way down, not to grow.
         keys: Vec::with_capacity(256),
-        table: Vec::new(),
-        changed: Vec::new(),
-        tree: Map::new(),
+        watched: Vec::new(),
+        changes: Vec::new(),
+        change_keys: Vec::new(),
     };
     walk.run()?;
+    let mut changes: Vec<(&[&str], Value)> = walk
+        .changes
+        .into_iter()
+        .map(|(from, len, value)| Some((walk.change_keys.get(from..from + len)?, value)))
+        .collect::<Option<_>>()?;
+    let changed = changes
+        .iter()
+        .map(|(keys, _)| NodePath::from_tree_stack(keys))
+        .collect();
+    let tree = if changes.is_empty() {
+        Map::new()
+    } else {
+        partial_tree(&mut changes, 0)?
+    };
     Some(Patch {
-        tree: Value::Object(walk.tree),
-        changed: walk.changed,
+        tree: Value::Object(tree),
+        changed,
         removed: Vec::new(),
     })
+}
+
+/// The partial tree of `changes` (keys from the root, new value; in the order of the
+/// texts, so the changes under one key are together), from the keys at `level` down;
+/// `None` when a key is twice in an object or both changed and above a change (a key
+/// twice in the texts: the caller gives up). Each value is taken (`null` left).
+fn partial_tree<'k>(
+    changes: &mut [(&[&'k str], Value)],
+    level: usize,
+) -> Option<Map<String, Value>> {
+    // One entry per run of changes under the same key.
+    fn key_at<'k>(change: &(&[&'k str], Value), level: usize) -> Option<&'k str> {
+        change.0.get(level).copied()
+    }
+    let key_at = |change: &(&[&'k str], Value)| key_at(change, level);
+    let runs = 1 + changes
+        .windows(2)
+        .filter(|pair| key_at(&pair[0]) != key_at(&pair[1]))
+        .count();
+    let mut map = Map::with_capacity(runs);
+    let mut rest = changes;
+    while let Some(first) = rest.first() {
+        let key = key_at(first)?;
+        let run = rest
+            .iter()
+            .take_while(|change| key_at(change) == Some(key))
+            .count();
+        let (these, after) = rest.split_at_mut(run);
+        let value = match these {
+            [(keys, value)] if keys.len() == level + 1 => std::mem::take(value),
+            _ => Value::Object(partial_tree(these, level + 1)?),
+        };
+        if map.insert(key.to_owned(), value).is_some() {
+            return None;
+        }
+        rest = after;
+    }
+    Some(map)
 }
 
 impl<'a> Walk<'a> {
@@ -218,7 +274,9 @@ impl<'a> Walk<'a> {
         match same_string(old, o, new, n) {
             SameString::Same { end } => {
                 let key = old.get(o + 1..end - 1)?;
-                self.frames.last_mut()?.key = key;
+                let frame = self.frames.last_mut()?;
+                frame.key = key;
+                frame.key_watched = false;
                 self.keys.push(key);
                 let (o, n) = (skip_space(old, end), skip_space(new, n + (end - o)));
                 if old.get(o) != Some(&b':') {
@@ -258,7 +316,7 @@ impl<'a> Walk<'a> {
             new_start: n,
             key: b"",
             keys_from: self.keys.len(),
-            changed: false,
+            key_watched: false,
         });
         Some(())
     }
@@ -271,8 +329,19 @@ impl<'a> Walk<'a> {
             return None;
         }
         self.arrays -= usize::from(!frame.object);
-        if frame.changed && keys_repeat(&self.keys[frame.keys_from..], &mut self.table) {
-            return None;
+        let depth = self.frames.len();
+        while let Some(&(at, key)) = self.watched.last()
+            && at == depth
+        {
+            let keys = self.keys.get(frame.keys_from..)?;
+            // The same length and last byte first: most keys differ there.
+            let same = |other: &&[u8]| {
+                other.len() == key.len() && other.last() == key.last() && *other == key
+            };
+            if keys.iter().filter(|other| same(other)).nth(1).is_some() {
+                return None;
+            }
+            self.watched.pop();
         }
         self.keys.truncate(frame.keys_from);
         Some(self.frames.is_empty())
@@ -287,6 +356,10 @@ impl<'a> Walk<'a> {
         let (old_start, new_start, keys_from) = (frame.old_start, frame.new_start, frame.keys_from);
         self.frames.truncate(outermost);
         self.keys.truncate(keys_from);
+        // (No key inside an array is watched: a change under one compares the array.)
+        while self.watched.last().is_some_and(|&(at, _)| at >= outermost) {
+            self.watched.pop();
+        }
         self.arrays = 0;
         self.compare(old_start, new_start)
     }
@@ -315,25 +388,17 @@ impl<'a> Walk<'a> {
             return None;
         }
         if old_value != new_value {
-            // The keys have no escapes and lie between the quotes of a `str`.
-            let keys = self
-                .frames
-                .iter()
-                .map(|frame| std::str::from_utf8(frame.key).ok())
-                .collect::<Option<Vec<&str>>>()?;
-            let (last, parents) = keys.split_last()?;
-            self.changed.push(NodePath::from_tree_keys(parents, last));
-            let mut map = &mut self.tree;
-            for key in parents {
-                map = map
-                    .entry(*key)
-                    .or_insert_with(|| Value::Object(Map::with_capacity(4)))
-                    .as_object_mut()?;
+            // Every frame is an object here (arrays are compared whole). The keys have
+            // no escapes and lie between the quotes of a `str`.
+            let from = self.change_keys.len();
+            for (depth, frame) in self.frames.iter_mut().enumerate() {
+                self.change_keys.push(std::str::from_utf8(frame.key).ok()?);
+                if !frame.key_watched {
+                    frame.key_watched = true;
+                    self.watched.push((depth, frame.key));
+                }
             }
-            map.insert((*last).to_owned(), new_value);
-            for frame in &mut self.frames {
-                frame.changed = true;
-            }
+            self.changes.push((from, self.frames.len(), new_value));
         }
         Some((old_end, new_end))
     }
@@ -355,53 +420,6 @@ pub(super) fn depth(value: &Value) -> usize {
     }
 }
 
-/// Whether an object's keys (as written: none has an escape) have one twice: an open
-/// addressing hash table of their fingerprints (in `table`, reused), the keys compared
-/// only when two fingerprints are equal.
-fn keys_repeat<'a>(keys: &[&'a [u8]], table: &mut Vec<(u64, &'a [u8])>) -> bool {
-    if keys.len() <= 8 {
-        return keys
-            .iter()
-            .enumerate()
-            .any(|(at, key)| keys[..at].contains(key));
-    }
-    let bits = (keys.len() * 2).next_power_of_two().trailing_zeros();
-    table.clear();
-    // A fingerprint is never 0: 0 is an empty slot.
-    table.resize(1 << bits, (0, b""));
-    let mask = (1 << bits) - 1;
-    for key in keys {
-        let print = fingerprint(key) | 1;
-        let mut slot = (print >> (64 - bits)) as usize;
-        loop {
-            match table.get_mut(slot) {
-                Some(entry) if entry.0 == 0 => {
-                    *entry = (print, key);
-                    break;
-                }
-                Some(entry) if *entry == (print, key) => return true,
-                _ => slot = (slot + 1) & mask,
-            }
-        }
-    }
-    false
-}
-
-/// A hash of the length and the first and last eight bytes of `key`.
-#[inline]
-fn fingerprint(key: &[u8]) -> u64 {
-    let (head, tail) = match (key.first_chunk::<8>(), key.last_chunk::<8>()) {
-        (Some(head), Some(tail)) => (u64::from_le_bytes(*head), u64::from_le_bytes(*tail)),
-        _ => (
-            key.iter()
-                .fold(0, |word, &byte| word << 8 | u64::from(byte)),
-            0,
-        ),
-    };
-    (head.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ tail ^ key.len() as u64)
-        .wrapping_mul(0xff51_afd7_ed55_8ccd)
-}
-
 pub(super) fn has_duplicates<T: Ord + Clone>(keys: &mut [T]) -> bool {
     if keys.len() <= 8 {
         return keys
@@ -416,46 +434,7 @@ pub(super) fn has_duplicates<T: Ord + Clone>(keys: &mut [T]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use proptest::prelude::*;
-
     use super::*;
-
-    proptest! {
-        #[test]
-        fn keys_repeat_agrees_with_comparing_all_pairs(
-            keys in prop::collection::vec(
-                prop::collection::vec(prop_oneof![Just(b'a'), Just(b'b'), any::<u8>()], 0..20),
-                0..40,
-            ),
-        ) {
-            let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
-            let twice = keys.iter().enumerate().any(|(at, key)| keys[..at].contains(key));
-            prop_assert_eq!(keys_repeat(&keys, &mut Vec::new()), twice);
-        }
-    }
-
-    #[test]
-    fn repeated_keys_are_found_by_their_fingerprints() {
-        // The same first and last eight bytes, and length: the same fingerprint, other
-        // keys.
-        let keys: Vec<Vec<u8>> = (0..40)
-            .map(|i| format!("prefix-0-{i:03}-common-suffix").into_bytes())
-            .collect();
-        let mut keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
-        assert_eq!(fingerprint(keys[0]), fingerprint(keys[1]));
-        let mut table = Vec::new();
-        assert!(!keys_repeat(&keys, &mut table));
-        keys.extend([b"a".as_slice(), b"ab", b"abcdefghi", b"bbcdefghi"]);
-        assert!(!keys_repeat(&keys, &mut table));
-        keys.push(b"prefix-0-017-common-suffix");
-        assert!(keys_repeat(&keys, &mut table));
-        let mut short: Vec<&[u8]> = vec![b"a", b"b", b"ab", b"ba", b"abc", b"bca", b"", b"x", b"y"];
-        assert!(!keys_repeat(&short, &mut table));
-        short.push(b"bca");
-        assert!(keys_repeat(&short, &mut table));
-        assert!(keys_repeat(&[b"a", b"b", b"a"], &mut table));
-        assert!(!keys_repeat(&[b"a", b"b", b"ab"], &mut table));
-    }
 
     #[test]
     fn a_bare_value_ends_where_the_new_text_ends_it() {

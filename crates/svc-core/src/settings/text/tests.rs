@@ -170,7 +170,22 @@ fn duplicated_keys_read_as_serde_json_reads_them() {
             r#"{"a": {"x": 2}, "a": {"x": 1}}"#,
         ),
         (r#"{"a": 1, "b": 1, "a": 1}"#, r#"{"a": 1, "b": 2, "a": 1}"#),
+        // A change between the two places of another changed key: the patch lists the
+        // key at the place of its first.
+        (r#"{"k": 1, "j": 1, "k": 2}"#, r#"{"k": 1, "j": 2, "k": 3}"#),
     ] {
+        check_texts(old, new);
+    }
+    // A key twice off the way to any change (the same bytes in both texts: the same
+    // last value) does not matter: the fast path decides.
+    for (old, new) in [
+        (r#"{"a": 1, "c": 5, "c": 5}"#, r#"{"a": 2, "c": 5, "c": 5}"#),
+        (
+            r#"{"x": {"d": 1, "d": [1]}, "y": {"v": 1}}"#,
+            r#"{"x": {"d": 1, "d": [1]}, "y": {"v": 2}}"#,
+        ),
+    ] {
+        assert!(lockstep_decides(old, new), "{old} -> {new}");
         check_texts(old, new);
     }
     let keys = (0..20)
