@@ -11,7 +11,7 @@
 //!    `set` then `get` gives the value set;
 //! 3. `diff_json` and `diff_json_bytes` of two texts are `diff` of their parsed values,
 //!    and fail exactly when a text is not JSON; so is a kept `SettingsTree`'s
-//!    `diff_json` of the new text;
+//!    `diff_json` of the new text; `diff_json_text` is the same patch, its tree written;
 //! 4. `apply(old, diff(old, new).tree)` is `new` when the patch has no removals;
 //!    `SettingsTree` gives the same diff and the same applied tree as the values, and
 //!    reads a text (`from_json`) as the parsed value;
@@ -25,7 +25,8 @@
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 use svc_core::settings::{
-    NodePath, SettingsError, SettingsTree, apply, diff, diff_json, diff_json_bytes, diff_typed,
+    NodePath, PatchText, SettingsError, SettingsTree, apply, diff, diff_json, diff_json_bytes,
+    diff_json_text, diff_typed,
     from_value, from_value_lossy, get, leaf_paths, merge, set, to_value,
 };
 
@@ -107,6 +108,11 @@ fn check_path(text: &[u8], tree: Option<&Value>) {
 /// 3: the text diff is the value diff.
 fn check_diff_json(old: &[u8], new: &[u8], old_value: Option<&Value>, new_value: Option<&Value>) {
     let from_bytes = diff_json_bytes(old, new);
+    assert_eq!(
+        diff_json_text(old, new),
+        from_bytes.clone().map(PatchText::from),
+        "diff_json_text is not diff_json_bytes written"
+    );
     if let (Ok(old_text), Ok(new_text)) = (std::str::from_utf8(old), std::str::from_utf8(new)) {
         assert_eq!(
             diff_json(old_text, new_text),

@@ -24,6 +24,7 @@
 
 use serde_json::{Map, Value};
 
+use super::PatchText;
 use super::scan::{SameString, ends_bare_value, same_span, same_string};
 pub(super) use super::scan::{common_prefix, number_end, skip_space, string_end};
 use crate::settings::{NodePath, Patch};
@@ -67,8 +68,17 @@ struct Walk<'a> {
     change_keys: Vec<&'a str>,
 }
 
-/// The patch, when the texts differ in values only (see the module documentation).
-pub(super) fn diff(old: &str, new: &str) -> Option<Patch> {
+/// The changes the walk found, in the order of the texts, when the texts differ in
+/// values only (see the module documentation): finished as a [`Patch`] or as a
+/// [`PatchText`].
+pub(super) struct Changes<'a> {
+    keys: Vec<&'a str>,
+    /// Where the keys of each change are in `keys`, and its new value.
+    changes: Vec<(usize, usize, Value)>,
+}
+
+/// The changes from `old` to `new`, when the texts differ in values only.
+pub(super) fn changes<'a>(old: &'a str, new: &'a str) -> Option<Changes<'a>> {
     let mut walk = Walk {
         old: old.as_bytes(),
         new: new.as_bytes(),
@@ -81,25 +91,98 @@ pub(super) fn diff(old: &str, new: &str) -> Option<Patch> {
         change_keys: Vec::new(),
     };
     walk.run()?;
-    let mut changes: Vec<(&[&str], Value)> = walk
-        .changes
-        .into_iter()
-        .map(|(from, len, value)| Some((walk.change_keys.get(from..from + len)?, value)))
-        .collect::<Option<_>>()?;
-    let changed = changes
-        .iter()
-        .map(|(keys, _)| NodePath::from_tree_stack(keys))
-        .collect();
-    let tree = if changes.is_empty() {
-        Map::new()
-    } else {
-        partial_tree(&mut changes, 0)?
-    };
-    Some(Patch {
-        tree: Value::Object(tree),
-        changed,
-        removed: Vec::new(),
+    Some(Changes {
+        keys: walk.change_keys,
+        changes: walk.changes,
     })
+}
+
+/// The patch, when the texts differ in values only.
+#[cfg(test)]
+pub(super) fn diff(old: &str, new: &str) -> Option<Patch> {
+    changes(old, new)?.into_patch()
+}
+
+impl<'a> Changes<'a> {
+    /// Each change: the keys from the root to it, its new value.
+    fn list(&self) -> Option<Vec<(&[&'a str], &Value)>> {
+        self.changes
+            .iter()
+            .map(|(from, len, value)| Some((self.keys.get(*from..*from + *len)?, value)))
+            .collect()
+    }
+
+    /// The [`Patch`]; `None` when the changes do not make one tree (a key twice in
+    /// the texts: the caller gives up).
+    pub(super) fn into_patch(self) -> Option<Patch> {
+        let Self { keys, changes } = self;
+        let mut owned: Vec<(&[&str], Value)> = changes
+            .into_iter()
+            .map(|(from, len, value)| Some((keys.get(from..from + len)?, value)))
+            .collect::<Option<_>>()?;
+        let changed = owned
+            .iter()
+            .map(|(keys, _)| NodePath::from_tree_stack(keys))
+            .collect();
+        let tree = if owned.is_empty() {
+            Map::new()
+        } else {
+            partial_tree(&mut owned, 0)?
+        };
+        Some(Patch {
+            tree: Value::Object(tree),
+            changed,
+            removed: Vec::new(),
+        })
+    }
+
+    /// The [`PatchText`]: its tree written as the [`Patch`]'s would be, straight from
+    /// the changes (no `Value` tree built); `None` as for [`Changes::into_patch`].
+    pub(super) fn into_text(self) -> Option<PatchText> {
+        let list = self.list()?;
+        let mut tree = Vec::with_capacity(2 + 48 * list.len());
+        tree.push(b'{');
+        // The keys of the objects open below the root, and the keys written in each
+        // open object (with its depth, the root's 0): one key written twice in an object
+        // (a change at or above another) is not one tree.
+        let mut open: &[&str] = &[];
+        let mut written: Vec<(usize, &str)> = Vec::new();
+        for (at, &(keys, value)) in list.iter().enumerate() {
+            let (_, parents) = keys.split_last()?;
+            let common = open.iter().zip(parents).take_while(|(a, b)| a == b).count();
+            tree.extend(std::iter::repeat_n(b'}', open.len() - common));
+            while written.last().is_some_and(|&(depth, _)| depth > common) {
+                written.pop();
+            }
+            // Not the first change: something is written already in the object this one
+            // goes into (the previous change, or an object it closed).
+            if at > 0 {
+                tree.push(b',');
+            }
+            for (depth, key) in keys.iter().enumerate().skip(common) {
+                if written.contains(&(depth, *key)) {
+                    return None;
+                }
+                written.push((depth, *key));
+                serde_json::to_writer(&mut tree, key).ok()?;
+                tree.push(b':');
+                if depth < parents.len() {
+                    tree.push(b'{');
+                }
+            }
+            serde_json::to_writer(&mut tree, value).ok()?;
+            open = parents;
+        }
+        tree.extend(std::iter::repeat_n(b'}', open.len() + 1));
+        Some(PatchText {
+            tree: String::from_utf8(tree).ok()?,
+            changed: list
+                .iter()
+                .map(|(keys, _)| NodePath::from_tree_stack(keys))
+                .collect(),
+            removed: Vec::new(),
+        })
+    }
 }
 
 /// The partial tree of `changes` (keys from the root, new value; in the order of the
@@ -435,6 +518,58 @@ pub(super) fn has_duplicates<T: Ord + Clone>(keys: &mut [T]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Changes made by hand (the walk never finds these: a changed value is compared
+    /// whole, a key on the way to a change is checked to be once in its object).
+    fn changes<'a>(keys: &[&'a str], changes: &[(usize, usize)]) -> Changes<'a> {
+        Changes {
+            keys: keys.to_vec(),
+            changes: changes
+                .iter()
+                .enumerate()
+                .map(|(at, &(from, len))| (from, len, Value::from(at)))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn the_tree_is_written_as_the_patch_holds_it() {
+        let keys = ["a", "b", "x", "a", "c", "y", "z", "q\"u\"o", "t"];
+        // a/b/x, a/c/y, z, "q\"u\"o"/t: objects opened, closed, a key to escape.
+        let spans = [(0, 3), (3, 3), (6, 1), (7, 2)];
+        let Some(text) = changes(&keys, &spans).into_text() else {
+            panic!("one tree")
+        };
+        let Some(patch) = changes(&keys, &spans).into_patch() else {
+            panic!("one tree")
+        };
+        assert_eq!(
+            text.tree,
+            r#"{"a":{"b":{"x":0},"c":{"y":1}},"z":2,"q\"u\"o":{"t":3}}"#
+        );
+        assert_eq!(text, PatchText::from(patch));
+        assert_eq!(
+            changes(&keys, &[]).into_text().map(|text| text.tree),
+            Some("{}".into())
+        );
+    }
+
+    #[test]
+    fn changes_that_are_not_one_tree_make_no_patch() {
+        let keys = ["a", "b", "c", "a", "x", "b", "y", "a", "z"];
+        for spans in [
+            // A change above another, either way round.
+            vec![(0, 2), (0, 3)],
+            vec![(0, 3), (0, 2)],
+            // One node twice.
+            vec![(0, 2), (0, 2)],
+            // A key twice in one object, not together: a/x, b/y, a/z.
+            vec![(3, 2), (5, 2), (7, 2)],
+        ] {
+            assert!(changes(&keys, &spans).into_text().is_none(), "{spans:?}");
+            assert!(changes(&keys, &spans).into_patch().is_none(), "{spans:?}");
+        }
+    }
 
     #[test]
     fn a_bare_value_ends_where_the_new_text_ends_it() {

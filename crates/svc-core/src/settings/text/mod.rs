@@ -24,7 +24,7 @@ pub(crate) use reference::Reference;
 
 use serde_json::Value;
 
-use super::{Patch, SettingsError, diff};
+use super::{NodePath, Patch, SettingsError, diff};
 
 /// The minimal patch from the JSON text `old` to the JSON text `new`: the same
 /// [`Patch`] as [`diff`] of the two parsed trees, found without parsing what is the
@@ -46,13 +46,84 @@ use super::{Patch, SettingsError, diff};
 /// [`SettingsError::NotJson`] when a text is not JSON: which one, and where (never a
 /// value of it).
 pub fn diff_json(old: &str, new: &str) -> Result<Patch, SettingsError> {
-    if let Some(patch) = lockstep::diff(old, new) {
+    if let Some(patch) = lockstep::changes(old, new).and_then(lockstep::Changes::into_patch) {
         return Ok(patch);
     }
+    general(old, new)
+}
+
+/// [`diff_json`] past the fast path.
+fn general(old: &str, new: &str) -> Result<Patch, SettingsError> {
     match nodes::diff(old, new) {
         Ok(Some(patch)) => Ok(patch),
         Ok(None) => through_values(old.as_bytes(), new.as_bytes()),
         Err(error) => Err(error.into()),
+    }
+}
+
+/// A [`Patch`] with its tree written as JSON, as `patch.tree.to_string()` writes it:
+/// what [`diff_json_text`] gives, for callers that hand the tree on as text.
+#[derive(Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PatchText {
+    /// [`Patch::tree`], written compact.
+    pub tree: String,
+    /// [`Patch::changed`].
+    pub changed: Vec<NodePath>,
+    /// [`Patch::removed`].
+    pub removed: Vec<NodePath>,
+}
+
+impl From<Patch> for PatchText {
+    fn from(patch: Patch) -> Self {
+        Self {
+            tree: patch.tree.to_string(),
+            changed: patch.changed,
+            removed: patch.removed,
+        }
+    }
+}
+
+impl std::fmt::Debug for PatchText {
+    /// The tree's size, not its text (it may hold a secret, as [`Patch`]'s `Debug`
+    /// redacts).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PatchText")
+            .field("tree", &format_args!("<{} bytes of JSON>", self.tree.len()))
+            .field("changed", &self.changed)
+            .field("removed", &self.removed)
+            .finish()
+    }
+}
+
+/// [`diff_json_bytes`] with the tree written as JSON: the same patch, the tree as
+/// `patch.tree.to_string()` writes it. Where the texts differ in values only, the
+/// tree is written straight from the changes, without building a `Value` (what the
+/// bindings call: they hand the tree on as text).
+///
+/// ```
+/// use svc_core::settings::{diff_json_bytes, diff_json_text};
+///
+/// let old = br#"{"aiding": {"gnss1": {"model": "internal", "leverArmPrimary": [0.0, 0.0, 0.0]}}}"#;
+/// let new = br#"{"aiding": {"gnss1": {"model": "internal", "leverArmPrimary": [0.5, 0.0, -1.2]}}}"#;
+/// let patch = diff_json_text(old, new)?;
+/// assert_eq!(patch.tree, r#"{"aiding":{"gnss1":{"leverArmPrimary":[0.5,0.0,-1.2]}}}"#);
+/// assert_eq!(patch.tree, diff_json_bytes(old, new)?.tree.to_string());
+/// # Ok::<(), svc_core::settings::SettingsError>(())
+/// ```
+///
+/// # Errors
+///
+/// As [`diff_json_bytes`].
+pub fn diff_json_text(old: &[u8], new: &[u8]) -> Result<PatchText, SettingsError> {
+    match (std::str::from_utf8(old), std::str::from_utf8(new)) {
+        (Ok(old), Ok(new)) => {
+            match lockstep::changes(old, new).and_then(lockstep::Changes::into_text) {
+                Some(patch) => Ok(patch),
+                None => general(old, new).map(PatchText::from),
+            }
+        }
+        _ => through_values(old, new).map(PatchText::from),
     }
 }
 

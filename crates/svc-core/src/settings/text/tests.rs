@@ -20,6 +20,12 @@ fn check_texts(old_text: &str, new_text: &str) -> Patch {
     assert_eq!(patch, expected, "{old_text} -> {new_text}");
     let bytes = diff_json_bytes(old_text.as_bytes(), new_text.as_bytes());
     assert_eq!(bytes.as_ref(), Ok(&expected));
+    let text = diff_json_text(old_text.as_bytes(), new_text.as_bytes());
+    assert_eq!(
+        text,
+        Ok(PatchText::from(expected)),
+        "{old_text} -> {new_text}"
+    );
     patch
 }
 
