@@ -20,7 +20,8 @@
 //! - **TLS**: [`TlsRoots`] chooses the bundled Mozilla roots (the default: works on a
 //!   phone and on a system without CA certificates) or the platform verifier.
 
-// `unsafe` only where a trait of uniffi demands it (`bytes`).
+// `unsafe` only where a trait of uniffi demands it (`bytes`) and in the JNI entry
+// point of the settings diff (`jni`).
 #![deny(unsafe_code)]
 // `SvcError` carries its fields inline: that is the shape the foreign side sees
 // (`e.status`, `e.nodeErrors`), and errors are rare next to the requests they end.
@@ -31,6 +32,8 @@ uniffi::setup_scaffolding!("svc_ffi");
 mod bytes;
 mod cloud;
 mod error;
+#[cfg(not(target_vendor = "apple"))]
+mod jni;
 mod runtime;
 mod settings;
 mod tls;

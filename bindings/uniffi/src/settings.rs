@@ -34,6 +34,16 @@ impl From<ss::Patch> for SettingsPatch {
     }
 }
 
+impl From<ss::PatchText> for SettingsPatch {
+    fn from(p: ss::PatchText) -> Self {
+        Self {
+            changed: paths(&p.changed),
+            removed: paths(&p.removed),
+            tree: p.tree,
+        }
+    }
+}
+
 /// A node both sides changed, differently; each version as JSON, `None` where that
 /// tree lacks the node.
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
@@ -56,7 +66,7 @@ pub struct SettingsMerge {
 /// what is the same in both texts.
 #[uniffi::export]
 pub fn settings_diff(old: JsonText, new: JsonText) -> Result<SettingsPatch, SvcError> {
-    Ok(ss::diff_json_bytes(old.as_ref(), new.as_ref())?.into())
+    Ok(ss::diff_json_text(old.as_ref(), new.as_ref())?.into())
 }
 
 /// `patch` (a partial tree) written into `tree`, as the unit merges a write (JSON in,

@@ -1,4 +1,7 @@
-//! The one change made to uniffi's Kotlin: the call status is reused.
+//! The two changes made to uniffi's Kotlin: the call status is reused, and
+//! `settingsDiff` crosses over JNI when it can.
+//!
+//! # The call status
 //!
 //! uniffi 0.32's Kotlin makes every call into Rust (a function, and each `RustBuffer`
 //! allocation and release a call needs) through `uniffiRustCallWithError`, which
@@ -21,6 +24,20 @@
 //! uniffi's newer Kotlin generator (JNI instead of JNA) removes this cost altogether;
 //! when svc-ffi moves to it, this module goes. If uniffi's template changes, the
 //! generator fails (no file patched) rather than leaving the slow helper in place.
+//!
+//! # `settingsDiff` over JNI
+//!
+//! The settings diff moves tens of kilobytes each way and is called in loops. Through
+//! JNA a quarter of its time was the crossing: the texts copied into buffers Rust
+//! allocates, the patch in one Kotlin frees, each a JNA call with structures passed by
+//! value. The library also exports a JNI entry point for it (`bindings/uniffi/src/jni.rs`)
+//! that reads the Kotlin byte arrays in place and returns the patch in uniffi's own
+//! serialization. `settingsDiff` tries it first ([`SETTINGS_JNI`], appended to the file)
+//! and makes the uniffi call when it gives nothing: the library is not loaded for JNI,
+//! or a text is not JSON, so that the uniffi call raises the typed error. JNI loads the
+//! very file JNA loaded (by its path; by name only where JNA has none, as on Android):
+//! a library found by name could be another build than JNA's (`cargo run` puts
+//! `target/debug` on `LD_LIBRARY_PATH`, and the JVM searches it).
 
 use std::path::Path;
 
@@ -73,9 +90,89 @@ fn unpatched(source: &str) -> bool {
     source.contains(SIGNATURE) && !source.contains(PATCHED)
 }
 
-/// Patches every Kotlin file under `dir` that has uniffi's helper (uniffi writes one
-/// file per crate); how many were patched. Fails when a file has a helper this does not
-/// know (another uniffi template): the binding would stay slow unnoticed.
+/// `settingsDiff` as uniffi 0.32 writes it: the line where its body starts.
+const SETTINGS_DIFF: &str =
+    "fun `settingsDiff`(`old`: JsonText, `new`: JsonText): SettingsPatch {\n";
+
+/// The first line of its body once patched: the JNI call first.
+const SETTINGS_DIFF_JNI: &str = "    SettingsJni.diff(`old`, `new`)?.let { return it }\n";
+
+/// The JNI side of `settingsDiff`, appended to the file that defines it.
+const SETTINGS_JNI: &str = r#"
+// `settingsDiff` over JNI (patched in by svc-ffi's uniffi-bindgen; see
+// bindings/uniffi/bindgen/src/kotlin.rs and bindings/uniffi/src/jni.rs): the texts are
+// read in place and the patch comes back in uniffi's serialization. `null` (the library
+// not loaded for JNI, a text that is not JSON, a panic) makes the uniffi call instead,
+// which raises the typed error.
+internal object SettingsJni {
+    @JvmStatic private external fun diffUtf8(old: ByteArray, new: ByteArray): ByteArray?
+
+    @Volatile @JvmField var loaded: Boolean = load()
+
+    private fun load(): Boolean {
+        val name = findLibraryName("svc_ffi")
+        try {
+            // The very file JNA loaded (the instance `Native.register` made): two copies
+            // of the library on a machine (a debug and a release build, say) must not
+            // serve one binding.
+            val options = java.util.Collections.singletonMap(com.sun.jna.Library.OPTION_CLASSLOADER, UniffiLib::class.java.classLoader)
+            val file = com.sun.jna.NativeLibrary.getInstance(name, options).file
+            if (file != null && file.isAbsolute) {
+                System.load(file.path)
+                return true
+            }
+        } catch (e: UnsatisfiedLinkError) {
+        } catch (e: SecurityException) {
+        }
+        return try {
+            // Android: the app's jniLibs, where JNA finds it too.
+            System.loadLibrary(name)
+            true
+        } catch (e: UnsatisfiedLinkError) {
+            false
+        } catch (e: SecurityException) {
+            false
+        }
+    }
+
+    fun diff(old: JsonText, new: JsonText): SettingsPatch? {
+        if (!loaded) return null
+        val bytes = try {
+            diffUtf8(old.toByteArray(Charsets.UTF_8), new.toByteArray(Charsets.UTF_8))
+        } catch (e: UnsatisfiedLinkError) {
+            // A library without the entry point: JNA from now on.
+            loaded = false
+            null
+        } ?: return null
+        return FfiConverterTypeSettingsPatch.read(ByteBuffer.wrap(bytes))
+    }
+}
+"#;
+
+/// `source` with `settingsDiff` going over JNI first; `None` when it does not define
+/// `settingsDiff` as uniffi 0.32 does (or is patched already).
+pub fn patch_settings_diff(source: &str) -> Option<String> {
+    if source.matches(SETTINGS_DIFF).count() != 1 || source.contains(SETTINGS_DIFF_JNI) {
+        return None;
+    }
+    let mut patched = source.replacen(
+        SETTINGS_DIFF,
+        &format!("{SETTINGS_DIFF}{SETTINGS_DIFF_JNI}"),
+        1,
+    );
+    patched.push_str(SETTINGS_JNI);
+    Some(patched)
+}
+
+/// Whether `source` defines a `settingsDiff` that does not go over JNI.
+fn settings_diff_unpatched(source: &str) -> bool {
+    source.contains("fun `settingsDiff`(") && !source.contains(SETTINGS_DIFF_JNI)
+}
+
+/// Patches every Kotlin file under `dir` that has uniffi's helper or `settingsDiff`
+/// (uniffi writes one file per crate); how many were patched. Fails when a file has a
+/// helper or a `settingsDiff` this does not know (another uniffi template): the binding
+/// would stay slow unnoticed.
 pub fn patch_dir(dir: &Path) -> std::io::Result<usize> {
     let mut patched = 0;
     for entry in std::fs::read_dir(dir)? {
@@ -84,15 +181,26 @@ pub fn patch_dir(dir: &Path) -> std::io::Result<usize> {
             patched += patch_dir(&path)?;
         } else if path.extension().is_some_and(|e| e == "kt") {
             let source = std::fs::read_to_string(&path)?;
-            if let Some(new) = patch(&source) {
-                std::fs::write(&path, new)?;
-                patched += 1;
-            } else if unpatched(&source) {
-                return Err(std::io::Error::other(format!(
-                    "{}: uniffi's call helper is not the one this generator patches \
+            let unknown = |what: &str| {
+                std::io::Error::other(format!(
+                    "{}: uniffi's {what} is not the one this generator patches \
                      (see bindings/uniffi/bindgen/src/kotlin.rs)",
                     path.display()
-                )));
+                ))
+            };
+            let mut text = match patch(&source) {
+                Some(new) => new,
+                None if unpatched(&source) => return Err(unknown("call helper")),
+                None => source.clone(),
+            };
+            match patch_settings_diff(&text) {
+                Some(new) => text = new,
+                None if settings_diff_unpatched(&text) => return Err(unknown("settingsDiff")),
+                None => {}
+            }
+            if text != source {
+                std::fs::write(&path, text)?;
+                patched += 1;
             }
         }
     }
@@ -121,6 +229,37 @@ mod tests {
         assert!(unpatched(&other));
     }
 
+    /// `settingsDiff` as uniffi writes it, around the line the patch looks for.
+    fn settings_diff_source() -> String {
+        format!(
+            "{GENERATED}\n    @Throws(SvcException::class) {SETTINGS_DIFF}            \
+             return FfiConverterTypeSettingsPatch.lift(\n    )\n    }}\n"
+        )
+    }
+
+    #[test]
+    fn settings_diff_tries_jni_first() {
+        let source = settings_diff_source();
+        let Some(patched) = patch_settings_diff(&source) else {
+            panic!("settingsDiff is there")
+        };
+        // The JNI call is the first line of the body; the object is appended once.
+        assert!(patched.contains(&format!(
+            "{SETTINGS_DIFF}{SETTINGS_DIFF_JNI}            return"
+        )));
+        assert!(patched.ends_with(SETTINGS_JNI));
+        assert_eq!(patched.matches("internal object SettingsJni").count(), 1);
+        assert!(!settings_diff_unpatched(&patched));
+        assert_eq!(patch_settings_diff(&patched), None);
+        // Another signature: not patched, and known to be unpatched.
+        let other = source.replace("`new`: JsonText", "`new`: String");
+        assert_eq!(patch_settings_diff(&other), None);
+        assert!(settings_diff_unpatched(&other));
+        // A file without it: nothing to do.
+        assert_eq!(patch_settings_diff(GENERATED), None);
+        assert!(!settings_diff_unpatched(GENERATED));
+    }
+
     #[test]
     fn patches_the_kotlin_files_of_a_folder() -> std::io::Result<()> {
         let dir = std::env::temp_dir().join(format!("svc-bindgen-test-{}", std::process::id()));
@@ -129,8 +268,10 @@ mod tests {
         std::fs::write(nested.join("svc_ffi.kt"), GENERATED)?;
         std::fs::write(nested.join("other.kt"), "fun f() {}")?;
         std::fs::write(nested.join("notes.txt"), GENERATED)?;
+        std::fs::write(nested.join("settings.kt"), settings_diff_source())?;
         let patched = patch_dir(&dir)?;
         let kotlin = std::fs::read_to_string(nested.join("svc_ffi.kt"))?;
+        let settings = std::fs::read_to_string(nested.join("settings.kt"))?;
         let text = std::fs::read_to_string(nested.join("notes.txt"))?;
         // Once more: patched already, nothing to do.
         let again = patch_dir(&dir)?;
@@ -140,9 +281,18 @@ mod tests {
             GENERATED.replace("var status", "val status"),
         )?;
         let other = patch_dir(&dir);
+        std::fs::remove_file(nested.join("new.kt"))?;
+        // A `settingsDiff` of another template: an error too.
+        std::fs::write(
+            nested.join("new.kt"),
+            settings_diff_source().replace("`new`: JsonText", "`new`: String"),
+        )?;
+        let other_diff = patch_dir(&dir);
         std::fs::remove_dir_all(&dir)?;
-        assert_eq!(patched, 1);
+        assert_eq!(patched, 2);
         assert!(kotlin.contains("uniffiCallStatuses"));
+        assert!(settings.contains("uniffiCallStatuses") && settings.contains(SETTINGS_DIFF_JNI));
+        assert!(other_diff.is_err());
         assert_eq!(text, GENERATED);
         assert_eq!(again, 0);
         assert!(other.is_err());

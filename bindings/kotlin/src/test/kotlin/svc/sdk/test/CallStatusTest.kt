@@ -7,32 +7,33 @@ import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
 import svc.sdk.SvcException
-import svc.sdk.settingsDiff
+import svc.sdk.settingsApply
 
 /**
  * The generated code reuses the call status of each call into Rust (a per-thread pool,
  * see bindings/uniffi/bindgen/src/kotlin.rs): an error never outlives its call, a call
  * made while another is in progress on the thread gets its own status, and threads do
- * not share one.
+ * not share one. (`settingsApply` crosses through JNA only; `settingsDiff` goes over
+ * JNI when it succeeds.)
  */
 class CallStatusTest {
-    /** One call's outcome, as text: the changed paths, or which tree the error names. */
-    private fun outcome(old: String, new: String): String =
+    /** One call's outcome, as text: the tree written, or which argument the error names. */
+    private fun outcome(tree: String, patch: String): String =
         try {
-            settingsDiff(old, new).changed.joinToString(",")
+            settingsApply(tree, patch)
         } catch (e: SvcException.InvalidInput) {
-            if (e.reason.contains("the old tree")) "old not JSON" else if (e.reason.contains("the new tree")) "new not JSON" else e.reason
+            if (e.reason.startsWith("tree ")) "tree not JSON" else if (e.reason.startsWith("patch ")) "patch not JSON" else e.reason
         }
 
     /** Calls that fail and succeed in turn, each checked against its own expected outcome. */
     private val calls = listOf(
-        Triple("{", "{}", "old not JSON"),
-        Triple("""{"a":1}""", """{"a":2}""", "a"),
-        Triple("{}", "[", "new not JSON"),
-        Triple("""{"a":1,"b":true}""", """{"a":1,"b":false}""", "b"),
-        Triple("""{"a":1}""", """{"a":1}""", ""),
-        Triple("{}", "{", "new not JSON"),
-        Triple("{}", """{"c":null}""", "c"),
+        Triple("{", "{}", "tree not JSON"),
+        Triple("""{"a":1}""", """{"a":2}""", """{"a":2}"""),
+        Triple("{}", "[", "patch not JSON"),
+        Triple("""{"a":1,"b":true}""", """{"b":false}""", """{"a":1,"b":false}"""),
+        Triple("""{"a":1}""", "{}", """{"a":1}"""),
+        Triple("{}", "{", "patch not JSON"),
+        Triple("{}", """{"c":"x"}""", """{"c":"x"}"""),
     )
 
     @Test
@@ -45,12 +46,12 @@ class CallStatusTest {
         var sizes = listOf<Int>()
         val thread = Thread {
             val fresh = size()
-            // A diff lowers its arguments (a call into Rust each) while its own call is
+            // A call lowers its arguments (a call into Rust each) while its own call is
             // being made: two statuses, each back in the pool afterwards.
-            settingsDiff("""{"a":1}""", """{"a":2}""")
-            val afterDiff = size()
-            assertEquals("old not JSON", outcome("{", "{}"))
-            sizes = listOf(fresh, afterDiff, size())
+            settingsApply("""{"a":1}""", """{"a":2}""")
+            val afterApply = size()
+            assertEquals("tree not JSON", outcome("{", "{}"))
+            sizes = listOf(fresh, afterApply, size())
         }
         thread.start()
         thread.join()

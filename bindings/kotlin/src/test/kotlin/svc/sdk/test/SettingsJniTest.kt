@@ -1,0 +1,102 @@
+package svc.sdk.test
+
+import com.fasterxml.jackson.databind.ObjectMapper
+import java.io.File
+import java.util.concurrent.Callable
+import java.util.concurrent.Executors
+import java.util.concurrent.TimeUnit
+import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertTrue
+import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.assertThrows
+import svc.sdk.SettingsPatch
+import svc.sdk.SvcException
+import svc.sdk.settingsDiff
+
+/**
+ * `settingsDiff` goes over JNI first (see bindings/uniffi/src/jni.rs): the same patches
+ * as through JNA alone, the same typed errors (they take the JNA call), from any thread.
+ */
+class SettingsJniTest {
+    /** `SettingsJni.loaded`, the switch between both ways (internal to the bindings). */
+    private val loaded = Class.forName("svc.sdk.SettingsJni").getDeclaredField("loaded").also {
+        it.isAccessible = true
+    }
+
+    /** `settingsDiff` through JNA alone. */
+    private fun throughJna(old: String, new: String): SettingsPatch {
+        loaded.setBoolean(null, false)
+        try {
+            return settingsDiff(old, new)
+        } finally {
+            loaded.setBoolean(null, true)
+        }
+    }
+
+    private val mapper = ObjectMapper()
+    private val unit = File(Paths.root, "crates/svc-test-support/src/settings/unit_default.json").readText()
+
+    @Test
+    fun `the library is loaded for JNI and gives the patches JNA gives`() {
+        assertTrue(loaded.getBoolean(null), "the JNI entry point is loaded")
+        val pairs = (1..20).map { seed -> unit to changeOnePercent(mapper, unit, seed) } + listOf(
+            unit to unit,
+            // Keys added and removed, another order, non-ASCII text, escapes.
+            """{"a": {"b": 1, "c": "x"}, "d": [1, 2]}""" to """{"d":[1,3],"a":{"c":"é\n","e":null}}""",
+            """{"é": {"ü": "à"}, "k\"ey": 1}""" to """{"é": {"ü": "ß"}, "k\"ey": 1}""",
+            "{}" to "{}",
+        )
+        for ((old, new) in pairs) {
+            val jni = settingsDiff(old, new)
+            assertEquals(throughJna(old, new), jni, "$old -> $new")
+        }
+        assertEquals(listOf("d", "a/c", "a/e"), settingsDiff(pairs[21].first, pairs[21].second).changed)
+    }
+
+    @Test
+    fun `JNI uses the library JNA loaded, not another build of it`() {
+        settingsDiff("{}", "{}")
+        // The files of the library mapped into this process (`cargo xtask` runs the
+        // tests with target/debug on LD_LIBRARY_PATH, where the JVM would find one).
+        val mapped = File("/proc/self/maps").readLines()
+            .map { it.substringAfterLast(' ') }
+            .filter { it.endsWith("/libsvc_ffi.so") }
+            .toSet()
+        assertEquals(1, mapped.size, mapped.toString())
+    }
+
+    @Test
+    fun `a text that is not JSON raises the typed error`() {
+        for ((old, new, which) in listOf(
+            Triple("{", "{}", "the old tree"),
+            Triple("{}", """{"a": tru}""", "the new tree"),
+            Triple("{}", "", "the new tree"),
+        )) {
+            val error = assertThrows<SvcException.InvalidInput> { settingsDiff(old, new) }
+            assertTrue(error.reason.contains(which), error.reason)
+        }
+    }
+
+    @Test
+    fun `threads diffing at once each get their own patch`() {
+        val pairs = (1..8).map { seed -> unit to changeOnePercent(mapper, unit, seed) }
+        val expected = pairs.map { (old, new) -> throughJna(old, new) }
+        val pool = Executors.newFixedThreadPool(8)
+        try {
+            val results = (0 until 8).map { thread ->
+                pool.submit(Callable {
+                    var wrong = 0
+                    repeat(500) { i ->
+                        val at = (i + thread) % pairs.size
+                        if (settingsDiff(pairs[at].first, pairs[at].second) != expected[at]) wrong++
+                    }
+                    wrong
+                })
+            }
+            assertEquals(List(8) { 0 }, results.map { it.get(120, TimeUnit.SECONDS) })
+        } finally {
+            pool.shutdownNow()
+            assertTrue(pool.awaitTermination(10, TimeUnit.SECONDS))
+        }
+    }
+}
