@@ -192,11 +192,13 @@ class SettingsDiffBench {
         val e = median(encode) / 1000
         val fb = median(fleetBinding) / 1000
         val fk = median(fleetKotlin) / 1000
+        val spread = { samples: List<Double> -> String.format("%.1f–%.1f", samples.min() / 1000, samples.max() / 1000) }
         val report = String.format(
             "settings_diff unit_default_1pct (%d changed nodes, %d bytes of JSON each): binding %.1f µs, Kotlin+Jackson %.1f µs, ratio %.2f× (target ≥ 5×)\n" +
+                "  rounds of 300 calls: binding %s µs, Kotlin+Jackson %s µs\n" +
                 "  a call with two empty trees: %.1f µs; both texts to UTF-8 bytes (as the binding sends them): %.1f µs\n" +
                 "  fleet case (reference kept parsed, new tree as JSON; SettingsTree.diffJson): binding %.1f µs, Kotlin+Jackson %.1f µs, ratio %.2f×",
-            ours.changed.size, old.length, b, k, k / b, f, e, fb, fk, fk / fb,
+            ours.changed.size, old.length, b, k, k / b, spread(binding), spread(kotlin), f, e, fb, fk, fk / fb,
         )
         println(report)
         File(Paths.root, "target/kotlin-bench.txt").writeText(report + "\n")
