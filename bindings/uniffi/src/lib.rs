@@ -32,7 +32,7 @@ uniffi::setup_scaffolding!("svc_ffi");
 mod bytes;
 mod cloud;
 mod error;
-#[cfg(not(target_vendor = "apple"))]
+#[cfg(not(target_os = "ios"))]
 mod jni;
 mod runtime;
 mod settings;

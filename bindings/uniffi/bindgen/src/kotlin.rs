@@ -33,11 +33,14 @@
 //! value. The library also exports a JNI entry point for it (`bindings/uniffi/src/jni.rs`)
 //! that reads the Kotlin byte arrays in place and returns the patch in uniffi's own
 //! serialization. `settingsDiff` tries it first ([`SETTINGS_JNI`], appended to the file)
-//! and makes the uniffi call when it gives nothing: the library is not loaded for JNI,
-//! or a text is not JSON, so that the uniffi call raises the typed error. JNI loads the
-//! very file JNA loaded (by its path; by name only where JNA has none, as on Android):
-//! a library found by name could be another build than JNA's (`cargo run` puts
-//! `target/debug` on `LD_LIBRARY_PATH`, and the JVM searches it).
+//! and makes the uniffi call when it gives nothing: texts of different shapes (the
+//! general diff), a text that is not JSON (the uniffi call raises the typed error),
+//! large texts, the library not loaded for JNI. JNI loads the file JNA loaded (by its
+//! path; by name where JNA has none, as on Android) and is used only if JNI bound the
+//! copy JNA loaded (a function of the library, called both ways, gives the address of a
+//! static of its own copy): a library found by name could be another build than JNA's
+//! (`cargo run` puts `target/debug` on `LD_LIBRARY_PATH`, which the JVM searches), whose
+//! bytes the generated converters would misread.
 
 use std::path::Path;
 
@@ -100,34 +103,35 @@ const SETTINGS_DIFF_JNI: &str = "    SettingsJni.diff(`old`, `new`)?.let { retur
 /// The JNI side of `settingsDiff`, appended to the file that defines it.
 const SETTINGS_JNI: &str = r#"
 // `settingsDiff` over JNI (patched in by svc-ffi's uniffi-bindgen; see
-// bindings/uniffi/bindgen/src/kotlin.rs and bindings/uniffi/src/jni.rs): the texts are
-// read in place and the patch comes back in uniffi's serialization. `null` (the library
-// not loaded for JNI, a text that is not JSON, a panic) makes the uniffi call instead,
-// which raises the typed error.
+// bindings/uniffi/bindgen/src/kotlin.rs and bindings/uniffi/src/jni.rs): texts of the
+// same shape are read in place and the patch comes back in uniffi's serialization.
+// `null` (texts of other shapes, a text that is not JSON, large texts, the library not
+// loaded for JNI) makes the uniffi call instead, which runs the general diff or raises
+// the typed error.
 internal object SettingsJni {
     @JvmStatic private external fun diffUtf8(old: ByteArray, new: ByteArray): ByteArray?
 
+    @JvmStatic private external fun instance(): Long
+
     @Volatile @JvmField var loaded: Boolean = load()
 
+    /** Loads the library for JNI; whether JNI bound the very copy JNA loaded. */
     private fun load(): Boolean {
         val name = findLibraryName("svc_ffi")
-        try {
-            // The very file JNA loaded (the instance `Native.register` made): two copies
-            // of the library on a machine (a debug and a release build, say) must not
-            // serve one binding.
-            val options = java.util.Collections.singletonMap(com.sun.jna.Library.OPTION_CLASSLOADER, UniffiLib::class.java.classLoader)
-            val file = com.sun.jna.NativeLibrary.getInstance(name, options).file
-            if (file != null && file.isAbsolute) {
-                System.load(file.path)
-                return true
-            }
-        } catch (e: UnsatisfiedLinkError) {
-        } catch (e: SecurityException) {
-        }
+        // The instance `Native.register` made (the same options).
+        val options = java.util.Collections.singletonMap(com.sun.jna.Library.OPTION_CLASSLOADER, UniffiLib::class.java.classLoader)
         return try {
-            // Android: the app's jniLibs, where JNA finds it too.
-            System.loadLibrary(name)
-            true
+            val library = com.sun.jna.NativeLibrary.getInstance(name, options)
+            val file = library.file
+            if (file != null && file.isAbsolute && file.exists()) {
+                System.load(file.path)
+            } else {
+                // Android: the app's jniLibs, where JNA finds it too.
+                System.loadLibrary(name)
+            }
+            // Found by name, it could be another build (`cargo run` puts target/debug on
+            // LD_LIBRARY_PATH, which the JVM searches): JNI must have bound JNA's copy.
+            instance() == library.getFunction("Java_svc_sdk_SettingsJni_instance").invokeLong(arrayOf<Any?>(null, null))
         } catch (e: UnsatisfiedLinkError) {
             false
         } catch (e: SecurityException) {

@@ -26,6 +26,12 @@ fn check_texts(old_text: &str, new_text: &str) -> Patch {
         Ok(PatchText::from(expected)),
         "{old_text} -> {new_text}"
     );
+    // The same shape: the same patch, or none (never another one).
+    let same_shape = diff_json_text_same_shape(old_text.as_bytes(), new_text.as_bytes());
+    assert_eq!(same_shape.is_some(), lockstep_decides(old_text, new_text));
+    if let Some(same_shape) = same_shape {
+        assert_eq!(Ok(same_shape), text, "{old_text} -> {new_text}");
+    }
     patch
 }
 
@@ -220,6 +226,16 @@ fn text_that_is_not_json_names_the_document() {
         }
         other => panic!("{old} / {new}: {other:?}"),
     };
+    for (old, new) in [
+        ("{", "{}"),
+        ("{}", r#"{"a": tru}"#),
+        (r#"{"a": tru}"#, r#"{"a": tru}"#),
+    ] {
+        assert_eq!(
+            diff_json_text_same_shape(old.as_bytes(), new.as_bytes()),
+            None
+        );
+    }
     not_json("{", "{}", "the old tree");
     not_json("{}", r#"{"a": tru}"#, "the new tree");
     // The same broken text on both sides is still broken.
