@@ -132,9 +132,12 @@ internal object SettingsJni {
             // Found by name, it could be another build (`cargo run` puts target/debug on
             // LD_LIBRARY_PATH, which the JVM searches): JNI must have bound JNA's copy.
             instance() == library.getFunction("Java_svc_sdk_SettingsJni_instance").invokeLong(arrayOf<Any?>(null, null))
-        } catch (e: UnsatisfiedLinkError) {
+        } catch (e: LinkageError) {
+            // Not found, not loadable, no such entry point.
             false
-        } catch (e: SecurityException) {
+        } catch (e: Exception) {
+            // Whatever else loading throws (a security manager, JNA's own errors): the
+            // uniffi call, rather than a settingsDiff that cannot initialize.
             false
         }
     }
