@@ -42,7 +42,7 @@ use crate::settings::SettingsPatch;
 
 /// The largest texts (together) diffed here: about a millisecond in the critical region
 /// (larger ones take the uniffi call, where the crossing is a small part of the diff).
-pub(crate) const MAX_BYTES: usize = 1 << 20;
+const MAX_BYTES: usize = 1 << 20;
 
 /// The patch from `old` to `new` (JSON texts of the same shape), serialized as uniffi
 /// lowers a `SettingsPatch` (what the generated Kotlin reads): `settings_diff`'s

@@ -1,10 +1,6 @@
 package svc.sdk.test
 
-import java.util.concurrent.Callable
-import java.util.concurrent.Executors
-import java.util.concurrent.TimeUnit
 import org.junit.jupiter.api.Assertions.assertEquals
-import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
 import svc.sdk.SvcException
 import svc.sdk.settingsApply
@@ -69,22 +65,10 @@ class CallStatusTest {
 
     @Test
     fun `threads calling at once each get their own statuses`() {
-        val pool = Executors.newFixedThreadPool(8)
-        try {
-            val results = (0 until 8).map { thread ->
-                pool.submit(Callable {
-                    var wrong = 0
-                    repeat(2_000) { i ->
-                        val (old, new, expected) = calls[(i + thread) % calls.size]
-                        if (outcome(old, new) != expected) wrong++
-                    }
-                    wrong
-                })
-            }
-            assertEquals(List(8) { 0 }, results.map { it.get(60, TimeUnit.SECONDS) })
-        } finally {
-            pool.shutdownNow()
-            assertTrue(pool.awaitTermination(10, TimeUnit.SECONDS))
+        val wrong = wrongOnThreads(8, 2_000, 60) { thread, i ->
+            val (old, new, expected) = calls[(i + thread) % calls.size]
+            outcome(old, new) == expected
         }
+        assertEquals(List(8) { 0 }, wrong)
     }
 }

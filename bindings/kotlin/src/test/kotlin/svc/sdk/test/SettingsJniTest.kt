@@ -2,9 +2,6 @@ package svc.sdk.test
 
 import com.fasterxml.jackson.databind.ObjectMapper
 import java.io.File
-import java.util.concurrent.Callable
-import java.util.concurrent.Executors
-import java.util.concurrent.TimeUnit
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertNull
 import org.junit.jupiter.api.Assertions.assertTrue
@@ -106,22 +103,10 @@ class SettingsJniTest {
     fun `threads diffing at once each get their own patch`() {
         val pairs = (1..8).map { seed -> unit to changeOnePercent(mapper, unit, seed) }
         val expected = pairs.map { (old, new) -> throughJna(old, new) }
-        val pool = Executors.newFixedThreadPool(8)
-        try {
-            val results = (0 until 8).map { thread ->
-                pool.submit(Callable {
-                    var wrong = 0
-                    repeat(500) { i ->
-                        val at = (i + thread) % pairs.size
-                        if (settingsDiff(pairs[at].first, pairs[at].second) != expected[at]) wrong++
-                    }
-                    wrong
-                })
-            }
-            assertEquals(List(8) { 0 }, results.map { it.get(120, TimeUnit.SECONDS) })
-        } finally {
-            pool.shutdownNow()
-            assertTrue(pool.awaitTermination(10, TimeUnit.SECONDS))
+        val wrong = wrongOnThreads(8, 500, 120) { thread, i ->
+            val at = (i + thread) % pairs.size
+            settingsDiff(pairs[at].first, pairs[at].second) == expected[at]
         }
+        assertEquals(List(8) { 0 }, wrong)
     }
 }
