@@ -37,6 +37,45 @@ pub(crate) fn parsed_url(address: &reqwest::Url) -> String {
     clean.to_string()
 }
 
+/// A decoder's message (serde's) without the values it quotes: the text of a string
+/// value between double quotes becomes `"…"`, and the number, boolean or character
+/// written between backticks after `integer`, `floating point`, `boolean` or
+/// `character` becomes `` `…` ``, so that no value of a body or a settings tree (a
+/// password) ends up in an error or a log. Field names, which serde writes between
+/// backticks too, stay.
+pub(crate) fn without_values(message: &str) -> String {
+    const VALUE_WORDS: [&str; 4] = ["integer ", "floating point ", "boolean ", "character "];
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(c) = rest.chars().next() {
+        if c == '"' {
+            out.push_str("\"…\"");
+            let mut chars = rest[1..].char_indices();
+            let mut end = rest.len();
+            while let Some((at, inner)) = chars.next() {
+                match inner {
+                    '\\' => {
+                        chars.next();
+                    }
+                    '"' => {
+                        end = 1 + at + 1;
+                        break;
+                    }
+                    _ => {}
+                }
+            }
+            rest = &rest[end..];
+        } else if c == '`' && VALUE_WORDS.iter().any(|word| out.ends_with(word)) {
+            out.push_str("`…`");
+            rest = rest[1..].find('`').map_or("", |at| &rest[1 + at + 1..]);
+        } else {
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    out
+}
+
 /// A duration in whole milliseconds, for a field.
 pub(crate) fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
@@ -45,6 +84,41 @@ pub(crate) fn millis(duration: Duration) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decoder_messages_lose_their_values_but_keep_field_names() {
+        assert_eq!(
+            without_values(
+                r#"invalid type: string "top \"secret\" text", expected u64 at line 1 column 9"#
+            ),
+            r#"invalid type: string "…", expected u64 at line 1 column 9"#
+        );
+        assert_eq!(
+            without_values("missing field `payload` at line 1 column 2"),
+            "missing field `payload` at line 1 column 2"
+        );
+        assert_eq!(
+            without_values(r#"unterminated "abc"#),
+            r#"unterminated "…""#
+        );
+        assert_eq!(
+            without_values("invalid type: integer `987654321`, expected a string"),
+            "invalid type: integer `…`, expected a string"
+        );
+        assert_eq!(
+            without_values("invalid type: floating point `-1.5e3`, expected a boolean"),
+            "invalid type: floating point `…`, expected a boolean"
+        );
+        assert_eq!(
+            without_values("invalid type: boolean `true`, expected `ntrip` or `none`"),
+            "invalid type: boolean `…`, expected `ntrip` or `none`"
+        );
+        assert_eq!(
+            without_values("unknown variant `s3cr3t`, expected one of `a`, `b`"),
+            "unknown variant `s3cr3t`, expected one of `a`, `b`"
+        );
+        assert_eq!(without_values("integer `unterminated"), "integer `…`");
+    }
 
     #[test]
     fn addresses_lose_their_query_and_credentials() {

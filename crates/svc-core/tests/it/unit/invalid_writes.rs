@@ -98,6 +98,29 @@ async fn invalid_write_is_refused_whole(link: Link) {
         e.to_string().contains("aiding/gnss1/leverArmTertiary"),
         "the unknown node is named: {e}"
     );
+    // A value of the wrong type is refused naming its node and what the node takes,
+    // never quoting the value (it may be a password).
+    for secret in [json!(987_654_321), json!(-1.25e7), json!(true)] {
+        let wanted = json!({"network": {"ntrip": {"password": secret}}});
+        let mut errors = vec![
+            unit.write(&wanted, false).await.unwrap_err(),
+            unit.apply_wanted(&wanted, ApplyOptions::default())
+                .await
+                .unwrap_err(),
+        ];
+        let mut tree = before.clone();
+        tree["network"]["ntrip"]["password"] = secret.clone();
+        errors.push(unit.import(&tree, true).await.unwrap_err());
+        for e in errors {
+            assert!(matches!(e, UnitError::InvalidRequest { .. }), "{e:?}");
+            let shown = format!("{e} {e:?}");
+            assert!(shown.contains("network/ntrip/password"), "{shown}");
+            assert!(shown.contains("expected a string"), "{shown}");
+            for digits in ["987654321", "1.25e7", "12500000", "true"] {
+                assert!(!shown.contains(digits), "{digits}: {shown}");
+            }
+        }
+    }
     if link != Link::Http {
         assert_eq!(rig.sent(), sent, "refused requests were not sent");
     }
