@@ -106,6 +106,24 @@ pub enum WebhookRejection {
     Body(#[from] BytesRejection),
 }
 
+impl WebhookRejection {
+    /// What kind of failure this is: the verification's
+    /// ([`WebhookError::kind`]) for a delivery that does not verify;
+    /// [`InvalidInput`](crate::ErrorKind::InvalidInput) for a body over the router's
+    /// limit (413), [`Unreachable`](crate::ErrorKind::Unreachable) for one that could
+    /// not be read (the connection broke).
+    #[must_use]
+    pub fn kind(&self) -> crate::ErrorKind {
+        match self {
+            Self::Verification(error) => error.kind(),
+            Self::Body(rejection) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+                crate::ErrorKind::InvalidInput
+            }
+            Self::Body(_) => crate::ErrorKind::Unreachable,
+        }
+    }
+}
+
 impl IntoResponse for WebhookRejection {
     fn into_response(self) -> Response {
         match self {

@@ -9,7 +9,7 @@ use axum::routing::post;
 use reqwest::StatusCode;
 use svc_core::WebhookSecret;
 use svc_core::webhook::{
-    SIGNATURE_HEADER, TIMESTAMP_HEADER, VerifiedWebhook, Webhook, sign, unix_now,
+    SIGNATURE_HEADER, TIMESTAMP_HEADER, VerifiedWebhook, Webhook, WebhookRejection, sign, unix_now,
 };
 
 use crate::{OTHER_SECRET, PROGRESS_BODY, SECRET};
@@ -210,4 +210,44 @@ async fn a_body_over_the_router_limit_gets_413() {
         .post(address)
         .await;
     assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+}
+
+#[tokio::test]
+async fn a_handler_taking_the_rejection_reads_its_kind() {
+    async fn kind_of(result: Result<VerifiedWebhook, WebhookRejection>) -> String {
+        match result {
+            Ok(_) => "verified".to_owned(),
+            Err(rejection) => rejection.kind().as_str().to_owned(),
+        }
+    }
+    let app = |webhook: Webhook| {
+        Router::new()
+            .route("/webhooks", post(kind_of))
+            .layer(DefaultBodyLimit::max(1024))
+            .with_state(Arc::new(webhook))
+    };
+    let address = serve(app(Webhook::new(SECRET.into()))).await;
+    let now = unix_now();
+    let mut oversized = Delivery::signed(SECRET, now, PROGRESS_BODY);
+    oversized.body = vec![b' '; 4096];
+    for (delivery, expected) in [
+        (Delivery::signed(SECRET, now, PROGRESS_BODY), "verified"),
+        (
+            Delivery::signed(OTHER_SECRET, now, PROGRESS_BODY),
+            "verification",
+        ),
+        (
+            Delivery::signed(SECRET, now - 3600, PROGRESS_BODY),
+            "verification",
+        ),
+        (oversized, "invalid_input"),
+    ] {
+        let (status, text) = delivery.post(address).await;
+        assert_eq!((status, text.as_str()), (StatusCode::OK, expected));
+    }
+    let without_secret = serve(app(Webhook::new(WebhookSecret::new("")))).await;
+    let (_, text) = Delivery::signed(SECRET, now, PROGRESS_BODY)
+        .post(without_secret)
+        .await;
+    assert_eq!(text, "invalid_input");
 }
