@@ -18,7 +18,7 @@ use svc_core::transfer::{TransferError, TransferOptions, TransferReport, Transfe
 use uuid::Uuid;
 
 use crate::call::{Call, Output, output};
-use crate::convert::{ToValue, to_python};
+use crate::convert::{ToValue, py_repr, to_python};
 use crate::errors::SvcErr;
 use crate::failures;
 
@@ -169,14 +169,14 @@ impl CloudClient {
         self.core.config().base_url
     }
 
-    fn __repr__(&self) -> String {
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let c = self.core.config();
-        format!(
-            "CloudClient(base_url={:?}, organization_id={:?}, api_key={:?})",
-            c.base_url,
-            c.organization_id.to_string(),
-            c.api_key
-        )
+        Ok(format!(
+            "CloudClient(base_url={}, organization_id={}, api_key={})",
+            py_repr(py, &svc_core::shown_address(&c.base_url))?,
+            py_repr(py, &c.organization_id.to_string())?,
+            py_repr(py, &c.api_key)?,
+        ))
     }
 
     fn server_info(&self) -> PyResult<Call> {

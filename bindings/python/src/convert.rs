@@ -276,3 +276,8 @@ pub(crate) fn to_python<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'
         }
     })
 }
+
+/// Python's `repr` of a text (quotes and escapes as Python writes them).
+pub(crate) fn py_repr(py: Python<'_>, text: &str) -> PyResult<String> {
+    Ok(PyString::new(py, text).repr()?.to_string())
+}

@@ -13,7 +13,7 @@ use svc_core::unit::{ApplyOptions, ApplyReport, Unit as Core, UnitError, WriteOu
 
 use crate::call::{Call, output};
 use crate::cloud::json;
-use crate::convert::ToValue;
+use crate::convert::{ToValue, py_repr};
 use crate::errors::SvcErr;
 use crate::failures;
 use crate::runtime::{block_on, runtime};
@@ -112,8 +112,15 @@ impl Unit {
         self.core.user().map(|u| u.to_string())
     }
 
-    fn __repr__(&self) -> String {
-        format!("Unit(link={:?}, user={:?})", self.core.link(), self.user())
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let user = match self.user() {
+            Some(user) => py_repr(py, &user)?,
+            None => "None".to_owned(),
+        };
+        Ok(format!(
+            "Unit(link={}, user={user})",
+            py_repr(py, &svc_core::shown_address(self.core.link()))?
+        ))
     }
 
     fn login(&self, py: Python<'_>, user: &str, password: String) -> PyResult<Call> {

@@ -103,6 +103,9 @@ def test_passwords_stay_out_of_errors(emulator: Emulator) -> None:
         unit.login("factory", "not-the-password-Xq7")
     assert "not-the-password-Xq7" not in str(caught.value)
     assert "not-the-password-Xq7" not in repr(unit)
+    unit.login("setup", "")
+    assert repr(unit) == f"Unit(link='{emulator.info['device_url']}', user='setup')"
+    unit.logout()
     with pytest.raises(InvalidInputError):
         unit.login("nobody", "")
 

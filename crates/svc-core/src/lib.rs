@@ -42,6 +42,33 @@ pub mod webhook;
 pub mod workflow;
 
 pub use error::ErrorKind;
+
+/// `address` as it may be shown or logged: without user information, query or fragment
+/// (a pre-signed address carries its signature in the query; credentials may be written
+/// into any address). What the SDK's `Debug` outputs and `tracing` events write.
+///
+/// ```
+/// assert_eq!(
+///     svc_core::shown_address("https://me:pw@cloud.example.com/x?X-Amz-Signature=abc"),
+///     "https://cloud.example.com/x",
+/// );
+/// assert_eq!(svc_core::shown_address("http://unit:8080"), "http://unit:8080");
+/// assert_eq!(svc_core::shown_address("http://unit/"), "http://unit/");
+/// assert_eq!(svc_core::shown_address("http://unit?token=t"), "http://unit");
+/// assert_eq!(svc_core::shown_address("http://unit/a/?token=t"), "http://unit/a/");
+/// ```
+pub fn shown_address(address: &str) -> String {
+    let shown = observe::url(address);
+    // The parser writes an empty path as `/`: not added to an address without one.
+    let after_scheme = address.split_once("://").map_or(address, |(_, rest)| rest);
+    let has_path = after_scheme
+        .find(['/', '?', '#'])
+        .is_some_and(|at| after_scheme[at..].starts_with('/'));
+    match shown.strip_suffix('/') {
+        Some(trimmed) if !has_path => trimmed.to_owned(),
+        _ => shown,
+    }
+}
 pub use svc_cloud_api::notification::types::WebhookEvent;
 pub use svc_cloud_api::{Metadata, WebhookSecret};
 pub use svc_protocol::{limits, serial};

@@ -67,8 +67,9 @@ impl From<&str> for ApiSecret {
     }
 }
 
-/// The settings of a [`CloudClient`](super::CloudClient). `Debug` redacts the secret.
-#[derive(Clone, Debug, PartialEq)]
+/// The settings of a [`CloudClient`](super::CloudClient). `Debug` redacts the secret,
+/// and writes the addresses without user information, query or fragment.
+#[derive(Clone, PartialEq)]
 pub struct CloudConfig {
     /// The service address (`{base_url}`), e.g. `https://cloud.example.com`, without
     /// `/api/v2`.
@@ -90,6 +91,25 @@ pub struct CloudConfig {
     pub request_timeout: Duration,
     /// Items asked for per page by the list streams and the `_all` lists (1 to 100).
     pub page_size: i64,
+}
+
+impl fmt::Debug for CloudConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CloudConfig")
+            .field("base_url", &crate::observe::url(&self.base_url))
+            .field("auth_url", &crate::observe::url(&self.auth_url))
+            .field(
+                "notification_url",
+                &crate::observe::url(&self.notification_url),
+            )
+            .field("api_key", &self.api_key)
+            .field("api_secret", &self.api_secret)
+            .field("organization_id", &self.organization_id)
+            .field("retry", &self.retry)
+            .field("request_timeout", &self.request_timeout)
+            .field("page_size", &self.page_size)
+            .finish()
+    }
 }
 
 impl CloudConfig {

@@ -157,9 +157,12 @@ impl fmt::Debug for CloudClient {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let c = &self.inner.config;
         f.debug_struct("CloudClient")
-            .field("base_url", &c.base_url)
-            .field("notification_url", &c.notification_url)
-            .field("auth_url", &c.auth_url)
+            .field("base_url", &crate::observe::url(&c.base_url))
+            .field(
+                "notification_url",
+                &crate::observe::url(&c.notification_url),
+            )
+            .field("auth_url", &crate::observe::url(&c.auth_url))
             .field("api_key", &c.api_key)
             .field("organization_id", &c.organization_id)
             .finish_non_exhaustive()

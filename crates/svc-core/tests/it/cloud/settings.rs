@@ -97,10 +97,27 @@ fn secrets_are_redacted_in_debug_output() {
         format!("{:?}", ApiSecret::new("abc")),
         "ApiSecret([redacted])"
     );
-    let client = CloudClient::new(config).unwrap();
+    let client = CloudClient::new(config.clone()).unwrap();
     let shown = format!("{client:?}");
     assert!(!shown.contains("top-secret-value-42"), "{shown}");
     assert!(shown.contains("cloud.example.com"), "{shown}");
+    // Credentials or a token written into an address are not shown either.
+    let mut with_credentials = config;
+    with_credentials.base_url = "https://proxy-user:hunter2@cloud.example.com".into();
+    with_credentials.auth_url = "https://auth.example.com/?token=tok-77".into();
+    with_credentials.notification_url = "https://me:pw-88@notify.example.com".into();
+    let shown = format!("{with_credentials:?}");
+    for secret in ["hunter2", "proxy-user", "tok-77", "pw-88"] {
+        assert!(!shown.contains(secret), "{secret}: {shown}");
+    }
+    with_credentials.auth_url = "https://auth.example.com".into();
+    let client = CloudClient::new(with_credentials).unwrap();
+    let shown = format!("{client:?}");
+    for secret in ["hunter2", "proxy-user", "pw-88"] {
+        assert!(!shown.contains(secret), "{secret}: {shown}");
+    }
+    assert!(shown.contains("https://cloud.example.com/"), "{shown}");
+    assert!(shown.contains("https://notify.example.com/"), "{shown}");
 }
 
 #[test]
