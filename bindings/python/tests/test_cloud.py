@@ -4,7 +4,11 @@ by many threads."""
 
 from __future__ import annotations
 
+import datetime
 import http.server
+import os
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -25,7 +29,7 @@ from svc_sdk import (
     SvcError,
     UnreachableError,
 )
-from svc_sdk.records import Container, Processing
+from svc_sdk.records import Container, OutputFile, Processing
 
 
 @pytest.fixture(scope="module")
@@ -120,6 +124,11 @@ def test_credentials_errors_and_no_secret_in_them(emulator: Emulator) -> None:
         info["organization_id"],
     )
     assert wrong not in repr(client)
+    assert repr(client).startswith(f"CloudClient(base_url='{info['base_url'].rstrip('/')}")
+    # Credentials written into an address are not shown either.
+    proxied = CloudClient(info["base_url"].replace("://", "://proxy:hunter2@"), info["auth_url"],
+                          info["notification_url"], info["api_key"], wrong, info["organization_id"])
+    assert "hunter2" not in repr(proxied) and "proxy" not in repr(proxied)
     with pytest.raises(AuthenticationError) as caught:
         client.server_info()
     for text in (str(caught.value), repr(caught.value)):
@@ -209,6 +218,52 @@ def test_records_render_in_notebooks(client: CloudClient) -> None:
     assert processing["somethingNew"] == 1  # fields unknown to the SDK are kept
     assert "<table>" in processing._repr_html_()
     assert "processed" in repr(processing)
+
+
+def test_views_hide_signed_addresses_and_upload_forms(client: CloudClient) -> None:
+    container = client.create_container(files=[client.file("rover.nmea", size=10)])
+    form = container.files[0].upload_info
+    assert form is not None and form["fields"]["X-Amz-Signature"]
+    signature = form["fields"]["X-Amz-Signature"]
+    for view in (container, container.files[0]):
+        for shown in (repr(view), view._repr_html_()):
+            assert signature not in shown and "[redacted]" in view._repr_html_()
+    assert container.to_dict()["files"][0]["uploadInfo"] == form  # still readable
+    output = OutputFile({"path": "results/report.json",
+                         "url": "https://storage/x?X-Amz-Signature=0123abcd"})
+    assert "0123abcd" not in repr(output) and "0123abcd" not in output._repr_html_()
+    assert "results/report.json" in output._repr_html_() and output.url.endswith("0123abcd")
+
+
+@pytest.mark.parametrize(
+    ("wire", "utc"),
+    [
+        ("2026-11-25T10:00:00.123Z", datetime.datetime(2026, 11, 25, 10, 0, 0, 123000)),
+        ("2026-11-25T10:00:00Z", datetime.datetime(2026, 11, 25, 10, 0, 0)),
+        ("2026-11-25T12:00:00.5+02:00", datetime.datetime(2026, 11, 25, 10, 0, 0, 500000)),
+        ("2026-11-25t05:00:00.1234567-05:00", datetime.datetime(2026, 11, 25, 10, 0, 0, 123456)),
+        ("2016-12-31T23:59:60Z", datetime.datetime(2016, 12, 31, 23, 59, 59, 999999)),
+    ],
+)
+def test_timestamps_read_as_utc_whatever_the_local_zone(wire: str, utc: datetime.datetime) -> None:
+    # The zone of the machine must not matter: read in a child with a zone far from UTC.
+    code = (
+        "import sys; from svc_sdk.records import Processing; "
+        "print(Processing({'id': 'p', 'createdAt': sys.argv[1]}).created_at.isoformat())"
+    )
+    for zone in ("UTC", "America/New_York", "Asia/Tokyo"):
+        shown = subprocess.run(
+            [sys.executable, "-c", code, wire], env={**os.environ, "TZ": zone},
+            capture_output=True, text=True, check=True,
+        ).stdout.strip()
+        assert shown == utc.replace(tzinfo=datetime.timezone.utc).isoformat(), zone
+
+
+@pytest.mark.parametrize(
+    "wire", ["2026-11-25T10:00:00", "2026-02-30T10:00:00Z", "2026-11-25T10:00:00+24:00", "yesterday", 17]
+)
+def test_timestamps_not_rfc3339_read_as_none(wire: object) -> None:
+    assert Processing({"id": "p", "createdAt": wire}).created_at is None
 
 
 def test_every_error_is_an_svc_error() -> None:

@@ -4,14 +4,17 @@
 in notebooks (``_repr_html_``).
 
 A field the service did not send reads as ``None`` through its property (and is
-absent from the mapping); fields this SDK does not know are kept in the mapping. Record
-``repr``\\s never show a secret (a webhook endpoint's ``secret`` is ``[redacted]``).
+absent from the mapping); fields this SDK does not know are kept in the mapping. Neither
+``repr`` nor the HTML view shows a secret: a webhook endpoint's ``secret``, the signed
+address of an output file (``url``) and a file's signed upload form (``uploadInfo``) read
+``[redacted]`` there (their properties and ``to_dict()`` give them).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import html
+import re
 from typing import Any, Iterator, Mapping, Optional
 
 __all__ = [
@@ -26,25 +29,55 @@ __all__ = [
     "WebhookEndpoint",
 ]
 
-#: Field names whose values are never shown.
-_SECRET_FIELDS = frozenset({"secret"})
+#: The text shown in place of a secret.
+_REDACTED = "[redacted]"
+
+
+def _without(value: Any, hidden: frozenset[str]) -> Any:
+    """`value` with the values of the fields named in `hidden` replaced, at any depth."""
+    if isinstance(value, Mapping):
+        return {k: _REDACTED if k in hidden else _without(v, hidden) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without(item, hidden) for item in value]
+    return value
+
+
+_RFC3339 = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?"
+    r"(?:([Zz])|([+-])(\d{2}):(\d{2}))"
+)
 
 
 def _timestamp(value: Any) -> Optional[_dt.datetime]:
-    """An RFC 3339 timestamp of the wire as an aware ``datetime`` (UTC)."""
+    """An RFC 3339 timestamp of the wire (``2026-11-25T10:00:00.123Z``,
+    ``...+02:00``) as an aware ``datetime`` in UTC; ``None`` for anything else.
+
+    Parsed here rather than by ``datetime.fromisoformat``, which before Python 3.11
+    reads neither ``Z`` nor fractions of other than 3 or 6 digits. Fractions beyond the
+    microsecond are cut; a leap second (``:60``) reads as the last microsecond before.
+    """
     if not isinstance(value, str):
         return None
-    text = value[:-1] + "+00:00" if value.endswith("Z") else value
-    # Python 3.9/3.10 read at most 6 fraction digits.
-    if "." in text:
-        head, _, rest = text.partition(".")
-        digits = "".join(c for c in rest if c.isdigit())
-        zone = rest[len(digits):]
-        text = f"{head}.{digits[:6].ljust(6, '0')}{zone}"
+    match = _RFC3339.fullmatch(value)
+    if match is None:
+        return None
+    year, month, day, hour, minute, second = (int(match.group(i)) for i in range(1, 7))
+    micro = int((match.group(7) or "").ljust(6, "0")[:6])
+    if second == 60:
+        second, micro = 59, 999_999
+    if match.group(8):
+        zone = _dt.timezone.utc
+    else:
+        hours, minutes = int(match.group(10)), int(match.group(11))
+        if hours > 23 or minutes > 59:
+            return None
+        sign = -1 if match.group(9) == "-" else 1
+        zone = _dt.timezone(sign * _dt.timedelta(hours=hours, minutes=minutes))
     try:
-        return _dt.datetime.fromisoformat(text).astimezone(_dt.timezone.utc)
+        stamp = _dt.datetime(year, month, day, hour, minute, second, micro, tzinfo=zone)
     except ValueError:
         return None
+    return stamp.astimezone(_dt.timezone.utc)
 
 
 class Record(Mapping[str, Any]):
@@ -54,6 +87,9 @@ class Record(Mapping[str, Any]):
 
     #: The fields shown first by ``repr`` and the HTML view.
     _SUMMARY: tuple[str, ...] = ("id",)
+    #: The fields never shown, at any depth: secrets, and signed storage addresses and
+    #: upload forms (anyone holding them can read or write the file until they expire).
+    _HIDDEN: frozenset[str] = frozenset({"secret"})
 
     def __init__(self, data: Mapping[str, Any]) -> None:
         self._data = dict(data)
@@ -81,7 +117,7 @@ class Record(Mapping[str, Any]):
         return dict(self._data)
 
     def _shown(self, key: str) -> Any:
-        return "[redacted]" if key in _SECRET_FIELDS else self._data.get(key)
+        return _REDACTED if key in self._HIDDEN else _without(self._data.get(key), self._HIDDEN)
 
     def __repr__(self) -> str:
         fields = ", ".join(
@@ -158,6 +194,7 @@ class ContainerFile(Record):
 
     __slots__ = ()
     _SUMMARY = ("id", "path", "type", "size", "status")
+    _HIDDEN = Record._HIDDEN | {"uploadInfo"}
 
     @property
     def id(self) -> str:
@@ -189,6 +226,7 @@ class Container(Record):
 
     __slots__ = ()
     _SUMMARY = ("id", "status", "region")
+    _HIDDEN = Record._HIDDEN | {"uploadInfo"}
 
     @property
     def id(self) -> str:
@@ -224,6 +262,7 @@ class OutputFile(Record):
 
     __slots__ = ()
     _SUMMARY = ("path",)
+    _HIDDEN = Record._HIDDEN | {"url"}
 
     @property
     def path(self) -> str:
@@ -232,10 +271,6 @@ class OutputFile(Record):
     @property
     def url(self) -> str:
         return str(self._data.get("url"))
-
-    def __repr__(self) -> str:
-        # The address is signed: not shown.
-        return f"OutputFile(path={self.path!r})"
 
 
 class ProcessingError(Record):
