@@ -4,6 +4,7 @@
 //! bar (tqdm in a notebook) is only ever touched from Python's own thread.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -217,12 +218,21 @@ impl Workflow {
     }
 }
 
+/// How often a thread waiting on a workflow that another thread waits on looks for the
+/// outcome.
+const SHARED_WAIT_PAUSE: Duration = Duration::from_millis(20);
+
 /// A workflow under way: wait for it (progress reported to the callback on the
 /// waiting thread), cancel it, or ask what it has created.
 #[pyclass(module = "svc_sdk._native", frozen)]
 pub(crate) struct WorkflowTask {
+    /// The workflow, held by the thread waiting on it (`None` meanwhile).
     task: Mutex<Option<JoinHandle<Ended>>>,
     ended: Mutex<Option<Ended>>,
+    /// What `wait` returned or raised, given again to every later `wait`.
+    result: Mutex<Option<PyResult<Py<PyAny>>>>,
+    /// Set when the workflow has ended (whoever holds `task`).
+    finished: Arc<AtomicBool>,
     progress: tokio::sync::Mutex<mpsc::UnboundedReceiver<WorkflowProgress>>,
     canceler: WorkflowCanceler,
 }
@@ -233,10 +243,18 @@ impl WorkflowTask {
         progress: mpsc::UnboundedReceiver<WorkflowProgress>,
     ) -> PyResult<Self> {
         let canceler = handle.canceler();
-        let task = runtime()?.spawn(handle.wait());
+        let finished = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&finished);
+        let task = runtime()?.spawn(async move {
+            let ended = handle.wait().await;
+            flag.store(true, Ordering::Release);
+            ended
+        });
         Ok(Self {
             task: Mutex::new(Some(task)),
             ended: Mutex::new(None),
+            result: Mutex::new(None),
+            finished,
             progress: tokio::sync::Mutex::new(progress),
             canceler,
         })
@@ -281,29 +299,68 @@ impl WorkflowTask {
         on_progress: Option<Py<PyAny>>,
     ) -> PyResult<Py<PyAny>> {
         let deadline = seconds(py, "timeout", timeout)?.map(|t| tokio::time::Instant::now() + t);
+        let timed_out = || {
+            SvcErr::new(
+                "timeout",
+                format!(
+                    "the workflow had not ended after {} s; it goes on (wait again, or cancel it)",
+                    timeout.unwrap_or_default()
+                ),
+            )
+            .into_pyerr(py)
+        };
         loop {
+            if let Some(result) = self
+                .result
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .as_ref()
+            {
+                return match result {
+                    Ok(o) => Ok(o.clone_ref(py)),
+                    Err(e) => Err(e.clone_ref(py)),
+                };
+            }
             if let Some(ended) = self
                 .ended
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .take()
             {
-                return match ended {
+                let result = match ended {
                     Ok(o) => outcome(py, o),
                     Err(e) => Err(failures::workflow(py, e)),
                 };
+                let given = match &result {
+                    Ok(o) => Ok(o.clone_ref(py)),
+                    Err(e) => Err(e.clone_ref(py)),
+                };
+                *self.result.lock().unwrap_or_else(PoisonError::into_inner) = Some(given);
+                return result;
             }
-            let Some(mut task) = self
+            let taken = self
                 .task
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .take()
-            else {
-                return Err(SvcErr::new(
-                    "internal",
-                    "the workflow's outcome was already taken (wait returned it before)",
-                )
-                .into_pyerr(py));
+                .take();
+            let Some(mut task) = taken else {
+                // Another thread is waiting on the workflow: wait for its outcome
+                // (progress reports go to that thread's callback).
+                let pause = match deadline {
+                    Some(d) if tokio::time::Instant::now() >= d => return Err(timed_out()),
+                    Some(d) => d.min(tokio::time::Instant::now() + SHARED_WAIT_PAUSE),
+                    None => tokio::time::Instant::now() + SHARED_WAIT_PAUSE,
+                };
+                block_on(py, async move { tokio::time::sleep_until(pause).await }).map_err(
+                    |interrupt| {
+                        if interrupt.is_instance_of::<PyKeyboardInterrupt>(py) {
+                            PyKeyboardInterrupt::new_err(self.left_in_the_cloud())
+                        } else {
+                            interrupt
+                        }
+                    },
+                )?;
+                continue;
             };
             let step = block_on(py, async {
                 let mut progress = self.progress.lock().await;
@@ -364,14 +421,7 @@ impl WorkflowTask {
                 }
                 Step::TimedOut => {
                     *self.task.lock().unwrap_or_else(PoisonError::into_inner) = Some(task);
-                    return Err(SvcErr::new(
-                        "timeout",
-                        format!(
-                            "the workflow had not ended after {} s; it goes on (wait again, or cancel it)",
-                            timeout.unwrap_or_default()
-                        ),
-                    )
-                    .into_pyerr(py));
+                    return Err(timed_out());
                 }
             }
         }
@@ -398,16 +448,7 @@ impl WorkflowTask {
 
     /// Whether the workflow has ended (its outcome is ready).
     fn done(&self) -> bool {
-        self.ended
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .is_some()
-            || self
-                .task
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .as_ref()
-                .is_none_or(JoinHandle::is_finished)
+        self.finished.load(Ordering::Acquire)
     }
 
     #[getter]

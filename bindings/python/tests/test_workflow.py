@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -105,6 +106,47 @@ def test_wait_with_a_timeout_then_to_the_end(emulator: Emulator, tmp_path: Path)
     assert task.processing_id == outcome.processing.id
 
 
+def test_threads_waiting_on_one_task_all_get_its_outcome(emulator: Emulator, tmp_path: Path) -> None:
+    task = Workflow(emulator.cloud()).start(INPUTS, CONFIG, out=tmp_path)
+    got: list[str] = []
+    failed: list[BaseException] = []
+
+    def wait() -> None:
+        try:
+            got.append(task.wait(timeout=30).processing.id)
+        except BaseException as error:  # noqa: BLE001 - reported below
+            failed.append(error)
+
+    threads = [threading.Thread(target=wait) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    assert not task.done()
+    for thread in threads:
+        thread.join()
+    assert failed == []
+    assert task.done()
+    assert len(got) == 3 and len(set(got)) == 1
+    # And again, afterwards: the same outcome.
+    assert task.wait().processing.id == got[0]
+
+
+def test_progress_bars_fill_when_tqdm_is_installed(
+    emulator: Emulator, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import tqdm  # noqa: F401 - a dev requirement: the bars are what is tested
+
+    outcome = Workflow(emulator.cloud()).run(INPUTS, CONFIG, out=tmp_path, progress=True)
+    assert outcome.succeeded
+    shown = capsys.readouterr().err
+    # One bar per step, each closed full; queued and running share the processing's.
+    assert shown.count("processing:") >= 1
+    last = {name: shown.rsplit(f"{name}:", 1)[1].split("\r")[0].split("\n")[0]
+            for name in ("uploading", "processing", "downloading")}
+    for name, line in last.items():
+        assert line.lstrip().startswith("100%"), (name, line)
+    assert shown.count("\n") == 3, shown  # three bars closed, none opened twice
+
+
 def test_a_processing_is_resumed_by_its_id(emulator: Emulator, tmp_path: Path) -> None:
     workflow = Workflow(emulator.cloud())
     started = workflow.run(INPUTS, CONFIG, follow=False, progress=False)
@@ -175,8 +217,10 @@ CHILD = """
 import sys
 from svc_sdk import Emulator, Workflow
 with Emulator(processing_time=60, device=False) as emulator:
+    said = []
     def report(p):
-        if p["stage"] in ("queued", "running"):
+        if p["stage"] in ("queued", "running") and not said:
+            said.append(True)
             print("running", flush=True)
     try:
         Workflow(emulator.cloud()).run(sys.argv[1:3], sys.argv[3], progress=report)

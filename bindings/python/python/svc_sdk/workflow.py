@@ -25,6 +25,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Union
 
 from svc_sdk import _native
 from svc_sdk.cloud import CloudClient, Id
+from svc_sdk.errors import WaitTimeoutError
 from svc_sdk.records import OutputFile, Processing, ProcessingError
 
 __all__ = ["Workflow", "WorkflowOutcome", "WorkflowTask", "ProgressCallback", "TRAJECTORY_COLUMNS"]
@@ -125,41 +126,65 @@ class WorkflowOutcome:
         return self.processing._repr_html_()
 
 
+#: The bar each stage of a report moves: queued and running share the processing's.
+_BARS = {"uploading": "uploading", "queued": "processing", "running": "processing",
+         "downloading": "downloading"}
+
+
+class _Bars:
+    """Progress bars on ``tqdm.auto`` (widgets in notebooks): one for the upload, one
+    for the processing (queued, then running; full when it succeeded) and one for the
+    download, each closed when the next begins."""
+
+    def __init__(self, tqdm: Any) -> None:
+        self._tqdm = tqdm
+        self._bar: Any = None
+        self._name: Optional[str] = None
+
+    def close(self, full: bool) -> None:
+        bar = self._bar
+        if bar is not None:
+            if full and bar.total is not None:
+                bar.n = bar.total
+                bar.refresh()
+            bar.close()
+        self._bar = self._name = None
+
+    def __call__(self, p: dict[str, Any]) -> None:
+        stage = p.get("stage")
+        name = _BARS.get(str(stage))
+        if name != self._name:
+            # A transfer is over when the next stage begins; the processing ended when
+            # the download begins or the workflow is done (the last report while
+            # running may have said less than 100 %).
+            self.close(full=self._name != "processing" or stage == "downloading"
+                       or (stage == "done" and p.get("result") == "succeeded"))
+            if name == "processing":
+                self._bar = self._tqdm(total=100, unit="%", desc="processing")
+            elif name is not None:
+                self._bar = self._tqdm(total=p.get("total_bytes"), unit="B", unit_scale=True, desc=name)
+            self._name = name
+        bar = self._bar
+        if bar is None:
+            return
+        if name == "processing":
+            if stage == "running":
+                bar.n = round(100 * (p.get("progress") or 0.0))
+                bar.set_postfix_str(str(p.get("step") or ""), refresh=False)
+        else:
+            if p.get("total_bytes") is not None:
+                bar.total = p["total_bytes"]
+            bar.n = p.get("done_bytes") or 0
+        bar.refresh()
+
+
 def _bar() -> Optional[ProgressCallback]:
-    """A progress bar on ``tqdm.auto`` (a widget in notebooks), if tqdm is installed."""
+    """Progress bars (:class:`_Bars`) if tqdm is installed."""
     try:
         from tqdm.auto import tqdm  # type: ignore[import-untyped, unused-ignore]
     except ImportError:
         return None
-    state: dict[str, Any] = {"bar": None, "stage": None}
-
-    def report(p: dict[str, Any]) -> None:
-        stage = p.get("stage")
-        bar = state["bar"]
-        if stage != state["stage"]:
-            if bar is not None:
-                bar.close()
-            bar = None
-            state["stage"] = stage
-            if stage in ("uploading", "downloading"):
-                bar = tqdm(total=p.get("total_bytes"), unit="B", unit_scale=True, desc=stage)
-            elif stage in ("queued", "running"):
-                bar = tqdm(total=100, unit="%", desc="processing")
-            state["bar"] = bar
-        if bar is None:
-            return
-        if stage in ("uploading", "downloading"):
-            if p.get("total_bytes") is not None:
-                bar.total = p["total_bytes"]
-            bar.n = p.get("done_bytes") or 0
-        elif stage == "running":
-            bar.n = round(100 * (p.get("progress") or 0.0))
-            bar.set_postfix_str(str(p.get("step") or ""))
-        bar.refresh()
-        if stage == "done" and bar is not None:
-            bar.close()
-
-    return report
+    return _Bars(tqdm)
 
 
 def _progress(progress: Union[bool, ProgressCallback, None]) -> Optional[ProgressCallback]:
@@ -191,7 +216,14 @@ class WorkflowTask:
         """Waits for the end (at most ``timeout`` seconds: then ``WaitTimeoutError``,
         the workflow still running). Progress reports reach the callback from this
         thread."""
-        return WorkflowOutcome(self._n.wait(timeout, self._progress))
+        try:
+            return WorkflowOutcome(self._n.wait(timeout, self._progress))
+        except WaitTimeoutError:
+            raise  # Still running: the bars stay.
+        except BaseException:
+            if isinstance(self._progress, _Bars):
+                self._progress.close(full=False)
+            raise
 
     def cancel(self) -> None:
         """Stops the workflow (transfers aborted); a started processing goes on in the
