@@ -10,7 +10,8 @@
 //!    refuses), so the extension is linked by zig (the `ziglang` package from PyPI)
 //!    against the glibc of the policy;
 //! 3. the wheel at most [`MAX_WHEEL_BYTES`];
-//! 4. the wheel installed into the venv, then pytest, `mypy --strict` (examples, tests,
+//! 4. the wheel installed into the venv, then pytest (with the `svc` binary built: the
+//!    workflow tests compare their outputs with its), `mypy --strict` (examples, tests,
 //!    benchmarks), `mypy.stubtest` (the stubs against the compiled module), a short run
 //!    of the settings benchmark and the import time.
 
@@ -185,6 +186,21 @@ fn checks(root: &Path, python: &Path) -> Result<()> {
     // Run from the package folder: tests import the installed package (there is no
     // `svc_sdk` folder there, the sources are under python/).
     let package = root.join(PACKAGE);
+    // The workflow tests compare outputs with those of `target/debug/svc`: built (or
+    // found up to date) as `cargo test` builds it, so that CI, where `cargo test` ran
+    // before, builds nothing again (another command would unify features differently).
+    run_in(
+        root,
+        "svc as the tests build it",
+        Path::new("cargo"),
+        &[
+            "test",
+            "--workspace",
+            "--all-targets",
+            "--locked",
+            "--no-run",
+        ],
+    )?;
     run_in(&package, "pytest", python, &["-m", "pytest", "-q", "tests"])?;
     let mut typed: Vec<String> = vec!["tests".into(), "benchmarks".into()];
     let examples = package.join("examples");
