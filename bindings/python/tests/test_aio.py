@@ -4,13 +4,14 @@ cancels the operation."""
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from svc_sdk import Emulator, NotFoundError
+from svc_sdk import ConflictError, Emulator, NotFoundError, WaitTimeoutError
 from svc_sdk.aio import AsyncCloudClient, AsyncUnit, AsyncWorkflow
 
 SAMPLES = Path(__file__).resolve().parents[3] / "samples"
@@ -94,15 +95,74 @@ def test_unit_as_awaitables(emulator: Emulator) -> None:
     asyncio.run(main())
 
 
-def test_the_async_client_has_every_operation_of_the_sync_one() -> None:
-    from svc_sdk import CloudClient, Unit
+def test_the_async_api_has_every_name_of_the_sync_one() -> None:
+    from svc_sdk import CloudClient, Unit, Workflow, WorkflowTask
+    from svc_sdk.aio import AsyncWorkflowTask
 
     def public(cls: type) -> set[str]:
-        return {n for n in vars(cls) if not n.startswith("_") and callable(getattr(cls, n))}
+        return {n for n in dir(cls) if not n.startswith("_")}
 
-    skip = {"from_env", "file", "of"}
-    assert public(CloudClient) - skip <= public(AsyncCloudClient)
-    assert public(Unit) - {"serial", "locked"} <= public(AsyncUnit) | {"serial"}
+    for sync, awaitable in [
+        (CloudClient, AsyncCloudClient),
+        (Unit, AsyncUnit),
+        (Workflow, AsyncWorkflow),
+        (WorkflowTask, AsyncWorkflowTask),
+    ]:
+        missing = public(sync) - public(awaitable)
+        assert missing == set(), (awaitable.__name__, missing)
+
+
+def test_an_async_workflow_task_waits_without_a_thread(emulator: Emulator, tmp_path: Path) -> None:
+    async def main() -> None:
+        loop_thread = threading.get_ident()
+        called_on: set[int] = set()
+        stages: list[str] = []
+
+        def report(p: dict[str, object]) -> None:
+            called_on.add(threading.get_ident())
+            stages.append(str(p["stage"]))
+
+        threads = threading.active_count()
+        task = AsyncWorkflow(emulator.cloud()).start(INPUTS, CONFIG, out=tmp_path, progress=report)
+        with pytest.raises(WaitTimeoutError):
+            await task.wait(timeout=0.01)
+        assert not task.done()
+        # Cancelling the await (here by a timeout) leaves the workflow running.
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(task.wait(), 0.05)
+        assert not task.done()
+        outcome = await task.wait()
+        assert threading.active_count() == threads  # no worker thread was used
+        assert outcome.succeeded and task.done()
+        assert task.processing_id == outcome.processing.id
+        assert called_on == {loop_thread}
+        assert stages[0] == "creating_container" and stages[-1] == "done"
+        assert (tmp_path / "trajectory.csv").exists()
+
+    asyncio.run(main())
+
+
+def test_async_unit_serial_lock_and_reboot(emulator: Emulator) -> None:
+    async def main() -> None:
+        unit = await AsyncUnit.serial(emulator.info["device_serial_path"], 115_200)
+        other = AsyncUnit.http(emulator.info["device_url"])
+        await unit.login("setup", "")
+        await other.login("powerUser", "")
+        assert unit.user == "setup" and "setup" in repr(unit)
+        arm = "aiding/gnss1/leverArmPrimary"
+        async with unit.locked():
+            with pytest.raises(ConflictError):
+                await other.set(arm, [0.0, 0.0, 0.2])
+        await other.set(arm, [0.0, 0.0, 0.2])  # released on leaving the block
+        # Released also when the block fails.
+        with pytest.raises(RuntimeError):
+            async with unit.locked():
+                raise RuntimeError("inside")
+        await other.set(arm, [0.0, 0.0, 0.0])
+        info = await other.reboot(wait=True, timeout=30)
+        assert info is not None and info["serialNumber"]
+
+    asyncio.run(main())
 
 
 def test_async_upload_and_pages(emulator: Emulator, tmp_path: Path) -> None:

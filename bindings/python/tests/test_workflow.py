@@ -133,7 +133,7 @@ def test_threads_waiting_on_one_task_all_get_its_outcome(emulator: Emulator, tmp
 def test_progress_bars_fill_when_tqdm_is_installed(
     emulator: Emulator, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import tqdm  # noqa: F401 - a dev requirement: the bars are what is tested
+    import tqdm  # type: ignore[import-untyped]  # noqa: F401 - a dev requirement: the bars are what is tested
 
     outcome = Workflow(emulator.cloud()).run(INPUTS, CONFIG, out=tmp_path, progress=True)
     assert outcome.succeeded

@@ -13,6 +13,7 @@ requests are abandoned and its transfers stopped.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from typing import Any, AsyncIterator, Callable, Iterable, Mapping, Optional, TypeVar, Union
 
@@ -38,10 +39,11 @@ from svc_sdk.records import (
     ServerInfo,
     WebhookEndpoint,
 )
+from svc_sdk.errors import WaitTimeoutError
 from svc_sdk.unit import ApplyReport, Unit, WriteOutcome
-from svc_sdk.workflow import PathLike, ProgressCallback, Workflow, WorkflowOutcome
+from svc_sdk.workflow import PathLike, ProgressCallback, Workflow, WorkflowOutcome, WorkflowTask
 
-__all__ = ["AsyncCloudClient", "AsyncUnit", "AsyncWorkflow", "wait"]
+__all__ = ["AsyncCloudClient", "AsyncUnit", "AsyncWorkflow", "AsyncWorkflowTask", "wait"]
 
 T = TypeVar("T")
 
@@ -65,6 +67,9 @@ async def wait(call: _native.Call) -> Any:
     except asyncio.CancelledError:
         call.cancel()
         raise
+
+
+_wait = wait  # for the methods with a `wait` argument
 
 
 async def _as(kind: Callable[[Any], T], call: _native.Call) -> T:
@@ -102,6 +107,20 @@ class AsyncCloudClient:
     @property
     def organization_id(self) -> str:
         return self.sync.organization_id
+
+    @property
+    def base_url(self) -> str:
+        return self.sync.base_url
+
+    @staticmethod
+    def file(
+        path: str, *, type: str = "input", size: int, metadata: Optional[Mapping[str, str]] = None
+    ) -> dict[str, Any]:
+        """A file to register (as :meth:`CloudClient.file`)."""
+        return CloudClient.file(path, type=type, size=size, metadata=metadata)
+
+    def __repr__(self) -> str:
+        return f"Async{self.sync!r}"
 
     async def server_info(self) -> ServerInfo:
         return await _as(ServerInfo, self._n.server_info())
@@ -259,13 +278,114 @@ class AsyncCloudClient:
         return _pages(self._n.list_missed_webhooks(str(webhook_endpoint_id)), MissedWebhook)
 
 
+#: How often an awaited workflow is looked at (its progress reports delivered, its end
+#: noticed) without holding a thread.
+_WORKFLOW_POLL = 0.05
+
+
+class AsyncWorkflowTask:
+    """A workflow under way (:meth:`AsyncWorkflow.start`), awaitable. Waiting holds no
+    thread: the workflow is looked at every 50 ms from the event loop, which also
+    calls the progress callback. Cancelling an awaited :meth:`wait` leaves the workflow
+    running (as a timeout does); :meth:`cancel` stops it."""
+
+    def __init__(self, task: WorkflowTask, progress: Optional[ProgressCallback]) -> None:
+        self.sync = task
+        self._progress = progress
+
+    @property
+    def processing_id(self) -> Optional[str]:
+        """The processing, once started (it goes on in the cloud after a cancel)."""
+        return self.sync.processing_id
+
+    @property
+    def container_id(self) -> Optional[str]:
+        return self.sync.container_id
+
+    def done(self) -> bool:
+        return self.sync.done()
+
+    def cancel(self) -> None:
+        """Stops the workflow (transfers aborted); a started processing goes on in the
+        cloud. :meth:`wait` then raises ``CanceledError``."""
+        self.sync.cancel()
+
+    async def wait(self, timeout: Optional[float] = None) -> WorkflowOutcome:
+        """The outcome, once the workflow ends (at most ``timeout`` seconds: then
+        ``WaitTimeoutError``, the workflow still running)."""
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        while True:
+            try:
+                # Delivers the reports queued so far and returns at once.
+                return WorkflowOutcome(self.sync._n.wait(0.0, self._progress))
+            except WaitTimeoutError:
+                pass
+            if deadline is not None and loop.time() >= deadline:
+                raise WaitTimeoutError(
+                    f"the workflow had not ended after {timeout} s; it goes on (wait again, or cancel it)",
+                    kind="timeout",
+                    retryable=True,
+                )
+            await asyncio.sleep(_WORKFLOW_POLL)
+
+    def __repr__(self) -> str:
+        return f"Async{self.sync!r}"
+
+
 class AsyncWorkflow:
-    """:class:`~svc_sdk.Workflow` as awaitables. Cancelling the awaiting task cancels
-    the workflow (a started processing goes on in the cloud)."""
+    """:class:`~svc_sdk.Workflow` as awaitables. Cancelling the task awaiting
+    :meth:`run` or :meth:`resume` cancels the workflow (a started processing goes on in
+    the cloud)."""
 
     def __init__(self, client: Union[AsyncCloudClient, CloudClient]) -> None:
         sync = client.sync if isinstance(client, AsyncCloudClient) else client
         self._workflow = Workflow(sync)
+
+    def start(
+        self,
+        inputs: Iterable[PathLike],
+        config: Union[Mapping[str, Any], PathLike],
+        *,
+        resources: Iterable[PathLike] = (),
+        name: Optional[str] = None,
+        metadata: Optional[Mapping[str, str]] = None,
+        out: Optional[PathLike] = None,
+        region: Optional[str] = None,
+        follow: bool = True,
+        follow_timeout: Optional[float] = None,
+        wait_for_organization: bool = False,
+        cleanup_on_failure: bool = False,
+        progress: Optional[ProgressCallback] = None,
+    ) -> AsyncWorkflowTask:
+        """Starts a workflow (as :meth:`Workflow.start`) and returns at once; reports
+        reach ``progress`` on the event loop while the task is awaited."""
+        task = self._workflow.start(
+            inputs,
+            config,
+            resources=resources,
+            name=name,
+            metadata=metadata,
+            out=out,
+            region=region,
+            follow=follow,
+            follow_timeout=follow_timeout,
+            wait_for_organization=wait_for_organization,
+            cleanup_on_failure=cleanup_on_failure,
+        )
+        return AsyncWorkflowTask(task, progress)
+
+    def start_resume(
+        self,
+        processing_id: Id,
+        *,
+        out: Optional[PathLike] = None,
+        follow_timeout: Optional[float] = None,
+        progress: Optional[ProgressCallback] = None,
+    ) -> AsyncWorkflowTask:
+        """As :meth:`resume`, returning an :class:`AsyncWorkflowTask` at once."""
+        task = self._workflow.start_resume(processing_id, out=out, follow_timeout=follow_timeout)
+        return AsyncWorkflowTask(task, progress)
 
     async def run(
         self,
@@ -277,12 +397,13 @@ class AsyncWorkflow:
         metadata: Optional[Mapping[str, str]] = None,
         out: Optional[PathLike] = None,
         region: Optional[str] = None,
+        follow: bool = True,
         follow_timeout: Optional[float] = None,
         wait_for_organization: bool = False,
         cleanup_on_failure: bool = False,
         progress: Optional[ProgressCallback] = None,
     ) -> WorkflowOutcome:
-        task = self._workflow.start(
+        task = self.start(
             inputs,
             config,
             resources=resources,
@@ -290,11 +411,13 @@ class AsyncWorkflow:
             metadata=metadata,
             out=out,
             region=region,
+            follow=follow,
             follow_timeout=follow_timeout,
             wait_for_organization=wait_for_organization,
             cleanup_on_failure=cleanup_on_failure,
-        )._n
-        return await self._wait(task, progress)
+            progress=progress,
+        )
+        return await self._to_the_end(task)
 
     async def resume(
         self,
@@ -304,29 +427,16 @@ class AsyncWorkflow:
         follow_timeout: Optional[float] = None,
         progress: Optional[ProgressCallback] = None,
     ) -> WorkflowOutcome:
-        task = self._workflow.start_resume(
-            processing_id, out=out, follow_timeout=follow_timeout
-        )._n
-        return await self._wait(task, progress)
+        task = self.start_resume(processing_id, out=out, follow_timeout=follow_timeout, progress=progress)
+        return await self._to_the_end(task)
 
     @staticmethod
-    async def _wait(
-        task: _native.WorkflowTask, progress: Optional[ProgressCallback]
-    ) -> WorkflowOutcome:
-        # The blocking wait runs in a worker thread (it releases the GIL); progress
-        # reports are handed to the event loop.
-        loop = asyncio.get_running_loop()
-
-        def report(p: dict[str, Any]) -> None:
-            if progress is not None:
-                loop.call_soon_threadsafe(progress, p)
-
+    async def _to_the_end(task: AsyncWorkflowTask) -> WorkflowOutcome:
         try:
-            data = await loop.run_in_executor(None, task.wait, None, report)
+            return await task.wait()
         except asyncio.CancelledError:
             task.cancel()
             raise
-        return WorkflowOutcome(data)
 
 
 class AsyncUnit:
@@ -341,9 +451,26 @@ class AsyncUnit:
         return cls(Unit.http(url))
 
     @classmethod
+    async def serial(cls, path: str, baud: int = 115_200) -> AsyncUnit:
+        """The unit on a local serial port (e.g. ``/dev/ttyUSB0``) at ``baud``."""
+        loop = asyncio.get_running_loop()
+        return cls(await loop.run_in_executor(None, Unit.serial, path, baud))
+
+    @classmethod
     async def serial_tcp(cls, address: str) -> AsyncUnit:
         loop = asyncio.get_running_loop()
         return cls(await loop.run_in_executor(None, Unit.serial_tcp, address))
+
+    @property
+    def link(self) -> str:
+        return self.sync.link
+
+    @property
+    def user(self) -> Optional[str]:
+        return self.sync.user
+
+    def __repr__(self) -> str:
+        return f"Async{self.sync!r}"
 
     async def login(self, user: str, password: str = "") -> None:
         await wait(self._n.login(user, password))
@@ -386,6 +513,17 @@ class AsyncUnit:
     async def unlock(self) -> None:
         await wait(self._n.unlock())
 
+    @contextlib.asynccontextmanager
+    async def locked(self) -> AsyncIterator[AsyncUnit]:
+        """Holds the settings lock for the ``async with`` block, released also on
+        failure or cancellation."""
+        await self.lock()
+        try:
+            yield self
+        finally:
+            # Released even when the block was cancelled (the release is not).
+            await asyncio.shield(wait(self._n.unlock()))
+
     async def change_password(self, password: str, *, user: Optional[str] = None) -> None:
         await wait(self._n.change_password(password, user))
 
@@ -403,8 +541,13 @@ class AsyncUnit:
         outcome: WriteOutcome = await wait(self._n.restore_defaults(check_only))
         return outcome
 
-    async def reboot(self) -> None:
-        await wait(self._n.reboot())
+    async def reboot(self, *, wait: bool = False, timeout: float = 60.0) -> Optional[dict[str, str]]:
+        """Reboots the unit (every token and the lock end); with ``wait``, returns its
+        info once it answers again."""
+        await _wait(self._n.reboot())
+        if wait:
+            return await self.wait_until_back(timeout)
+        return None
 
     async def logger_status(self) -> dict[str, Any]:
         status: dict[str, Any] = await wait(self._n.logger_status())
