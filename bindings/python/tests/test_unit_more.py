@@ -20,6 +20,7 @@ from svc_sdk import (
     PermissionDeniedError,
     Unit,
     UnreachableError,
+    WaitTimeoutError,
     settings,
 )
 
@@ -90,9 +91,12 @@ def test_reboot_without_wait_then_wait_until_back(emulator: Emulator) -> None:
         emulator.unit().info()
     assert caught.value.retryable is True
     assert caught.value.kind == "unreachable"
-    # Still rebooting: a short wait gives up with the last error, a longer one succeeds.
-    with pytest.raises(UnreachableError):
+    # Still rebooting: a short wait times out (the last failure named), a longer one
+    # succeeds.
+    with pytest.raises(WaitTimeoutError) as timed_out:
         unit.wait_until_back(0.2)
+    assert timed_out.value.kind == "timeout" and timed_out.value.retryable
+    assert "could not be reached" in str(timed_out.value)
     assert unit.wait_until_back(30) == before
     assert emulator.unit().info() == before
     # A unit that is up answers at once.

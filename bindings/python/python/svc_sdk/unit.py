@@ -168,6 +168,9 @@ class Unit:
         return None
 
     def wait_until_back(self, timeout: float = 60.0) -> dict[str, str]:
+        """Waits until the unit answers again after a reboot (and logs in again if the
+        session was logged in); its info. ``WaitTimeoutError`` (naming the last
+        failure) when it is still not back after ``timeout`` seconds."""
         info: dict[str, str] = self._n.wait_until_back(timeout).result()
         return info
 

@@ -67,6 +67,15 @@ pub enum UnitError {
         /// The nodes whose read-back value differs from the wanted one.
         paths: Vec<String>,
     },
+    /// [`Unit::wait_until_back`](super::Unit::wait_until_back): the unit still did not
+    /// answer when the time given ran out.
+    #[error("the unit was not back after {} ms: {last}", .waited.as_millis())]
+    NotBack {
+        /// How long it was waited for.
+        waited: std::time::Duration,
+        /// The last failure of the unit's answer (unreachable while it reboots).
+        last: Box<UnitError>,
+    },
     /// What the unit sent could not be saved locally (an export to a file).
     #[error("{operation}: {reason}")]
     Io {
@@ -112,6 +121,7 @@ impl UnitError {
             Self::Unreachable { .. } => ErrorKind::Unreachable,
             Self::InvalidResponse { .. } | Self::NotApplied { .. } => ErrorKind::InvalidResponse,
             Self::InvalidRequest { .. } => ErrorKind::InvalidInput,
+            Self::NotBack { .. } => ErrorKind::Timeout,
             Self::Io { .. } => ErrorKind::Io,
         }
     }
@@ -122,7 +132,7 @@ impl UnitError {
     pub fn is_retryable(&self) -> bool {
         match self {
             Self::Api { status, .. } => *status >= 500,
-            Self::Unreachable { .. } => true,
+            Self::Unreachable { .. } | Self::NotBack { .. } => true,
             _ => false,
         }
     }
@@ -217,6 +227,13 @@ pub(super) fn loggable(e: &UnitError) -> String {
         UnitError::InvalidRequest { .. } => "an invalid request (not sent)".to_owned(),
         UnitError::NotApplied { paths } => {
             format!("not applied at: {}", paths.join(", "))
+        }
+        UnitError::NotBack { waited, last } => {
+            format!(
+                "not back after {} ms: {}",
+                waited.as_millis(),
+                loggable(last)
+            )
         }
         UnitError::Io { .. } => "a local file error".to_owned(),
     }

@@ -244,7 +244,9 @@ impl Unit {
     /// again if the session was logged in.
     ///
     /// # Errors
-    /// The last error when the unit is still not back after `timeout`.
+    /// [`UnitError::NotBack`] (kind [`Timeout`](crate::ErrorKind::Timeout), with the
+    /// last failure) when the unit is still not back after `timeout`; an error that
+    /// waiting cannot mend (refused credentials) at once.
     pub async fn wait_until_back(&self, timeout: Duration) -> Result<DeviceInfo, UnitError> {
         let began = tokio::time::Instant::now();
         let deadline = began + timeout;
@@ -286,6 +288,12 @@ impl Unit {
                 }
                 Err(e) => {
                     tracing::info!(attempts = attempt, error = %loggable(&e), "the unit did not come back");
+                    if e.is_retryable() {
+                        return Err(UnitError::NotBack {
+                            waited: began.elapsed(),
+                            last: Box::new(e),
+                        });
+                    }
                     return Err(e);
                 }
             }

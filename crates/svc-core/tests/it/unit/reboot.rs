@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use super::{FACTORY_PASSWORD, Link, Rig, SERIAL, config, password_of, poll, pw};
 use ins_device_api::enums::UserName;
 use serde_json::json;
+use svc_core::unit::UnitError;
 use svc_core::unit::serial_link::SerialOptions;
 
 over_links!(
@@ -118,6 +119,22 @@ async fn reboot_mid_session_logs_in_again(link: Link) {
     let anonymous = rig.session().await;
     anonymous.reboot().await.expect_err("viewer may not reboot");
     a.reboot().await.unwrap();
+    // Too short a wait: a timeout with the last failure, and a longer wait still works.
+    // (Over HTTP the rebooting unit refuses connections; a serial link holds the request
+    // until the unit answers, within its answer timeout.)
+    if link == Link::Http {
+        let e = anonymous
+            .wait_until_back(Duration::from_millis(50))
+            .await
+            .unwrap_err();
+        assert!(matches!(e, UnitError::NotBack { .. }), "{e:?}");
+        assert_eq!(e.kind(), svc_core::ErrorKind::Timeout);
+        assert!(e.is_retryable());
+        let UnitError::NotBack { last, .. } = &e else {
+            unreachable!()
+        };
+        assert_eq!(last.kind(), svc_core::ErrorKind::Unreachable, "{e}");
+    }
     anonymous
         .wait_until_back(Duration::from_secs(5))
         .await
