@@ -381,6 +381,35 @@ def test_apply_of_diff_gives_the_new_tree(pair: tuple[dict[str, Any], dict[str, 
     assert settings.diff(new, settings.apply(old, patch.tree)).is_empty()
 
 
+@hypothesis_settings(max_examples=200, deadline=None)
+@given(tree_and_edit(), st.data())
+def test_merge_laws(pair: tuple[dict[str, Any], dict[str, Any]], data: st.DataObject) -> None:
+    base, ours = pair
+    theirs = data.draw(edited(base))
+    # One side unchanged: the other side's tree, cleanly.
+    for merged, expected in [
+        (settings.merge(base, ours, base), ours),
+        (settings.merge(base, base, ours), ours),
+        (settings.merge(base, ours, copy.deepcopy(ours)), ours),
+    ]:
+        assert merged.is_clean() and merged.conflicts == []
+        assert strict(merged.tree) == strict(expected)
+    # Both sides changed: ours wins each conflict; a clean merge holds both sides'
+    # changes whichever side is ours, and each side's changes applied to the other.
+    merged = settings.merge(base, ours, theirs)
+    swapped = settings.merge(base, theirs, ours)
+    assert sorted(c.path for c in merged.conflicts) == sorted(c.path for c in swapped.conflicts)
+    if merged.is_clean():
+        assert strict(merged.tree) == strict(swapped.tree)
+        # What the merge changed in ours is what theirs changed (at or under a node).
+        theirs_changed = settings.diff(base, theirs).changed
+        for path in settings.diff(ours, merged.tree).changed:
+            assert any(path == p or path.startswith(p + "/") or p.startswith(path + "/")
+                       for p in theirs_changed), (path, theirs_changed)
+    for conflict in merged.conflicts:
+        assert strict(conflict.ours) != strict(conflict.theirs)
+
+
 @hypothesis_settings(max_examples=300, deadline=None)
 @given(trees, trees)
 def test_diff_of_dicts_is_the_diff_of_their_json(old: dict[str, Any], new: dict[str, Any]) -> None:
