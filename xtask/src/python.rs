@@ -201,7 +201,22 @@ fn checks(root: &Path, python: &Path) -> Result<()> {
             "--no-run",
         ],
     )?;
-    run_in(&package, "pytest", python, &["-m", "pytest", "-q", "tests"])?;
+    // Where that build put `svc` (`CARGO_TARGET_DIR` moves it), for the tests.
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| root.join("target"), |dir| root.join(dir));
+    println!(
+        "==> pytest (SVC_BIN={})",
+        target.join("debug/svc").display()
+    );
+    let status = Command::new(python)
+        .args(["-m", "pytest", "-q", "tests"])
+        .env("SVC_BIN", target.join("debug/svc"))
+        .current_dir(&package)
+        .status()
+        .with_context(|| format!("could not run {}", python.display()))?;
+    if !status.success() {
+        bail!("pytest failed ({status})");
+    }
     let mut typed: Vec<String> = vec!["tests".into(), "benchmarks".into()];
     let examples = package.join("examples");
     if let Ok(entries) = std::fs::read_dir(&examples) {

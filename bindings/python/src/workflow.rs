@@ -228,9 +228,10 @@ const SHARED_WAIT_PAUSE: Duration = Duration::from_millis(20);
 pub(crate) struct WorkflowTask {
     /// The workflow, held by the thread waiting on it (`None` meanwhile).
     task: Mutex<Option<JoinHandle<Ended>>>,
-    ended: Mutex<Option<Ended>>,
-    /// What `wait` returned or raised, given again to every later `wait`.
-    result: Mutex<Option<PyResult<Py<PyAny>>>>,
+    /// The outcome once the workflow ended: the outcome `dict`, or the exception, never
+    /// raised itself (each `wait` raises a copy, with its own traceback: the one kept
+    /// refers to no frame, so it keeps nothing alive).
+    result: Mutex<Option<Result<Py<PyAny>, Py<PyAny>>>>,
     /// Set when the workflow has ended (whoever holds `task`).
     finished: Arc<AtomicBool>,
     progress: tokio::sync::Mutex<mpsc::UnboundedReceiver<WorkflowProgress>>,
@@ -252,12 +253,31 @@ impl WorkflowTask {
         });
         Ok(Self {
             task: Mutex::new(Some(task)),
-            ended: Mutex::new(None),
             result: Mutex::new(None),
             finished,
             progress: tokio::sync::Mutex::new(progress),
             canceler,
         })
+    }
+}
+
+impl WorkflowTask {
+    /// The outcome, once kept: the `dict`, or a copy of the exception to raise.
+    fn result(&self, py: Python<'_>) -> Option<PyResult<Py<PyAny>>> {
+        let exception = {
+            let kept = self.result.lock().unwrap_or_else(PoisonError::into_inner);
+            match kept.as_ref()? {
+                Ok(outcome) => return Some(Ok(outcome.clone_ref(py))),
+                Err(exception) => exception.clone_ref(py).into_bound(py),
+            }
+        };
+        // Copied with the lock released (`copy.copy` runs Python code).
+        let copied = py
+            .import("copy")
+            .and_then(|copy| copy.getattr("copy"))
+            .and_then(|copy| copy.call1((&exception,)))
+            .unwrap_or(exception);
+        Some(Err(PyErr::from_value(copied)))
     }
 }
 
@@ -309,33 +329,15 @@ impl WorkflowTask {
             )
             .into_pyerr(py)
         };
-        loop {
-            if let Some(result) = self
-                .result
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .as_ref()
-            {
-                return match result {
-                    Ok(o) => Ok(o.clone_ref(py)),
-                    Err(e) => Err(e.clone_ref(py)),
-                };
+        let interrupted = |interrupt: PyErr| {
+            if interrupt.is_instance_of::<PyKeyboardInterrupt>(py) {
+                PyKeyboardInterrupt::new_err(self.left_in_the_cloud())
+            } else {
+                interrupt
             }
-            if let Some(ended) = self
-                .ended
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .take()
-            {
-                let result = match ended {
-                    Ok(o) => outcome(py, o),
-                    Err(e) => Err(failures::workflow(py, e)),
-                };
-                let given = match &result {
-                    Ok(o) => Ok(o.clone_ref(py)),
-                    Err(e) => Err(e.clone_ref(py)),
-                };
-                *self.result.lock().unwrap_or_else(PoisonError::into_inner) = Some(given);
+        };
+        loop {
+            if let Some(result) = self.result(py) {
                 return result;
             }
             let taken = self
@@ -351,17 +353,11 @@ impl WorkflowTask {
                     Some(d) => d.min(tokio::time::Instant::now() + SHARED_WAIT_PAUSE),
                     None => tokio::time::Instant::now() + SHARED_WAIT_PAUSE,
                 };
-                block_on(py, async move { tokio::time::sleep_until(pause).await }).map_err(
-                    |interrupt| {
-                        if interrupt.is_instance_of::<PyKeyboardInterrupt>(py) {
-                            PyKeyboardInterrupt::new_err(self.left_in_the_cloud())
-                        } else {
-                            interrupt
-                        }
-                    },
-                )?;
+                block_on(py, async move { tokio::time::sleep_until(pause).await })
+                    .map_err(interrupted)?;
                 continue;
             };
+            let finished = &self.finished;
             let step = block_on(py, async {
                 let mut progress = self.progress.lock().await;
                 let sleep = async {
@@ -380,22 +376,38 @@ impl WorkflowTask {
                         }
                         Step::Progress(batch)
                     }
-                    () = sleep => Step::TimedOut,
+                    () = sleep => {
+                        // Ended just now (`done()` may already say so): not a timeout.
+                        if finished.load(Ordering::Acquire) {
+                            Step::Ended(Box::new((&mut task).await))
+                        } else {
+                            Step::TimedOut
+                        }
+                    }
                 }
             });
             let step = match step {
                 Ok(step) => step,
                 Err(interrupt) => {
                     *self.task.lock().unwrap_or_else(PoisonError::into_inner) = Some(task);
-                    return Err(if interrupt.is_instance_of::<PyKeyboardInterrupt>(py) {
-                        PyKeyboardInterrupt::new_err(self.left_in_the_cloud())
-                    } else {
-                        interrupt
-                    });
+                    return Err(interrupted(interrupt));
                 }
             };
             match step {
                 Step::Ended(joined) => {
+                    let ended = match *joined {
+                        Ok(ended) => ended,
+                        Err(e) => Err(WorkflowError::Internal {
+                            reason: e.to_string(),
+                        }),
+                    };
+                    // Kept before anything else runs (a callback may raise): every wait
+                    // from now on gives it.
+                    let kept = match ended {
+                        Ok(o) => outcome(py, o).map_err(|e| e.into_value(py).into_any()),
+                        Err(e) => Err(failures::workflow(py, e).into_value(py).into_any()),
+                    };
+                    *self.result.lock().unwrap_or_else(PoisonError::into_inner) = Some(kept);
                     // Reports queued before the end still reach the callback.
                     if let Some(callback) = &on_progress {
                         let mut progress = self.progress.blocking_lock();
@@ -403,15 +415,10 @@ impl WorkflowTask {
                             callback.call1(py, (progress_dict(py, &p)?,))?;
                         }
                     }
-                    let ended = match *joined {
-                        Ok(ended) => ended,
-                        Err(e) => Err(WorkflowError::Internal {
-                            reason: e.to_string(),
-                        }),
-                    };
-                    *self.ended.lock().unwrap_or_else(PoisonError::into_inner) = Some(ended);
                 }
                 Step::Progress(batch) => {
+                    // Back in place before the callback runs: a `wait` made from the
+                    // callback takes it in turn.
                     *self.task.lock().unwrap_or_else(PoisonError::into_inner) = Some(task);
                     if let Some(callback) = &on_progress {
                         for p in &batch {

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from svc_sdk import ConflictError, Emulator, NotFoundError, WaitTimeoutError
+from svc_sdk import CanceledError, ConflictError, Emulator, NotFoundError, WaitTimeoutError
 from svc_sdk.aio import AsyncCloudClient, AsyncUnit, AsyncWorkflow
 
 SAMPLES = Path(__file__).resolve().parents[3] / "samples"
@@ -138,6 +138,50 @@ def test_an_async_workflow_task_waits_without_a_thread(emulator: Emulator, tmp_p
         assert called_on == {loop_thread}
         assert stages[0] == "creating_container" and stages[-1] == "done"
         assert (tmp_path / "trajectory.csv").exists()
+
+    asyncio.run(main())
+
+
+def test_async_progress_like_the_sync_one(emulator: Emulator, tmp_path: Path) -> None:
+    async def main() -> None:
+        # `progress=True`: the bars (tqdm), as `Workflow.run` does by default.
+        outcome = await AsyncWorkflow(emulator.cloud()).run(INPUTS, CONFIG, out=tmp_path, progress=True)
+        assert outcome.succeeded
+
+        # A callback that raises ends `run` with its error, and stops the workflow.
+        def fails(p: dict[str, object]) -> None:
+            if p["stage"] == "uploading":
+                raise ValueError("callback failed")
+
+        task = AsyncWorkflow(emulator.cloud()).start(INPUTS, CONFIG, progress=fails)
+        with pytest.raises(ValueError):
+            await AsyncWorkflow._to_the_end(task)
+        with pytest.raises(CanceledError):
+            await task.wait(timeout=10)
+
+    asyncio.run(main())
+
+
+def test_a_lock_cancelled_while_taken_is_released(emulator: Emulator) -> None:
+    async def main() -> None:
+        unit = AsyncUnit.http(emulator.info["device_url"])
+        other = AsyncUnit.http(emulator.info["device_url"])
+        await unit.login("setup", "")
+        await other.login("powerUser", "")
+        arm = "aiding/gnss1/leverArmPrimary"
+
+        async def hold() -> None:
+            async with unit.locked():
+                await asyncio.sleep(10)
+
+        for delay in [0.0, 0.0005, 0.001, 0.002, 0.003, 0.005, 0.01, 0.02] * 2:
+            holder = asyncio.ensure_future(hold())
+            await asyncio.sleep(delay)
+            holder.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await holder
+            # Released whenever the cancel came: another session may write.
+            await other.set(arm, [0.0, 0.0, 0.0])
 
     asyncio.run(main())
 

@@ -29,7 +29,7 @@ from svc_sdk import (
     SvcError,
     UnreachableError,
 )
-from svc_sdk.records import Container, OutputFile, Processing
+from svc_sdk.records import Container, OutputFile, Processing, WebhookEndpoint
 
 
 @pytest.fixture(scope="module")
@@ -220,6 +220,16 @@ def test_records_render_in_notebooks(client: CloudClient) -> None:
     assert "processed" in repr(processing)
 
 
+def test_webhook_endpoint_addresses_are_shown_without_credentials() -> None:
+    endpoint = WebhookEndpoint({"id": "e", "url": "https://me:pw-7@hooks.example.com:8443/in?token=t-9#x",
+                                "secret": "whsec-1"})
+    for shown in (repr(endpoint), endpoint._repr_html_()):
+        for secret in ("pw-7", "t-9", "whsec-1", "me:"):
+            assert secret not in shown, (secret, shown)
+        assert "https://hooks.example.com:8443/in" in shown
+    assert endpoint.url == "https://me:pw-7@hooks.example.com:8443/in?token=t-9#x"
+
+
 def test_views_hide_signed_addresses_and_upload_forms(client: CloudClient) -> None:
     container = client.create_container(files=[client.file("rover.nmea", size=10)])
     form = container.files[0].upload_info
@@ -260,7 +270,9 @@ def test_timestamps_read_as_utc_whatever_the_local_zone(wire: str, utc: datetime
 
 
 @pytest.mark.parametrize(
-    "wire", ["2026-11-25T10:00:00", "2026-02-30T10:00:00Z", "2026-11-25T10:00:00+24:00", "yesterday", 17]
+    "wire",
+    ["2026-11-25T10:00:00", "2026-02-30T10:00:00Z", "2026-11-25T10:00:00+24:00", "yesterday", 17,
+     "0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00", "\u0662\u0660\u0662\u0666-01-01T00:00:00Z"],
 )
 def test_timestamps_not_rfc3339_read_as_none(wire: object) -> None:
     assert Processing({"id": "p", "createdAt": wire}).created_at is None

@@ -4,6 +4,7 @@ and the errors that name what was created."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -11,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -128,6 +130,58 @@ def test_threads_waiting_on_one_task_all_get_its_outcome(emulator: Emulator, tmp
     assert len(got) == 3 and len(set(got)) == 1
     # And again, afterwards: the same outcome.
     assert task.wait().processing.id == got[0]
+
+
+def test_the_outcome_is_kept_when_the_last_reports_raise(emulator: Emulator, tmp_path: Path) -> None:
+    task = Workflow(emulator.cloud()).start(INPUTS, CONFIG, out=tmp_path)
+    deadline = time.monotonic() + 30
+    while not task.done() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert task.done()
+
+    def fails(report: dict[str, object]) -> None:
+        raise ValueError("a progress callback failed")
+
+    # The reports queued meanwhile reach the callback, which raises: that error, and
+    # the outcome is kept for the next wait.
+    with pytest.raises(ValueError, match="a progress callback failed"):
+        task._n.wait(None, fails)
+    assert task.wait(timeout=5).succeeded
+
+
+def test_each_wait_raises_its_own_copy_and_keeps_nothing_alive() -> None:
+    with Emulator(processing_time=30, device=False) as emulator:
+        task = Workflow(emulator.cloud()).start(INPUTS, CONFIG)
+        task.cancel()
+
+        def caught() -> CanceledError:
+            local = Workflow  # noqa: F841 - a frame local, held by the traceback
+            try:
+                task.wait()
+            except CanceledError as error:
+                return error
+            raise AssertionError("not canceled")
+
+        first, second = caught(), caught()
+        assert first is not second and type(first) is type(second)
+        assert (first.kind, str(first)) == (second.kind, str(second)) == ("canceled", str(first))
+        # The task kept refers to no traceback: once dropped, it is freed.
+        alive = weakref.ref(task)
+        del task, first, second
+        gc.collect()
+        assert alive() is None
+
+
+def test_a_callback_may_wait_on_its_own_task(emulator: Emulator, tmp_path: Path) -> None:
+    task = Workflow(emulator.cloud()).start(INPUTS, CONFIG, out=tmp_path)
+    inner: list[str] = []
+
+    def report(p: dict[str, object]) -> None:
+        if not inner:
+            inner.append(task.wait(timeout=30).processing.id)
+
+    outer = task._n.wait(30, report)
+    assert inner == [outer["processing"]["id"]]
 
 
 def test_progress_bars_fill_when_tqdm_is_installed(

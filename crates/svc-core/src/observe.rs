@@ -38,13 +38,20 @@ pub(crate) fn parsed_url(address: &reqwest::Url) -> String {
 }
 
 /// A decoder's message (serde's) without the values it quotes: the text of a string
-/// value between double quotes becomes `"…"`, and the number, boolean or character
-/// written between backticks after `integer`, `floating point`, `boolean` or
-/// `character` becomes `` `…` ``, so that no value of a body or a settings tree (a
-/// password) ends up in an error or a log. Field names, which serde writes between
-/// backticks too, stay.
+/// value between double quotes becomes `"…"`, and the number, boolean, character or
+/// text written between backticks after `integer`, `floating point`, `boolean`,
+/// `character`, `unknown variant` or `found` becomes `` `…` ``, so that no value of a
+/// body or a settings tree (a password) ends up in an error or a log. Field names and
+/// the expected variants, which serde writes between backticks too, stay.
 pub(crate) fn without_values(message: &str) -> String {
-    const VALUE_WORDS: [&str; 4] = ["integer ", "floating point ", "boolean ", "character "];
+    const VALUE_WORDS: [&str; 6] = [
+        "integer ",
+        "floating point ",
+        "boolean ",
+        "character ",
+        "unknown variant ",
+        "found ",
+    ];
     let mut out = String::with_capacity(message.len());
     let mut rest = message;
     while let Some(c) = rest.chars().next() {
@@ -115,7 +122,13 @@ mod tests {
         );
         assert_eq!(
             without_values("unknown variant `s3cr3t`, expected one of `a`, `b`"),
-            "unknown variant `s3cr3t`, expected one of `a`, `b`"
+            "unknown variant `…`, expected one of `a`, `b`"
+        );
+        assert_eq!(
+            without_values(
+                "invalid character: expected an optional prefix of `urn:uuid:` followed by [0-9a-fA-F-], found `h` at 0"
+            ),
+            "invalid character: expected an optional prefix of `urn:uuid:` followed by [0-9a-fA-F-], found `…` at 0"
         );
         assert_eq!(without_values("integer `unterminated"), "integer `…`");
     }

@@ -39,9 +39,9 @@ from svc_sdk.records import (
     ServerInfo,
     WebhookEndpoint,
 )
-from svc_sdk.errors import WaitTimeoutError
+from svc_sdk.errors import SvcError, WaitTimeoutError
 from svc_sdk.unit import ApplyReport, Unit, WriteOutcome
-from svc_sdk.workflow import PathLike, ProgressCallback, Workflow, WorkflowOutcome, WorkflowTask
+from svc_sdk.workflow import PathLike, ProgressCallback, Workflow, WorkflowOutcome, WorkflowTask, _progress
 
 __all__ = ["AsyncCloudClient", "AsyncUnit", "AsyncWorkflow", "AsyncWorkflowTask", "wait"]
 
@@ -289,9 +289,9 @@ class AsyncWorkflowTask:
     calls the progress callback. Cancelling an awaited :meth:`wait` leaves the workflow
     running (as a timeout does); :meth:`cancel` stops it."""
 
-    def __init__(self, task: WorkflowTask, progress: Optional[ProgressCallback]) -> None:
+    def __init__(self, task: WorkflowTask, progress: Union[bool, ProgressCallback, None]) -> None:
         self.sync = task
-        self._progress = progress
+        self._progress = _progress(progress)
 
     @property
     def processing_id(self) -> Optional[str]:
@@ -356,7 +356,7 @@ class AsyncWorkflow:
         follow_timeout: Optional[float] = None,
         wait_for_organization: bool = False,
         cleanup_on_failure: bool = False,
-        progress: Optional[ProgressCallback] = None,
+        progress: Union[bool, ProgressCallback, None] = None,
     ) -> AsyncWorkflowTask:
         """Starts a workflow (as :meth:`Workflow.start`) and returns at once; reports
         reach ``progress`` on the event loop while the task is awaited."""
@@ -381,7 +381,7 @@ class AsyncWorkflow:
         *,
         out: Optional[PathLike] = None,
         follow_timeout: Optional[float] = None,
-        progress: Optional[ProgressCallback] = None,
+        progress: Union[bool, ProgressCallback, None] = None,
     ) -> AsyncWorkflowTask:
         """As :meth:`resume`, returning an :class:`AsyncWorkflowTask` at once."""
         task = self._workflow.start_resume(processing_id, out=out, follow_timeout=follow_timeout)
@@ -401,7 +401,7 @@ class AsyncWorkflow:
         follow_timeout: Optional[float] = None,
         wait_for_organization: bool = False,
         cleanup_on_failure: bool = False,
-        progress: Optional[ProgressCallback] = None,
+        progress: Union[bool, ProgressCallback, None] = None,
     ) -> WorkflowOutcome:
         task = self.start(
             inputs,
@@ -425,7 +425,7 @@ class AsyncWorkflow:
         *,
         out: Optional[PathLike] = None,
         follow_timeout: Optional[float] = None,
-        progress: Optional[ProgressCallback] = None,
+        progress: Union[bool, ProgressCallback, None] = None,
     ) -> WorkflowOutcome:
         task = self.start_resume(processing_id, out=out, follow_timeout=follow_timeout, progress=progress)
         return await self._to_the_end(task)
@@ -434,7 +434,9 @@ class AsyncWorkflow:
     async def _to_the_end(task: AsyncWorkflowTask) -> WorkflowOutcome:
         try:
             return await task.wait()
-        except asyncio.CancelledError:
+        except BaseException:
+            # Cancelled, or a progress callback raised: nobody will wait for it any
+            # more. A workflow that ended is not changed by this.
             task.cancel()
             raise
 
@@ -517,12 +519,21 @@ class AsyncUnit:
     async def locked(self) -> AsyncIterator[AsyncUnit]:
         """Holds the settings lock for the ``async with`` block, released also on
         failure or cancellation."""
-        await self.lock()
+        try:
+            await self.lock()
+        except asyncio.CancelledError:
+            # The lock may have been taken before the cancel reached the request.
+            await asyncio.shield(self._release_quietly())
+            raise
         try:
             yield self
         finally:
             # Released even when the block was cancelled (the release is not).
             await asyncio.shield(wait(self._n.unlock()))
+
+    async def _release_quietly(self) -> None:
+        with contextlib.suppress(SvcError):
+            await wait(self._n.unlock())
 
     async def change_password(self, password: str, *, user: Optional[str] = None) -> None:
         await wait(self._n.change_password(password, user))

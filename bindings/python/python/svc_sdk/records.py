@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as _dt
 import html
 import re
+import urllib.parse
 from typing import Any, Iterator, Mapping, Optional
 
 __all__ = [
@@ -33,6 +34,16 @@ __all__ = [
 _REDACTED = "[redacted]"
 
 
+def _shown_address(address: Any) -> Any:
+    """An address as it may be shown: without user information, query or fragment
+    (credentials or a token may be written into it)."""
+    if not isinstance(address, str):
+        return address
+    parts = urllib.parse.urlsplit(address)
+    host = parts.netloc.rpartition("@")[2]
+    return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
 def _without(value: Any, hidden: frozenset[str]) -> Any:
     """`value` with the values of the fields named in `hidden` replaced, at any depth."""
     if isinstance(value, Mapping):
@@ -44,7 +55,8 @@ def _without(value: Any, hidden: frozenset[str]) -> Any:
 
 _RFC3339 = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?"
-    r"(?:([Zz])|([+-])(\d{2}):(\d{2}))"
+    r"(?:([Zz])|([+-])(\d{2}):(\d{2}))",
+    re.ASCII,
 )
 
 
@@ -75,9 +87,9 @@ def _timestamp(value: Any) -> Optional[_dt.datetime]:
         zone = _dt.timezone(sign * _dt.timedelta(hours=hours, minutes=minutes))
     try:
         stamp = _dt.datetime(year, month, day, hour, minute, second, micro, tzinfo=zone)
-    except ValueError:
+        return stamp.astimezone(_dt.timezone.utc)
+    except (ValueError, OverflowError):  # no such day, or out of datetime's years in UTC
         return None
-    return stamp.astimezone(_dt.timezone.utc)
 
 
 class Record(Mapping[str, Any]):
@@ -116,8 +128,15 @@ class Record(Mapping[str, Any]):
         """The record as a plain ``dict`` (a copy; secrets included)."""
         return dict(self._data)
 
+    #: The fields holding an address shown without its credentials nor query.
+    _ADDRESSES: frozenset[str] = frozenset()
+
     def _shown(self, key: str) -> Any:
-        return _REDACTED if key in self._HIDDEN else _without(self._data.get(key), self._HIDDEN)
+        if key in self._HIDDEN:
+            return _REDACTED
+        if key in self._ADDRESSES:
+            return _shown_address(self._data.get(key))
+        return _without(self._data.get(key), self._HIDDEN)
 
     def __repr__(self) -> str:
         fields = ", ".join(
@@ -294,6 +313,7 @@ class WebhookEndpoint(Record):
 
     __slots__ = ()
     _SUMMARY = ("id", "url", "enabled", "enabledEventTypes", "secret")
+    _ADDRESSES = frozenset({"url"})
 
     @property
     def id(self) -> str:

@@ -20,6 +20,7 @@ import contextlib
 from typing import Any, Iterator, Mapping, Optional, TypedDict
 
 from svc_sdk import _native
+from svc_sdk.errors import SvcError
 
 __all__ = ["Unit", "WriteOutcome", "ApplyReport", "USERS"]
 
@@ -151,7 +152,13 @@ class Unit:
     @contextlib.contextmanager
     def locked(self) -> Iterator[Unit]:
         """Holds the settings lock for the ``with`` block, released also on failure."""
-        self.lock()
+        try:
+            self.lock()
+        except KeyboardInterrupt:
+            # The lock may have been taken before Ctrl-C stopped the wait for the answer.
+            with contextlib.suppress(SvcError):
+                self.unlock()
+            raise
         try:
             yield self
         finally:

@@ -366,3 +366,8 @@ def _finish(task: WorkflowTask) -> WorkflowOutcome:
             raise
         # Raised in Python code (a progress callback): say what goes on all the same.
         raise KeyboardInterrupt(task._n.left_in_the_cloud()) from None
+    except BaseException:
+        # Nobody will wait for it any more (a progress callback raised): stopped. A
+        # workflow that ended is not changed by this.
+        task.cancel()
+        raise

@@ -64,7 +64,7 @@ mod merge;
 mod path;
 mod text;
 mod tree;
-mod typed;
+pub(crate) mod typed;
 
 pub use diff::{Patch, apply, apply_in_place, diff};
 pub use files::{FileDiff, diff_files, read_tree};
@@ -132,7 +132,7 @@ pub enum SettingsError {
     /// vector of the wrong length, a root that is not an object).
     #[error("the tree does not fit the typed settings tree: {message}")]
     Schema {
-        /// The deserializer's message (it may quote the offending value).
+        /// The node and what it takes (never the value).
         message: String,
     },
     /// A settings file cannot be read.

@@ -55,7 +55,8 @@ pub fn from_value(tree: Value) -> Result<Settings, SettingsError> {
 /// [`SettingsError::Schema`] when a node has the wrong type or the root is not an
 /// object.
 pub fn from_value_lossy(tree: Value) -> Result<(Settings, Vec<NodePath>), SettingsError> {
-    let settings: Settings = serde_json::from_value(tree.clone()).map_err(schema_error)?;
+    let settings: Settings =
+        deserialize(tree.clone()).map_err(|message| SettingsError::Schema { message })?;
     let back = serde_json::to_value(&settings).map_err(schema_error)?;
     // What the typed tree did not keep: keys of `tree` missing from its round trip.
     // (Numbers may come back in another form, `0` as `0.0`: that is no loss.)
@@ -84,6 +85,32 @@ pub fn from_value_lossy(tree: Value) -> Result<(Settings, Vec<NodePath>), Settin
 /// ```
 pub fn diff_typed(old: &Settings, new: &Settings) -> Result<Patch, SettingsError> {
     Ok(diff(&to_value(old)?, &to_value(new)?))
+}
+
+/// `tree` as the typed settings tree, or what is wrong: the node and what it takes,
+/// never the value (it may be a password), e.g. `network/ntrip/password: invalid
+/// type: integer `…`, expected a string`.
+pub(crate) fn deserialize(tree: Value) -> Result<Settings, String> {
+    serde_path_to_error::deserialize(tree).map_err(
+        |e: serde_path_to_error::Error<serde_json::Error>| {
+            let node: Vec<String> = e
+                .path()
+                .iter()
+                .map(|segment| match segment {
+                    serde_path_to_error::Segment::Seq { index } => index.to_string(),
+                    serde_path_to_error::Segment::Map { key }
+                    | serde_path_to_error::Segment::Enum { variant: key } => key.clone(),
+                    serde_path_to_error::Segment::Unknown => "?".to_owned(),
+                })
+                .collect();
+            let message = crate::observe::without_values(&e.inner().to_string());
+            if node.is_empty() {
+                message
+            } else {
+                format!("{}: {message}", node.join("/"))
+            }
+        },
+    )
 }
 
 fn schema_error(error: serde_json::Error) -> SettingsError {
@@ -150,6 +177,12 @@ mod tests {
             from_value(json!({"aiding": {"gnss1": {"leverArmPrimary": [1.0, 2.0]}}})).unwrap_err();
         assert!(matches!(error, SettingsError::Schema { .. }), "{error}");
         assert!(from_value(json!([1])).is_err());
+        // The node is named, the value never is (it may be a password).
+        let error = from_value(json!({"network": {"ntrip": {"password": 987_654_321}}}))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("network/ntrip/password"), "{error}");
+        assert!(!error.contains("987654321"), "{error}");
     }
 
     #[test]

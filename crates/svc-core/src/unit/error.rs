@@ -173,9 +173,10 @@ impl UnitError {
                 reason,
                 source: None,
             },
+            // The decoder's message without the values it quotes (a password).
             E::InvalidResponsePayload(_, e) => UnitError::InvalidResponse {
                 operation,
-                reason: e.to_string(),
+                reason: crate::observe::without_values(&e.to_string()),
             },
             E::UnexpectedResponse(r) => UnitError::InvalidResponse {
                 operation,

@@ -318,33 +318,12 @@ impl Unit {
 /// schema does not define (the typed tree would drop it silently, and a client never
 /// sends a field the unit did not define).
 fn typed_tree(operation: &'static str, tree: &Value) -> Result<types::Settings, UnitError> {
-    // The message names the node and what it takes, never the value (a password).
-    let typed: types::Settings = serde_path_to_error::deserialize(tree.clone()).map_err(
-        |e: serde_path_to_error::Error<serde_json::Error>| {
-            let node: Vec<String> = e
-                .path()
-                .iter()
-                .map(|segment| match segment {
-                    serde_path_to_error::Segment::Seq { index } => index.to_string(),
-                    serde_path_to_error::Segment::Map { key }
-                    | serde_path_to_error::Segment::Enum { variant: key } => key.clone(),
-                    serde_path_to_error::Segment::Unknown => "?".to_owned(),
-                })
-                .collect();
-            UnitError::InvalidRequest {
-                operation,
-                reason: format!(
-                    "not a valid settings tree: {}{}",
-                    if node.is_empty() {
-                        String::new()
-                    } else {
-                        format!("{}: ", node.join("/"))
-                    },
-                    crate::observe::without_values(&e.inner().to_string())
-                ),
-            }
-        },
-    )?;
+    let typed = crate::settings::typed::deserialize(tree.clone()).map_err(|message| {
+        UnitError::InvalidRequest {
+            operation,
+            reason: format!("not a valid settings tree: {message}"),
+        }
+    })?;
     let back = serde_json::to_value(&typed).map_err(|e| UnitError::InvalidRequest {
         operation,
         reason: e.to_string(),
