@@ -5,7 +5,6 @@ calls and the iterators over every page)."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import time
 import urllib.request
@@ -367,21 +366,13 @@ def test_list_webhook_endpoints_page(fresh: CloudClient) -> None:
 # ---------------------------------------------------------------- missed webhooks
 
 
-def svc_binary() -> Path:
-    given = os.environ.get("SVC_BIN")
-    path = Path(given) if given else ROOT / "target" / "debug" / "svc"
-    if not path.exists():
-        pytest.fail(f"the svc binary is needed ({path}); build it with `cargo build -p svc-cli`")
-    return path
-
-
 @pytest.fixture()
-def quick_retries() -> Iterator[dict[str, Any]]:
+def quick_retries(svc_bin: Path) -> Iterator[dict[str, Any]]:
     """An emulator whose webhook retries come after 1, 2, 4... ms (the in-process one
     retries after 1 s, doubling, ten times: a missed webhook takes 17 minutes). Its
     addresses and credentials."""
     child = subprocess.Popen(
-        [str(svc_binary()), "emulator", "--no-device", "--processing-seconds", "0.5",
+        [str(svc_bin), "emulator", "--no-device", "--processing-seconds", "0.5",
          "--webhook-retry-base-ms", "1"],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )

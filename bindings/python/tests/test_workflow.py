@@ -36,21 +36,13 @@ INPUTS = [SAMPLES / "rover.nmea", SAMPLES / "imu.csv"]
 CONFIG = SAMPLES / "processing.json"
 
 
-def svc_binary() -> Path:
-    given = os.environ.get("SVC_BIN")
-    path = Path(given) if given else ROOT / "target" / "debug" / "svc"
-    if not path.exists():
-        pytest.fail(f"the svc binary is needed ({path}); build it with `cargo build -p svc-cli`")
-    return path
-
-
 @pytest.fixture(scope="module")
 def emulator() -> Iterator[Emulator]:
     with Emulator(processing_time=0.5, device=False) as emulator:
         yield emulator
 
 
-def test_outputs_are_those_of_the_svc_command(emulator: Emulator, tmp_path: Path) -> None:
+def test_outputs_are_those_of_the_svc_command(emulator: Emulator, tmp_path: Path, svc_bin: Path) -> None:
     reports: list[dict[str, Any]] = []
     outcome = Workflow(emulator.cloud()).run(
         INPUTS, CONFIG, name="python", out=tmp_path / "py", progress=reports.append
@@ -73,7 +65,7 @@ def test_outputs_are_those_of_the_svc_command(emulator: Emulator, tmp_path: Path
     # The same job through the command-line tool, against the same emulator.
     env = {**os.environ, **emulator.env}
     cli = subprocess.run(
-        [str(svc_binary()), "process", *map(str, INPUTS), "--config", str(CONFIG),
+        [str(svc_bin), "process", *map(str, INPUTS), "--config", str(CONFIG),
          "--out", str(tmp_path / "cli"), "--json"],
         env=env, capture_output=True, text=True, timeout=120,
     )
