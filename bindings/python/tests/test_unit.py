@@ -97,6 +97,25 @@ def test_the_lock_and_logins(emulator: Emulator) -> None:
     holder.logout()
 
 
+def test_ctrl_c_while_the_lock_is_taken_releases_it(emulator: Emulator, monkeypatch: pytest.MonkeyPatch) -> None:
+    holder = emulator.unit()
+    holder.login("setup", "")
+    other = emulator.unit()
+    other.login("powerUser", "")
+    taken = holder.lock
+
+    def lock_then_interrupted() -> None:
+        taken()  # the unit granted the lock; Ctrl-C came before the call returned
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(holder, "lock", lock_then_interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        with holder.locked():
+            raise AssertionError("the block must not run")
+    other.set(ARM, [0.0, 0.0, 0.3])  # released: another session may write
+    other.set(ARM, [0.0, 0.0, 0.0])
+
+
 def test_passwords_stay_out_of_errors(emulator: Emulator) -> None:
     unit = emulator.unit()
     with pytest.raises(AuthenticationError) as caught:
