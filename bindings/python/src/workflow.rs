@@ -262,22 +262,31 @@ impl WorkflowTask {
 }
 
 impl WorkflowTask {
-    /// The outcome, once kept: the `dict`, or a copy of the exception to raise.
+    /// The outcome, once kept: a copy of the `dict`, or of the exception to raise (deep
+    /// copies: no caller sees what another changed in its own, and the exception kept
+    /// is never raised).
     fn result(&self, py: Python<'_>) -> Option<PyResult<Py<PyAny>>> {
-        let exception = {
+        let kept = {
             let kept = self.result.lock().unwrap_or_else(PoisonError::into_inner);
             match kept.as_ref()? {
-                Ok(outcome) => return Some(Ok(outcome.clone_ref(py))),
-                Err(exception) => exception.clone_ref(py).into_bound(py),
+                Ok(outcome) => Ok(outcome.clone_ref(py).into_bound(py)),
+                Err(exception) => Err(exception.clone_ref(py).into_bound(py)),
             }
         };
-        // Copied with the lock released (`copy.copy` runs Python code).
-        let copied = py
-            .import("copy")
-            .and_then(|copy| copy.getattr("copy"))
-            .and_then(|copy| copy.call1((&exception,)))
-            .unwrap_or(exception);
-        Some(Err(PyErr::from_value(copied)))
+        // Copied with the lock released (`copy.deepcopy` runs Python code). A failure
+        // to copy (a KeyboardInterrupt meanwhile) is raised instead.
+        let copy = |value: &Bound<'_, PyAny>| {
+            py.import("copy")?
+                .getattr("deepcopy")?
+                .call1((value,))
+                .map(Bound::unbind)
+        };
+        Some(match kept {
+            Ok(outcome) => copy(&outcome),
+            Err(exception) => {
+                copy(&exception).and_then(|copied| Err(PyErr::from_value(copied.into_bound(py))))
+            }
+        })
     }
 }
 
@@ -348,10 +357,15 @@ impl WorkflowTask {
             let Some(mut task) = taken else {
                 // Another thread is waiting on the workflow: wait for its outcome
                 // (progress reports go to that thread's callback).
+                let ended = self.finished.load(Ordering::Acquire);
+                let now = tokio::time::Instant::now();
                 let pause = match deadline {
-                    Some(d) if tokio::time::Instant::now() >= d => return Err(timed_out()),
-                    Some(d) => d.min(tokio::time::Instant::now() + SHARED_WAIT_PAUSE),
-                    None => tokio::time::Instant::now() + SHARED_WAIT_PAUSE,
+                    // Past the deadline, unless the workflow ended: its waiter is about
+                    // to keep the outcome (`done()` already says it ended).
+                    Some(d) if now >= d && !ended => return Err(timed_out()),
+                    Some(d) if now < d => d.min(now + SHARED_WAIT_PAUSE),
+                    _ if ended => now + Duration::from_millis(1),
+                    _ => now + SHARED_WAIT_PAUSE,
                 };
                 block_on(py, async move { tokio::time::sleep_until(pause).await })
                     .map_err(interrupted)?;

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from svc_sdk import CanceledError, ConflictError, Emulator, NotFoundError, WaitTimeoutError
+from svc_sdk import CanceledError, ConflictError, Emulator, NotFoundError, WaitTimeoutError, WorkflowError
 from svc_sdk.aio import AsyncCloudClient, AsyncUnit, AsyncWorkflow
 
 SAMPLES = Path(__file__).resolve().parents[3] / "samples"
@@ -160,6 +160,21 @@ def test_async_progress_like_the_sync_one(emulator: Emulator, tmp_path: Path) ->
             await task.wait(timeout=10)
 
     asyncio.run(main())
+
+
+def test_the_workflow_follow_timeout_ends_an_awaited_run(tmp_path: Path) -> None:
+    with Emulator(processing_time=60, device=False) as emulator:
+        async def main() -> None:
+            began = time.monotonic()
+            with pytest.raises(WaitTimeoutError) as caught:
+                # (Bounded: a wait that swallowed this timeout would never return.)
+                await asyncio.wait_for(
+                    AsyncWorkflow(emulator.cloud()).run(INPUTS, CONFIG, out=tmp_path, follow_timeout=0.5), 30
+                )
+            assert isinstance(caught.value, WorkflowError), caught.value
+            assert time.monotonic() - began < 10
+
+        asyncio.run(main())
 
 
 def test_a_lock_cancelled_while_taken_is_released(emulator: Emulator) -> None:

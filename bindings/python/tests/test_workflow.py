@@ -124,6 +124,30 @@ def test_threads_waiting_on_one_task_all_get_its_outcome(emulator: Emulator, tmp
     assert task.wait().processing.id == got[0]
 
 
+def test_done_means_wait_zero_gives_the_outcome_while_another_thread_waits(
+    emulator: Emulator, tmp_path: Path
+) -> None:
+    for _ in range(3):
+        task = Workflow(emulator.cloud()).start(INPUTS, CONFIG, out=tmp_path)
+        waiter = threading.Thread(target=task.wait)
+        waiter.start()
+        deadline = time.monotonic() + 30
+        while not task.done() and time.monotonic() < deadline:
+            pass  # holds the GIL as much as it can: the waiter thread must still finish
+        assert task.wait(timeout=0).succeeded
+        waiter.join()
+
+
+def test_each_wait_gets_its_own_copy_of_the_outcome(emulator: Emulator, tmp_path: Path) -> None:
+    task = Workflow(emulator.cloud()).start(INPUTS, CONFIG, out=tmp_path)
+    first, second = task._n.wait(30, None), task._n.wait(30, None)
+    assert first == second and first is not second
+    first["processing"]["status"] = "changed by one caller"
+    first["downloaded"].clear()
+    third = task._n.wait(30, None)
+    assert third == second and third["processing"]["status"] == "processed"
+
+
 def test_the_outcome_is_kept_when_the_last_reports_raise(emulator: Emulator, tmp_path: Path) -> None:
     task = Workflow(emulator.cloud()).start(INPUTS, CONFIG, out=tmp_path)
     deadline = time.monotonic() + 30

@@ -74,7 +74,20 @@ pub(crate) fn without_values(message: &str) -> String {
             rest = &rest[end..];
         } else if c == '`' && VALUE_WORDS.iter().any(|word| out.ends_with(word)) {
             out.push_str("`…`");
-            rest = rest[1..].find('`').map_or("", |at| &rest[1 + at + 1..]);
+            let value = &rest[1..];
+            // serde writes these values unescaped: a variant may hold a backtick, so it
+            // ends where serde's own text resumes; a character is one character.
+            let end = if out.ends_with("unknown variant `…`") {
+                ["`, expected ", "`, there are no variants"]
+                    .iter()
+                    .filter_map(|tail| value.find(tail))
+                    .min()
+            } else if out.ends_with("character `…`") {
+                value.chars().next().map(char::len_utf8)
+            } else {
+                value.find('`')
+            };
+            rest = end.map_or("", |at| value.get(at + 1..).unwrap_or(""));
         } else {
             out.push(c);
             rest = &rest[c.len_utf8()..];
@@ -131,6 +144,32 @@ mod tests {
             "invalid character: expected an optional prefix of `urn:uuid:` followed by [0-9a-fA-F-], found `…` at 0"
         );
         assert_eq!(without_values("integer `unterminated"), "integer `…`");
+        // Values holding a backtick (serde does not escape them).
+        assert_eq!(
+            without_values("unknown variant `p`secret`, expected one of `a`"),
+            "unknown variant `…`, expected one of `a`"
+        );
+        assert_eq!(
+            without_values("unknown variant `x`y`, there are no variants"),
+            "unknown variant `…`, there are no variants"
+        );
+        assert_eq!(
+            without_values("invalid type: character ```, expected a string"),
+            "invalid type: character `…`, expected a string"
+        );
+        assert_eq!(
+            without_values("invalid type: character `é`, expected a string"),
+            "invalid type: character `…`, expected a string"
+        );
+        for cut in [
+            "found `",
+            "found `é",
+            "x found ``",
+            "character `",
+            "unknown variant `a",
+        ] {
+            assert!(!without_values(cut).contains('é'), "{cut}");
+        }
     }
 
     #[test]

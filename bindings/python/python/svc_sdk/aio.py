@@ -39,9 +39,17 @@ from svc_sdk.records import (
     ServerInfo,
     WebhookEndpoint,
 )
-from svc_sdk.errors import SvcError, WaitTimeoutError
+from svc_sdk.errors import SvcError, WaitTimeoutError, WorkflowError
 from svc_sdk.unit import ApplyReport, Unit, WriteOutcome
-from svc_sdk.workflow import PathLike, ProgressCallback, Workflow, WorkflowOutcome, WorkflowTask, _progress
+from svc_sdk.workflow import (
+    PathLike,
+    ProgressCallback,
+    Workflow,
+    WorkflowOutcome,
+    WorkflowTask,
+    _Bars,
+    _progress,
+)
 
 __all__ = ["AsyncCloudClient", "AsyncUnit", "AsyncWorkflow", "AsyncWorkflowTask", "wait"]
 
@@ -319,8 +327,13 @@ class AsyncWorkflowTask:
             try:
                 # Delivers the reports queued so far and returns at once.
                 return WorkflowOutcome(self.sync._n.wait(0.0, self._progress))
-            except WaitTimeoutError:
-                pass
+            except WaitTimeoutError as error:
+                if isinstance(error, WorkflowError):
+                    self._close_bars()
+                    raise  # the workflow's own (`follow_timeout`), not this poll's
+            except BaseException:
+                self._close_bars()
+                raise
             if deadline is not None and loop.time() >= deadline:
                 raise WaitTimeoutError(
                     f"the workflow had not ended after {timeout} s; it goes on (wait again, or cancel it)",
@@ -328,6 +341,10 @@ class AsyncWorkflowTask:
                     retryable=True,
                 )
             await asyncio.sleep(_WORKFLOW_POLL)
+
+    def _close_bars(self) -> None:
+        if isinstance(self._progress, _Bars):
+            self._progress.close(full=False)
 
     def __repr__(self) -> str:
         return f"Async{self.sync!r}"
@@ -519,11 +536,16 @@ class AsyncUnit:
     async def locked(self) -> AsyncIterator[AsyncUnit]:
         """Holds the settings lock for the ``async with`` block, released also on
         failure or cancellation."""
+        # The lock request runs to its end even if this task is cancelled meanwhile
+        # (aborted, it could still reach the unit after the release); then what it
+        # took is released.
+        taking = asyncio.ensure_future(self.lock())
         try:
-            await self.lock()
+            await asyncio.shield(taking)
         except asyncio.CancelledError:
-            # The lock may have been taken before the cancel reached the request.
-            await asyncio.shield(self._release_quietly())
+            with contextlib.suppress(BaseException):
+                await taking
+                await asyncio.shield(self._release_quietly())
             raise
         try:
             yield self
