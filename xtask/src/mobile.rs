@@ -25,7 +25,7 @@ fn library(root: &Path, profile: &str) -> PathBuf {
     root.join("target").join(profile).join(name)
 }
 
-fn run(dir: &Path, name: &str, command: &mut Command) -> Result<()> {
+pub(crate) fn run(dir: &Path, name: &str, command: &mut Command) -> Result<()> {
     println!("==> {name}: {command:?}");
     let status = command
         .current_dir(dir)
@@ -41,15 +41,11 @@ fn cargo(root: &Path, name: &str, args: &[&str]) -> Result<()> {
     run(root, name, Command::new("cargo").args(args))
 }
 
-/// Builds the library (debug), the `svc` binary the tests start, and the bindgen (and
-/// runs its tests).
-///
-/// The library and `svc`: built as `cargo test --workspace --all-targets` builds them
-/// (CI's step before this one, so nothing is built again there; another command would
-/// unify features differently and rebuild svc-core, reqwest and the rest). That build
-/// leaves the cdylib in `target/debug/deps`; it is copied beside `svc`. The bindgen: its
-/// own workspace (`bindings/uniffi/bindgen`), built into `target/bindgen`.
-fn build(root: &Path) -> Result<PathBuf> {
+/// The workspace built as `cargo test --workspace --all-targets` builds it (the step of
+/// CI before the bindings' checks, so nothing is built again there; another command
+/// would unify features differently and rebuild svc-core, reqwest and the rest): the
+/// `svc` binary and the debug libraries the bindings' tests use.
+pub(crate) fn build_as_tests(root: &Path) -> Result<()> {
     cargo(
         root,
         "workspace as the tests build it (svc-ffi, svc)",
@@ -60,7 +56,17 @@ fn build(root: &Path) -> Result<PathBuf> {
             "--locked",
             "--no-run",
         ],
-    )?;
+    )
+}
+
+/// Builds the library (debug), the `svc` binary the tests start, and the bindgen (and
+/// runs its tests).
+///
+/// The library and `svc`: [`build_as_tests`]. That build leaves the cdylib in
+/// `target/debug/deps`; it is copied beside `svc`. The bindgen: its
+/// own workspace (`bindings/uniffi/bindgen`), built into `target/bindgen`.
+fn build(root: &Path) -> Result<PathBuf> {
+    build_as_tests(root)?;
     let built = library(root, "debug/deps");
     let beside = library(root, "debug");
     // Cargo may have left a hard link of the same file there: copying onto it would

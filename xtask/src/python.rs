@@ -186,37 +186,18 @@ fn checks(root: &Path, python: &Path) -> Result<()> {
     // Run from the package folder: tests import the installed package (there is no
     // `svc_sdk` folder there, the sources are under python/).
     let package = root.join(PACKAGE);
-    // The workflow tests compare outputs with those of `target/debug/svc`: built (or
-    // found up to date) as `cargo test` builds it, so that CI, where `cargo test` ran
-    // before, builds nothing again (another command would unify features differently).
-    run_in(
-        root,
-        "svc as the tests build it",
-        Path::new("cargo"),
-        &[
-            "test",
-            "--workspace",
-            "--all-targets",
-            "--locked",
-            "--no-run",
-        ],
-    )?;
-    // Where that build put `svc` (`CARGO_TARGET_DIR` moves it), for the tests.
+    // The workflow tests compare outputs with those of `svc`, built (or found up to
+    // date) as `cargo test` builds it; `CARGO_TARGET_DIR` moves it.
+    crate::mobile::build_as_tests(root)?;
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map_or_else(|| root.join("target"), |dir| root.join(dir));
-    println!(
-        "==> pytest (SVC_BIN={})",
-        target.join("debug/svc").display()
-    );
-    let status = Command::new(python)
-        .args(["-m", "pytest", "-q", "tests"])
-        .env("SVC_BIN", target.join("debug/svc"))
-        .current_dir(&package)
-        .status()
-        .with_context(|| format!("could not run {}", python.display()))?;
-    if !status.success() {
-        bail!("pytest failed ({status})");
-    }
+    crate::mobile::run(
+        &package,
+        "pytest",
+        Command::new(python)
+            .args(["-m", "pytest", "-q", "tests"])
+            .env("SVC_BIN", target.join("debug/svc")),
+    )?;
     let mut typed: Vec<String> = vec!["tests".into(), "benchmarks".into()];
     let examples = package.join("examples");
     if let Ok(entries) = std::fs::read_dir(&examples) {
