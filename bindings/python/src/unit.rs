@@ -230,8 +230,15 @@ impl Unit {
         let u = self.core.clone();
         run(
             async move {
-                u.apply_wanted(&wanted, ApplyOptions { check_only, lock })
-                    .await
+                u.apply_wanted(
+                    &wanted,
+                    ApplyOptions {
+                        check_only,
+                        lock,
+                        ..ApplyOptions::default()
+                    },
+                )
+                .await
             },
             applied,
         )

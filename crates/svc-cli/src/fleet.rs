@@ -120,6 +120,7 @@ pub async fn run(
             let options = ApplyOptions {
                 check_only: *check_only,
                 lock: *lock,
+                ..ApplyOptions::default()
             };
             let results = fleet
                 .apply(&wanted, options, |r| {

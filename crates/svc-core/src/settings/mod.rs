@@ -69,7 +69,7 @@ pub(crate) mod typed;
 pub use diff::{Patch, apply, apply_in_place, diff};
 pub use files::{FileDiff, diff_files, read_tree};
 pub use merge::{Conflict, Merge, merge};
-pub use path::{NodePath, get, leaf_paths, set};
+pub use path::{ACTION_ROUTES, NodePath, get, leaf_paths, set};
 pub use text::{PatchText, diff_json, diff_json_bytes, diff_json_text, diff_json_text_same_shape};
 pub use tree::{ChangedPaths, SettingsTree, TreePatch};
 pub use typed::{diff_typed, from_value, from_value_lossy, to_value};
@@ -92,6 +92,19 @@ pub enum SettingsError {
     SlashInSegment {
         /// The segment.
         segment: String,
+    },
+    /// A path segment that cannot name a settings node: `.` or `..` (an address would
+    /// read them as "this level" and "the level above", leaving the settings), a key
+    /// holding `\` (read as `/` in an address) or a control character, or, as the first
+    /// segment, the name of one of the unit's settings actions ([`ACTION_ROUTES`]:
+    /// `default`, `lock`, `import`, ...), whose route would run the action instead of
+    /// reaching a node.
+    #[error("invalid node path {path:?}: {reason}")]
+    ReservedSegment {
+        /// The path as written (for a segment added to a path: that path and the segment).
+        path: String,
+        /// Why the segment cannot be used.
+        reason: String,
     },
     /// [`set`] met a node on the way that is not an object, so it cannot hold the key
     /// below it. The tree is unchanged.

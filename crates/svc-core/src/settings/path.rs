@@ -11,8 +11,12 @@ use super::SettingsError;
 /// joined by `/`, as in the unit's routes (`/api/v1/settings/aiding/gnss1`).
 ///
 /// The root is the empty path (displayed as the empty string). A segment is an object
-/// key; it may be any non-empty string without `/`. Arrays are leaves: a path never
-/// indexes into an array (the unit writes an array whole).
+/// key: a non-empty string without `/`, `\` or control characters, and neither `.`
+/// nor `..`; the first segment is not one of the unit's settings actions
+/// ([`ACTION_ROUTES`]). So a path always names a node under `/settings/`: it can
+/// neither climb out of it (`../reboot`) nor reach an action (`default`, `import`).
+/// Arrays are leaves: a path never indexes into an array (the unit writes an array
+/// whole).
 ///
 /// ```
 /// use svc_core::settings::NodePath;
@@ -22,6 +26,8 @@ use super::SettingsError;
 /// assert_eq!(path, NodePath::from_segments(["aiding", "gnss1", "leverArmPrimary"])?);
 /// assert_eq!(path.to_string(), "aiding/gnss1/leverArmPrimary");
 /// assert!(NodePath::parse("aiding//gnss1").is_err());
+/// assert!(NodePath::parse("../reboot").is_err());
+/// assert!(NodePath::parse("default").is_err(), "the route that restores the defaults");
 /// # Ok::<(), svc_core::settings::SettingsError>(())
 /// ```
 ///
@@ -40,6 +46,33 @@ pub struct NodePath(
     String,
 );
 
+/// The names under the unit's `/settings/` route that are actions, not settings
+/// nodes (`openapi/ins-device.yaml`: `POST /settings/default` restores the defaults,
+/// `/settings/import` replaces the tree, ...). No node path starts with one of them.
+pub const ACTION_ROUTES: &[&str] = &["default", "lock", "unlock", "export", "import", "save"];
+
+/// Why `segment` cannot be a segment of a node path (`first`: the path's first one),
+/// or `None` when it can. Empty segments and `/` are told by their own errors.
+fn refused(segment: &str, first: bool) -> Option<String> {
+    if segment == "." || segment == ".." {
+        return Some(format!(
+            "the segment `{segment}` would leave the node (an address reads it as a level)"
+        ));
+    }
+    if segment.contains('\\') {
+        return Some("a segment cannot contain `\\` (an address reads it as `/`)".to_owned());
+    }
+    if segment.chars().any(char::is_control) {
+        return Some("a segment cannot contain control characters".to_owned());
+    }
+    if first && ACTION_ROUTES.contains(&segment) {
+        return Some(format!(
+            "`{segment}` is the unit's settings action /settings/{segment}, not a node"
+        ));
+    }
+    None
+}
+
 impl NodePath {
     /// The root of the tree (no segment).
     pub const fn root() -> Self {
@@ -53,12 +86,26 @@ impl NodePath {
     ///
     /// [`SettingsError::EmptySegment`] when a segment is empty: a leading or trailing
     /// `/`, or `//` (the path is written without the route prefix, so
-    /// `/aiding/gnss1` is refused: write `aiding/gnss1`).
+    /// `/aiding/gnss1` is refused: write `aiding/gnss1`);
+    /// [`SettingsError::ReservedSegment`] for a segment `.` or `..`, one holding `\`
+    /// or a control character, or a first segment that names a settings action
+    /// ([`ACTION_ROUTES`]).
     pub fn parse(path: &str) -> Result<Self, SettingsError> {
-        if !path.is_empty() && path.split('/').any(str::is_empty) {
+        if path.is_empty() {
+            return Ok(Self::root());
+        }
+        if path.split('/').any(str::is_empty) {
             return Err(SettingsError::EmptySegment {
                 path: path.to_owned(),
             });
+        }
+        for (index, segment) in path.split('/').enumerate() {
+            if let Some(reason) = refused(segment, index == 0) {
+                return Err(SettingsError::ReservedSegment {
+                    path: path.to_owned(),
+                    reason,
+                });
+            }
         }
         Ok(Self(path.to_owned()))
     }
@@ -69,7 +116,7 @@ impl NodePath {
     ///
     /// [`SettingsError::SlashInSegment`] when a segment contains `/` (it could not be
     /// told apart from two segments), [`SettingsError::EmptySegment`] when a segment is
-    /// empty.
+    /// empty, [`SettingsError::ReservedSegment`] as for [`NodePath::parse`].
     pub fn from_segments<I, S>(segments: I) -> Result<Self, SettingsError>
     where
         I: IntoIterator<Item = S>,
@@ -112,7 +159,9 @@ impl NodePath {
     /// # Errors
     ///
     /// [`SettingsError::SlashInSegment`] when `segment` contains `/`,
-    /// [`SettingsError::EmptySegment`] when it is empty; the path is then unchanged.
+    /// [`SettingsError::EmptySegment`] when it is empty,
+    /// [`SettingsError::ReservedSegment`] as for [`NodePath::parse`]; the path is then
+    /// unchanged.
     pub fn push(&mut self, segment: &str) -> Result<(), SettingsError> {
         if segment.is_empty() {
             return Err(SettingsError::EmptySegment {
@@ -126,6 +175,16 @@ impl NodePath {
         if segment.contains('/') {
             return Err(SettingsError::SlashInSegment {
                 segment: segment.to_owned(),
+            });
+        }
+        if let Some(reason) = refused(segment, self.0.is_empty()) {
+            return Err(SettingsError::ReservedSegment {
+                path: if self.0.is_empty() {
+                    segment.to_owned()
+                } else {
+                    format!("{}/{segment}", self.0)
+                },
+                reason,
             });
         }
         if !self.0.is_empty() {
@@ -430,6 +489,57 @@ mod tests {
             path("aiding"),
             "a refused push leaves the path unchanged"
         );
+    }
+
+    #[test]
+    fn paths_that_leave_the_node_or_reach_an_action_are_refused() {
+        for text in [
+            ".",
+            "..",
+            "../reboot",
+            "../info",
+            "aiding/../../reboot",
+            "aiding/./gnss1",
+            "aiding/..\\..\\reboot",
+            "aiding/gnss1\u{0}",
+            "aiding/gnss\n1",
+            "default",
+            "lock",
+            "unlock",
+            "import",
+            "export",
+            "save",
+            "import/aiding",
+        ] {
+            assert!(
+                matches!(
+                    NodePath::parse(text),
+                    Err(SettingsError::ReservedSegment { .. })
+                ),
+                "{text:?}: {:?}",
+                NodePath::parse(text)
+            );
+        }
+        // An action's name deeper down is an ordinary key; so are dots within a key.
+        for text in [
+            "aiding/default",
+            "output/comA/lock",
+            "a.b/..c/c..",
+            "oem/label",
+        ] {
+            assert_eq!(
+                NodePath::parse(text).map(|p| p.to_string()),
+                Ok(text.to_owned())
+            );
+        }
+        let mut root = NodePath::root();
+        assert!(root.push("default").is_err());
+        assert!(root.push("..").is_err());
+        assert!(root.is_root(), "a refused push leaves the path unchanged");
+        assert!(path("aiding").push("default").is_ok());
+        assert!(NodePath::from_segments(["aiding", ".."]).is_err());
+        let message = NodePath::parse("default").unwrap_err().to_string();
+        assert!(message.contains("/settings/default"), "{message}");
     }
 
     #[test]

@@ -230,11 +230,61 @@ impl Unit {
         Ok(())
     }
 
+    /// Saves the settings to the unit's permanent memory (`POST /settings/save`, the
+    /// route of the vendor's own client; see `saveSettings` in
+    /// `openapi/ins-device.yaml`).
+    ///
+    /// # Errors
+    /// 404 from a unit without the route (it keeps applied settings without one); 409
+    /// while another session holds the settings lock; 403 without the Setting WRITE
+    /// right.
+    pub async fn save(&self) -> Result<(), UnitError> {
+        self.call(
+            "saveSettings",
+            |c| async move { c.save_settings().send().await },
+        )
+        .await?;
+        tracing::info!(link = %crate::observe::url(&self.link), "settings saved");
+        Ok(())
+    }
+
+    /// [`Unit::save`], where the unit serves it: a unit without the route (404 or 405)
+    /// keeps applied settings across reboots, so there is nothing to save.
+    pub(super) async fn save_if_served(&self) -> Result<(), UnitError> {
+        match self.save().await {
+            Err(e) if route_missing(&e) => {
+                tracing::info!("the unit has no save route: its settings are kept as written");
+                Ok(())
+            }
+            other => other,
+        }
+    }
+
     /// Reboots the unit. Every token and lock ends; the session logs in again on its next
     /// request if it was logged in.
+    ///
+    /// The documented route (`POST /reboot`) is tried first; when the unit answers
+    /// 404 or 405 there, the vendor client's route (`POST /system/reboot`) is used.
     pub async fn reboot(&self) -> Result<(), UnitError> {
-        self.call("reboot", |c| async move { c.reboot().send().await })
-            .await?;
+        match self
+            .call("reboot", |c| async move { c.reboot().send().await })
+            .await
+        {
+            Err(e) if route_missing(&e) => {
+                tracing::info!(
+                    status = e.status(),
+                    "the unit has no /reboot route: rebooting through /system/reboot"
+                );
+                self.call(
+                    "rebootSystem",
+                    |c| async move { c.reboot_system().send().await },
+                )
+                .await?;
+            }
+            other => {
+                other?;
+            }
+        }
         self.state.set_token(None);
         tracing::info!(link = %crate::observe::url(&self.link), "unit rebooting");
         Ok(())
@@ -305,4 +355,10 @@ impl Unit {
     pub fn set_token(&self, token: Option<AuthToken>) {
         self.state.set_token(token);
     }
+}
+
+/// Whether the unit answered that the route does not exist (404, or 405 for a path it
+/// serves with other methods only): the request did nothing.
+fn route_missing(e: &UnitError) -> bool {
+    matches!(e.status(), Some(404 | 405))
 }

@@ -16,6 +16,11 @@ pub struct ApplyOptions {
     /// Hold the settings lock while reading, writing and reading back (needs a login);
     /// it is released afterwards, also on failure.
     pub lock: bool,
+    /// When the written change needs a reboot (`needReboot`), save the settings
+    /// ([`Unit::save`]; a unit without the save route keeps them anyway) and reboot the
+    /// unit ([`Unit::reboot`]) once they are confirmed. The unit is not waited for:
+    /// [`Unit::wait_until_back`] does that.
+    pub reboot: bool,
 }
 
 /// What [`Unit::apply_wanted`] did.
@@ -28,6 +33,9 @@ pub struct ApplyReport {
     pub need_reboot: bool,
     /// Whether anything was written (false for `check_only` or when nothing differed).
     pub written: bool,
+    /// Whether the unit was saved and rebooted ([`ApplyOptions::reboot`] and a change
+    /// that needs it).
+    pub rebooted: bool,
 }
 
 /// The answer of a settings write.
@@ -82,12 +90,17 @@ impl Unit {
         })
     }
 
-    /// One node of the tree, e.g. `aiding/gnss1/leverArmPrimary` (slashes sent literally).
+    /// One node of the tree, e.g. `aiding/gnss1/leverArmPrimary` (slashes sent
+    /// literally; a leading or trailing `/` is ignored).
     ///
     /// # Errors
-    /// 404 for a path that is not in the tree.
+    /// [`UnitError::InvalidRequest`], before anything is sent, for a path that is not a
+    /// node's (the root, or not a
+    /// [`NodePath`](crate::settings::NodePath): `.` or `..`, an action such as
+    /// `default`); 404 for
+    /// a path that is not in the tree.
     pub async fn node(&self, path: &str) -> Result<Value, UnitError> {
-        let path = path.trim_matches('/').to_owned();
+        let path = node_route("getSettingsNode", path)?;
         self.call("getSettingsNode", |c| {
             let path = path.clone();
             async move { c.get_settings_node().path(path).send().await }
@@ -127,13 +140,18 @@ impl Unit {
     }
 
     /// Writes one node (`POST /settings/<path>`).
+    ///
+    /// # Errors
+    /// [`UnitError::InvalidRequest`], before anything is sent, for a path that is not a
+    /// node's (as for [`node`](Self::node)); the unit's errors (404 no such node, 422 an invalid
+    /// value, 409 locked by another session).
     pub async fn write_node(
         &self,
         path: &str,
         value: &Value,
         check_only: bool,
     ) -> Result<WriteOutcome, UnitError> {
-        let path = path.trim_matches('/').to_owned();
+        let path = node_route("updateSettingsNode", path)?;
         let value = value.clone();
         let outcome = self
             .call("updateSettingsNode", |c| {
@@ -203,7 +221,9 @@ impl Unit {
     /// Brings the unit's settings to `wanted` (a whole or partial tree) and writes only
     /// what differs: reads the tree, computes the minimal patch, validates it with
     /// `checkOnly` (a 422 lists every invalid node and nothing is applied), writes it,
-    /// then reads the tree back and confirms every changed node.
+    /// then reads the tree back and confirms every changed node. With
+    /// [`ApplyOptions::reboot`], a change that needs a reboot is saved and the unit
+    /// rebooted (the lock, if taken, released first).
     ///
     /// # Errors
     /// [`UnitError::InvalidRequest`] for a wanted tree with unknown nodes or values of the
@@ -219,12 +239,26 @@ impl Unit {
         if options.lock {
             self.lock().await?;
         }
-        let result = self.apply_unlocked(wanted, options.check_only).await;
+        let mut result = self.apply_unlocked(wanted, options.check_only).await;
+        let reboot = options.reboot
+            && result
+                .as_ref()
+                .is_ok_and(|report| report.written && report.need_reboot);
+        if reboot {
+            // Saved under the lock, so that no other write slips in before the reboot.
+            if let Err(e) = self.save_if_served().await {
+                result = Err(e);
+            }
+        }
         if options.lock {
             let unlocked = self.unlock().await;
             if result.is_ok() {
                 unlocked?;
             }
+        }
+        if reboot && let Ok(report) = &mut result {
+            self.reboot().await?;
+            report.rebooted = true;
         }
         match &result {
             Ok(report) => tracing::info!(
@@ -232,6 +266,7 @@ impl Unit {
                 nodes = %report.changed.join(", "),
                 written = report.written,
                 need_reboot = report.need_reboot,
+                rebooted = report.rebooted,
                 check_only = options.check_only,
                 "wanted settings applied"
             ),
@@ -283,6 +318,7 @@ impl Unit {
                 changed,
                 need_reboot: false,
                 written: false,
+                rebooted: false,
             });
         }
         let body = patch.tree;
@@ -292,6 +328,7 @@ impl Unit {
                 changed,
                 need_reboot: checked.need_reboot,
                 written: false,
+                rebooted: false,
             });
         }
         let written = self.write(&body, false).await?;
@@ -309,8 +346,26 @@ impl Unit {
             changed,
             need_reboot: written.need_reboot || checked.need_reboot,
             written: true,
+            rebooted: false,
         })
     }
+}
+
+/// The node path of a node route (`/settings/<path>`), as sent: a leading or trailing
+/// `/` is dropped, then the path must be a [`NodePath`](crate::settings::NodePath) other
+/// than the root. So the request can reach nothing but a node: not the whole tree, not
+/// an action route (`/settings/default` would restore the defaults, `../reboot` would
+/// reboot the unit), over HTTP and the serial link alike.
+fn node_route(operation: &'static str, path: &str) -> Result<String, UnitError> {
+    let trimmed = path.trim_matches('/');
+    let invalid = |reason: String| UnitError::InvalidRequest { operation, reason };
+    let node = crate::settings::NodePath::parse(trimmed).map_err(|e| invalid(e.to_string()))?;
+    if node.is_root() {
+        return Err(invalid(format!(
+            "the node path {path:?} names no node (the whole tree is read with `settings` and written with `write`)"
+        )));
+    }
+    Ok(node.as_str().to_owned())
 }
 
 /// A (partial) tree as the typed `Settings` the generated client sends. Refused before

@@ -5,8 +5,8 @@ use proptest::prelude::*;
 use proptest::sample::Index;
 use serde_json::{Value, json};
 use svc_core::settings::{
-    NodePath, SettingsError, SettingsTree, apply, apply_in_place, diff, diff_typed, from_value,
-    get, leaf_paths, merge, set, to_value,
+    ACTION_ROUTES, NodePath, SettingsError, SettingsTree, apply, apply_in_place, diff, diff_typed,
+    from_value, get, leaf_paths, merge, set, to_value,
 };
 use svc_test_support::settings as testing;
 
@@ -594,12 +594,46 @@ proptest! {
     }
 
     #[test]
-    fn paths_round_trip(segments in prop::collection::vec("[a-zA-Z0-9_.-]{1,8}", 0..6)) {
+    fn paths_round_trip(
+        segments in prop::collection::vec("[a-zA-Z0-9_.-]{1,8}", 0..6).prop_filter(
+            "a segment `.` or `..`, or a first one naming an action, is refused",
+            |segments| {
+                !segments.iter().any(|s| s == "." || s == "..")
+                    && segments.first().is_none_or(|s| !ACTION_ROUTES.contains(&s.as_str()))
+            },
+        )
+    ) {
         let built = NodePath::from_segments(&segments).unwrap();
         prop_assert_eq!(built.segments().collect::<Vec<_>>(), segments.iter().map(String::as_str).collect::<Vec<_>>());
         let shown = built.to_string();
         prop_assert_eq!(NodePath::parse(&shown).unwrap(), built.clone());
         prop_assert_eq!(built.len(), segments.len());
+    }
+}
+
+proptest! {
+    /// A path holding a `.` or `..` segment, or starting with an action's name, is
+    /// refused however it is built, and a valid path with one appended is too.
+    #[test]
+    fn paths_leaving_the_node_are_refused(
+        before in prop::collection::vec("[a-z]{1,4}", 0..3),
+        bad in prop::sample::select(vec![".", "..", "a\\b", "x\u{7}"]),
+        after in prop::collection::vec("[a-z]{1,4}", 0..3),
+        action in prop::sample::select(ACTION_ROUTES.to_vec()),
+    ) {
+        let mut segments: Vec<&str> = before.iter().map(String::as_str).collect();
+        segments.push(bad);
+        segments.extend(after.iter().map(String::as_str));
+        prop_assert!(NodePath::parse(&segments.join("/")).is_err());
+        prop_assert!(NodePath::from_segments(&segments).is_err());
+        let mut rest: Vec<&str> = vec![action];
+        rest.extend(after.iter().map(String::as_str));
+        prop_assert!(NodePath::parse(&rest.join("/")).is_err());
+        prop_assert!(NodePath::from_segments(&rest).is_err());
+        // The same name below the root is an ordinary key.
+        let mut deeper: Vec<&str> = vec!["aiding", action];
+        deeper.extend(after.iter().map(String::as_str));
+        prop_assert!(NodePath::parse(&deeper.join("/")).is_ok());
     }
 }
 

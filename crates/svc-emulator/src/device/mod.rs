@@ -154,6 +154,11 @@ pub struct DeviceConfig {
     /// bridge and pty, both ways) that lose bytes or have one corrupted (none by
     /// default). Its handle counts them.
     pub serial_faults: crate::faults::SerialFaultConfig,
+    /// `operationId`s of `openapi/ins-device.yaml` this unit's firmware lacks: their
+    /// routes answer 404 as an unknown path does (none by default). A client's
+    /// fallbacks are tested with them, e.g. a unit serving only the vendor's
+    /// `/system/reboot` (`["reboot"]`), or without `/settings/save`.
+    pub missing_operations: Vec<String>,
 }
 
 impl Default for DeviceConfig {
@@ -173,6 +178,7 @@ impl Default for DeviceConfig {
             mac_address: DEFAULT_MAC_ADDRESS.to_owned(),
             latency: Duration::ZERO,
             serial_faults: crate::faults::SerialFaultConfig::default(),
+            missing_operations: Vec::new(),
         }
     }
 }
@@ -265,6 +271,7 @@ impl DeviceEmulator {
             unit::Identity {
                 serial_number: config.serial_number.clone(),
                 mac_address: config.mac_address.clone(),
+                missing_operations: config.missing_operations.clone(),
             },
             config.reboot_time,
             config.lock_idle,
@@ -366,6 +373,12 @@ impl DeviceEmulator {
     /// applied twice counts twice.
     pub fn applied_writes(&self) -> u64 {
         self.unit.applied_writes()
+    }
+
+    /// How many saves of the settings (`POST /settings/save`) the unit answered with
+    /// success since it started.
+    pub fn saves(&self) -> u64 {
+        self.unit.saves()
     }
 
     /// Whether the unit is rebooting (answering nothing).

@@ -3,7 +3,8 @@
 //! `?`) and a body, and answers a status and a JSON body, or [`Outcome::Silent`] while
 //! the unit reboots.
 //!
-//! Order of the checks: route (404 unknown path, 405 other method), authentication
+//! Order of the checks: path (400 for a `.` or `..` segment; a path without its
+//! leading `/` is read with it), route (404 unknown path, 405 other method), authentication
 //! (401), rights (403), settings node (404), settings lock (409), body syntax (400),
 //! values (422).
 
@@ -108,6 +109,36 @@ impl ApiError {
     }
 }
 
+/// The path a request is routed by: percent-decoded, with its leading `/` (the
+/// vendor's serial tool writes `api/v1/settings`: both forms name the same resource)
+/// and without a trailing one.
+///
+/// # Errors
+/// 400 for a `.` or `..` segment, refused as it is, never resolved: the unit does not
+/// let `/settings/../reboot` reach its reboot route, nor a node path climb out of the
+/// settings tree.
+fn route_path(path: &str) -> ApiResult<String> {
+    let decoded = percent_decode_str(path).decode_utf8_lossy();
+    let mut path = if decoded.starts_with('/') {
+        decoded.into_owned()
+    } else {
+        format!("/{decoded}")
+    };
+    if path
+        .split('/')
+        .any(|segment| segment == "." || segment == "..")
+    {
+        return Err(ApiError::new(
+            400,
+            format!("{path}: a path segment cannot be `.` or `..`"),
+        ));
+    }
+    if path.len() > PREFIX.len() + 1 && path.ends_with('/') {
+        path.pop();
+    }
+    Ok(path)
+}
+
 fn json_reply<T: Serialize>(status: u16, body: &T, pretty: bool) -> Reply {
     let encoded = if pretty {
         serde_json::to_vec_pretty(body)
@@ -169,6 +200,8 @@ struct State {
     /// Settings writes applied (not `checkOnly`), for tests that a write is never
     /// applied twice.
     applied_writes: u64,
+    /// Saves of the settings (`POST /settings/save`) answered with success.
+    saves: u64,
 }
 
 impl State {
@@ -188,6 +221,8 @@ pub struct Unit {
     spec: Arc<Spec>,
     defaults: Value,
     info: DeviceInfo,
+    /// See [`Identity::missing_operations`].
+    missing_operations: Vec<String>,
     reboot_time: Duration,
     lock_idle: Duration,
     state: Mutex<State>,
@@ -206,10 +241,14 @@ enum WriteBody<'a> {
     Defaults,
 }
 
-/// What tells one emulated unit from another in `/info`.
+/// What tells one emulated unit from another: its identity in `/info`, and the
+/// operations its firmware lacks.
 pub struct Identity {
     pub serial_number: String,
     pub mac_address: String,
+    /// `operationId`s this unit does not serve: their routes answer 404 as an unknown
+    /// path does (firmware without a route, e.g. the vendor's `/system/reboot`).
+    pub missing_operations: Vec<String>,
 }
 
 impl Unit {
@@ -263,12 +302,14 @@ impl Unit {
             logging_since: None,
             logged_bytes: 0,
             applied_writes: 0,
+            saves: 0,
         };
         state.default_user = choose_default_user(&spec, &state.passwords);
         Ok(Self {
             spec,
             defaults,
             info,
+            missing_operations: identity.missing_operations,
             reboot_time,
             lock_idle,
             state: Mutex::new(state),
@@ -298,6 +339,11 @@ impl Unit {
         self.state().applied_writes
     }
 
+    /// How many saves succeeded (see `DeviceEmulator::saves`).
+    pub fn saves(&self) -> u64 {
+        self.state().saves
+    }
+
     /// Whether the unit is rebooting (it answers nothing).
     pub fn is_booting(&self) -> bool {
         let now = Instant::now();
@@ -312,13 +358,11 @@ impl Unit {
     /// The methods `path` answers, as the `Allow` header of a 405 lists them
     /// (`GET, POST`; empty for a path that does not exist).
     pub fn allowed_methods(&self, path: &str) -> String {
-        let decoded = percent_decode_str(path).decode_utf8_lossy();
-        let path = match decoded.strip_suffix('/') {
-            Some(trimmed) if trimmed.len() > PREFIX.len() => trimmed,
-            _ => decoded.as_ref(),
+        let Ok(path) = route_path(path) else {
+            return String::new();
         };
         self.spec
-            .methods(path)
+            .methods(&path)
             .into_iter()
             .map(Method::as_str)
             .collect::<Vec<_>>()
@@ -354,11 +398,8 @@ impl Unit {
             "POST" => Some(Method::Post),
             _ => None,
         };
-        let decoded = percent_decode_str(path).decode_utf8_lossy();
-        let path = match decoded.strip_suffix('/') {
-            Some(trimmed) if trimmed.len() > PREFIX.len() => trimmed,
-            _ => decoded.as_ref(),
-        };
+        let path = route_path(path)?;
+        let path = path.as_str();
         let (op, node) = match self.spec.route(method, path) {
             Route::Found(op, node) => (op, node),
             Route::MethodNotAllowed => {
@@ -369,6 +410,9 @@ impl Unit {
             }
             Route::NotFound => return Err(ApiError::new(404, format!("no resource at {path}"))),
         };
+        if self.missing_operations.contains(&op.id) {
+            return Err(ApiError::new(404, format!("no resource at {path}")));
+        }
         let query: Vec<(String, String)> = form_urlencoded::parse(query.as_bytes())
             .into_owned()
             .collect();
@@ -451,7 +495,18 @@ impl Unit {
                     }
                 }
             }
-            "reboot" => {
+            "saveSettings" => {
+                if let Some(lock) = &state.lock
+                    && caller.token.as_deref() != Some(lock.token.as_str())
+                {
+                    return Err(ApiError::new(409, LOCK_CONFLICT));
+                }
+                // Applied settings are kept across reboots already: a save changes
+                // nothing (see the operation's description in the document).
+                state.saves += 1;
+                action()
+            }
+            "reboot" | "rebootSystem" => {
                 self.reboot(state, now);
                 action()
             }

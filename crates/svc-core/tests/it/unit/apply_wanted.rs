@@ -34,7 +34,7 @@ async fn apply_wanted_tree(link: Link) {
             &wanted,
             ApplyOptions {
                 check_only: true,
-                lock: false,
+                ..ApplyOptions::default()
             },
         )
         .await
@@ -114,8 +114,8 @@ async fn apply_wanted_tree(link: Link) {
         .apply_wanted(
             &wanted,
             ApplyOptions {
-                check_only: false,
                 lock: true,
+                ..ApplyOptions::default()
             },
         )
         .await
@@ -148,8 +148,8 @@ async fn apply_wanted_tree(link: Link) {
         .apply_wanted(
             &json!({"localParam": {"height": 1.5}}),
             ApplyOptions {
-                check_only: false,
                 lock: true,
+                ..ApplyOptions::default()
             },
         )
         .await

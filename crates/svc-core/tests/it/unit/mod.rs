@@ -50,9 +50,11 @@ mod info;
 mod invalid_writes;
 mod lock;
 mod login;
+mod node_paths;
 mod reboot;
 mod serial_rules;
 mod user_rights;
+mod vendor_routes;
 
 /// How a session reaches the unit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

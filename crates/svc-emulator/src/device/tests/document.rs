@@ -5,7 +5,7 @@ use super::*;
 #[test]
 fn the_document_gives_routes_rights_and_schemas() {
     let spec = Spec::load().expect("the document loads");
-    assert_eq!(spec.operations.len(), 17);
+    assert_eq!(spec.operations.len(), 19);
     assert_eq!(
         spec.rights.roles,
         ["viewer", "operator", "powerUser", "setup", "factory"]

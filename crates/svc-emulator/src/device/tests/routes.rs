@@ -225,7 +225,9 @@ fn example(op_id: &str, password: &str, export: &Value) -> (&'static str, Value)
         | "startDataLogger"
         | "stopDataLogger"
         | "logout"
-        | "reboot" => ("", json!({})),
+        | "saveSettings"
+        | "reboot"
+        | "rebootSystem" => ("", json!({})),
         "changePassword" => ("", json!({ "password": password })),
         other => panic!("operation {other} has no example: add one"),
     }
@@ -245,6 +247,7 @@ async fn rights_matrix(via: Via) {
         "startDataLogger",
         "stopDataLogger",
         "logout",
+        "rebootSystem",
         "reboot",
     ];
     let mut operations: Vec<_> = spec
@@ -253,22 +256,29 @@ async fn rights_matrix(via: Via) {
         .filter(|op| op.id != "login")
         .collect();
     operations.sort_by_key(|op| last.iter().position(|id| *id == op.id));
-    assert_eq!(operations.len(), 16);
+    assert_eq!(operations.len(), 18);
     for user in &spec.rights.roles {
         let password = if user == "factory" { "factory" } else { "" };
         let unit = start(config()).await;
         let mut c = connect(&unit, via).await;
-        let token = c.login(user, password).await;
-        let second = c.login(user, password).await;
+        let mut token = c.login(user, password).await;
+        let mut second = c.login(user, password).await;
         for op in &operations {
             let (node, body) = example(&op.id, password, &defaults);
             let path = op.template.replace("{path}", node);
-            let token = if op.id == "logout" { &second } else { &token };
+            let sent = if op.id == "logout" { &second } else { &token };
             let body =
                 (op.method == Method::Post).then(|| serde_json::to_vec(&body).expect("JSON"));
             let answer = c
-                .call(op.method.as_str(), &path, &auth(token), body.as_deref())
+                .call(op.method.as_str(), &path, &auth(sent), body.as_deref())
                 .await;
+            if op.id == "rebootSystem" && answer.status == 200 {
+                // The vendor's reboot route rebooted the unit: back, and logged in again,
+                // for the documented one.
+                c.wait_until_up().await;
+                token = c.login(user, password).await;
+                second = c.login(user, password).await;
+            }
             let right = op.right.as_ref().expect("a right");
             if spec.rights.allows(user, right) {
                 assert!(
@@ -298,4 +308,132 @@ async fn rights_matrix_over_http() {
 #[tokio::test]
 async fn rights_matrix_over_the_serial_tcp_bridge() {
     rights_matrix(Via::SerialTcp).await;
+}
+
+// ------------------------------------------------------------------ paths
+
+/// Paths with `.` or `..` segments are refused as they are (400), never resolved into
+/// another route: `/settings/../reboot` does not reboot, `/settings/../info` does not
+/// read the unit's identity, encoded or not. The serial link carries the path as
+/// written (an HTTP client would resolve the dots before sending), so it is the one
+/// tried here, as well as the core both transports call.
+#[tokio::test]
+async fn dot_segments_are_refused_never_resolved() {
+    let unit = start(config()).await;
+    let mut c = connect(&unit, Via::SerialTcp).await;
+    let before = c.get("/settings", "").await.body;
+    for (method, path) in [
+        ("POST", "/api/v1/settings/../reboot"),
+        ("POST", "/api/v1/settings/%2e%2e/reboot"),
+        ("POST", "/api/v1/settings/aiding/../../reboot"),
+        ("POST", "/api/v1/settings/./default"),
+        ("GET", "/api/v1/settings/../info"),
+        ("GET", "/api/v1/settings/aiding/./gnss1"),
+    ] {
+        let body = (method == "POST").then_some(&b"{}"[..]);
+        let answer = c.call(method, path, "", body).await;
+        assert_eq!(answer.status, 400, "{method} {path}: {:?}", answer.body);
+        assert_eq!(answer.body["status"], 400);
+        assert!(!unit.is_rebooting(), "{method} {path} rebooted the unit");
+        let core = unit.handle(method, path, "", body.unwrap_or_default());
+        assert_eq!(core.map(|(status, _)| status), Some(400), "{method} {path}");
+    }
+    assert_eq!(unit.applied_writes(), 0, "no write was applied");
+    assert_eq!(c.get("/settings", "").await.body, before, "nothing changed");
+    unit.shutdown().await;
+}
+
+/// The vendor's serial tool writes paths without the leading `/` (`api/v1/settings`):
+/// the unit answers them as the same resources.
+#[tokio::test]
+async fn paths_without_the_leading_slash_name_the_same_resources() {
+    let unit = start(config()).await;
+    let mut c = connect(&unit, Via::SerialTcp).await;
+    for path in [
+        "api/v1/settings",
+        "api/v1/info",
+        "api/v1/settings/aiding/gnss1",
+    ] {
+        let without = c.call("GET", path, "", None).await;
+        let with = c.call("GET", &format!("/{path}"), "", None).await;
+        assert_eq!(without.status, 200, "{path}: {:?}", without.body);
+        assert_eq!(without.body, with.body, "{path}");
+    }
+    let written = c
+        .call(
+            "POST",
+            "api/v1/settings/output/comA/messages/imuShort",
+            "",
+            Some(br#""10ms""#),
+        )
+        .await;
+    assert_eq!(written.status, 200, "{:?}", written.body);
+    assert_eq!(
+        c.get("/settings/output/comA/messages/imuShort", "")
+            .await
+            .body,
+        "10ms"
+    );
+    unit.shutdown().await;
+}
+
+// ------------------------------------------------------------------ vendor routes
+
+/// The vendor client's routes: `/settings/save` succeeds (applied settings are kept
+/// across reboots: a save changes nothing, and is refused while another token holds
+/// the lock), `/system/reboot` reboots as `/reboot` does, and a unit whose firmware
+/// lacks a route answers 404 there.
+#[tokio::test]
+async fn the_vendor_clients_save_and_reboot_routes() {
+    let unit = start(config()).await;
+    let mut c = connect(&unit, Via::Http).await;
+    let written = c
+        .post(
+            "/settings/output/comA/messages/imuShort",
+            "",
+            &json!("10ms"),
+        )
+        .await;
+    assert_eq!(written.status, 200);
+    let saved = c.post("/settings/save", "", &json!({})).await;
+    assert_eq!(saved.status, 200, "{:?}", saved.body);
+    assert_eq!(saved.body, json!({"title": "request successful"}));
+    assert_eq!(unit.saves(), 1);
+
+    // Another token's lock refuses a save, as it refuses writes.
+    let holder = c.login("setup", "").await;
+    assert_eq!(
+        c.post("/settings/lock", &auth(&holder), &json!({}))
+            .await
+            .status,
+        200
+    );
+    let refused = c.post("/settings/save", "", &json!({})).await;
+    assert_eq!(refused.status, 409, "{:?}", refused.body);
+    assert_eq!(unit.saves(), 1);
+
+    let rebooted = c.post("/system/reboot", "", &json!({})).await;
+    assert_eq!(rebooted.status, 200, "{:?}", rebooted.body);
+    assert!(unit.is_rebooting());
+    c.wait_until_up().await;
+    assert_eq!(
+        c.get("/settings/output/comA/messages/imuShort", "")
+            .await
+            .body,
+        "10ms",
+        "applied settings are kept across a reboot"
+    );
+    unit.shutdown().await;
+
+    let older = start(DeviceConfig {
+        missing_operations: vec!["rebootSystem".to_owned(), "saveSettings".to_owned()],
+        ..config()
+    })
+    .await;
+    let mut c = connect(&older, Via::Http).await;
+    assert_eq!(c.post("/system/reboot", "", &json!({})).await.status, 404);
+    assert_eq!(c.post("/settings/save", "", &json!({})).await.status, 404);
+    assert!(!older.is_rebooting());
+    assert_eq!(c.post("/reboot", "", &json!({})).await.status, 200);
+    older.shutdown().await;
 }
