@@ -43,6 +43,7 @@ fn applied(py: Python<'_>, report: ApplyReport) -> PyResult<Py<PyAny>> {
     d.set_item("changed", report.changed)?;
     d.set_item("need_reboot", report.need_reboot)?;
     d.set_item("written", report.written)?;
+    d.set_item("rebooted", report.rebooted)?;
     Ok(d.into_any().unbind())
 }
 
@@ -218,13 +219,14 @@ impl Unit {
         run(async move { u.import(&tree, check_only).await }, written)
     }
 
-    #[pyo3(signature = (wanted, check_only=false, lock=false))]
+    #[pyo3(signature = (wanted, check_only=false, lock=false, reboot=false))]
     fn apply(
         &self,
         py: Python<'_>,
         wanted: &Bound<'_, PyAny>,
         check_only: bool,
         lock: bool,
+        reboot: bool,
     ) -> PyResult<Call> {
         let wanted = tree(py, wanted)?;
         let u = self.core.clone();
@@ -235,7 +237,7 @@ impl Unit {
                     ApplyOptions {
                         check_only,
                         lock,
-                        ..ApplyOptions::default()
+                        reboot,
                     },
                 )
                 .await
@@ -252,6 +254,11 @@ impl Unit {
     fn unlock(&self) -> PyResult<Call> {
         let u = self.core.clone();
         run(async move { u.unlock().await }, record)
+    }
+
+    fn save(&self) -> PyResult<Call> {
+        let u = self.core.clone();
+        run(async move { u.save().await }, record)
     }
 
     fn reboot(&self) -> PyResult<Call> {

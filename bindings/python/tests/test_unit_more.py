@@ -103,6 +103,36 @@ def test_reboot_without_wait_then_wait_until_back(emulator: Emulator) -> None:
     assert unit.wait_until_back(0) == before
 
 
+def test_apply_with_reboot_saves_then_reboots_when_the_change_needs_it(
+    emulator: Emulator, unit: Unit
+) -> None:
+    unit.save()
+    enabled = unit.get("network/ntp/enabled")
+    # No reboot needed: written, not rebooted.
+    report = unit.apply({"oem": {"label": "field"}}, reboot=True)
+    assert report["written"] and not report["rebooted"]
+    # The NTP setting takes effect after a reboot: saved, then rebooted.
+    report = unit.apply({"network": {"ntp": {"enabled": not enabled}}}, reboot=True)
+    assert report["need_reboot"] and report["rebooted"], report
+    with pytest.raises(UnreachableError):
+        emulator.unit().info()
+    unit.wait_until_back(30)
+    assert unit.get("network/ntp/enabled") is (not enabled)
+
+
+def test_node_paths_that_are_not_nodes_are_refused_before_sending(
+    emulator: Emulator, unit: Unit
+) -> None:
+    unit.set(IMU_SHORT, "10ms")
+    before = unit.settings()
+    for path in ["default", "import", "../reboot", "aiding/../../reboot", ""]:
+        with pytest.raises(InvalidInputError):
+            unit.set(path, {})
+        with pytest.raises(InvalidInputError):
+            unit.get(path)
+    assert emulator.unit().settings() == before
+
+
 def test_wait_until_back_refuses_a_bad_timeout(emulator: Emulator) -> None:
     unit = emulator.unit()
     for bad in (-1.0, float("nan"), float("inf")):

@@ -742,6 +742,10 @@ pub struct ApplyOptions {
     /// Hold the settings lock while reading, writing and reading back.
     #[uniffi(default = false)]
     pub lock: bool,
+    /// When the change takes effect only after a reboot: save the settings and reboot
+    /// the unit (`waitUntilBack` waits for it).
+    #[uniffi(default = false)]
+    pub reboot: bool,
 }
 
 impl From<ApplyOptions> for su::ApplyOptions {
@@ -749,6 +753,7 @@ impl From<ApplyOptions> for su::ApplyOptions {
         Self {
             check_only: o.check_only,
             lock: o.lock,
+            reboot: o.reboot,
         }
     }
 }
@@ -761,6 +766,8 @@ pub struct ApplyReport {
     pub need_reboot: bool,
     /// Whether anything was written.
     pub written: bool,
+    /// Whether the unit was saved and rebooted (`reboot` and a change that needs it).
+    pub rebooted: bool,
 }
 
 impl From<su::ApplyReport> for ApplyReport {
@@ -769,6 +776,7 @@ impl From<su::ApplyReport> for ApplyReport {
             changed: r.changed,
             need_reboot: r.need_reboot,
             written: r.written,
+            rebooted: r.rebooted,
         }
     }
 }

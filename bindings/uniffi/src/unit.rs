@@ -347,7 +347,16 @@ impl InsUnit {
         run(async move { Ok(u.unlock().await?) }).await
     }
 
-    /// Reboots the unit.
+    /// Saves the settings to the unit's permanent memory (the vendor client's
+    /// `/settings/save`; a unit without that route answers 404 and keeps applied
+    /// settings anyway).
+    pub async fn save(&self) -> Result<(), SvcError> {
+        let u = self.inner.clone();
+        run(async move { Ok(u.save().await?) }).await
+    }
+
+    /// Reboots the unit (`/reboot`, or the vendor client's `/system/reboot` on a unit
+    /// without it).
     pub async fn reboot(&self) -> Result<(), SvcError> {
         let u = self.inner.clone();
         run(async move { Ok(u.reboot().await?) }).await

@@ -113,7 +113,14 @@ enum SettingsCommand {
         /// Hold the settings lock while applying (needs --user).
         #[arg(long)]
         lock: bool,
+        /// When the change takes effect only after a reboot: save the settings, reboot
+        /// the unit and wait until it answers again.
+        #[arg(long)]
+        reboot: bool,
     },
+    /// Save the settings to the unit's permanent memory (the vendor client's
+    /// /settings/save; a unit without that route keeps applied settings anyway).
+    Save,
     /// Save the whole tree to FILE (`-` for stdout).
     Export { file: PathBuf },
     /// Load a whole tree from FILE (`-` for stdin).
@@ -140,6 +147,30 @@ pub async fn run(args: DeviceArgs) -> ExitCode {
     match execute(args).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => failure.report("svc device"),
+    }
+}
+
+/// How long the session's logout may take after a signal.
+const LOGOUT_AFTER_SIGNAL: Duration = Duration::from_secs(10);
+
+/// Runs a unit command until it ends or SIGINT/SIGTERM arrives; on a signal the
+/// command is stopped (a request in flight may or may not have been applied by the
+/// unit: a write is applied whole or not at all) and the caller's logout still runs,
+/// which ends the session and releases a settings lock it held.
+async fn interruptible<T>(
+    work: impl std::future::Future<Output = Result<T, Failure>>,
+) -> Result<T, Failure> {
+    let mut signals = crate::exit::Signals::listen();
+    tokio::select! {
+        result = work => result,
+        signal = signals.next() => Err(Failure {
+            code: signal.code(),
+            message: format!(
+                "interrupted by {}: a request in flight may or may not have been applied \
+                 (read the settings back with `svc device settings get`)",
+                signal.name()
+            ),
+        }),
     }
 }
 
@@ -299,7 +330,25 @@ async fn execute(args: DeviceArgs) -> Result<(), Failure> {
         return crate::fleet::run(fleet, args.user.as_deref(), args.password_stdin).await;
     }
     let unit = connect(&args).await?;
-    let result = match &args.command {
+    let result = interruptible(command(&unit, &args.command)).await;
+    if args.user.is_some() {
+        // End the session so the unit does not keep the token (and any lock) alive,
+        // also after a failure or a signal.
+        match tokio::time::timeout(LOGOUT_AFTER_SIGNAL, unit.logout()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) if result.is_err() => {
+                eprintln!(
+                    "svc device: logging out failed ({e}); a lock it held ends after 60 s without requests"
+                );
+            }
+            _ => {}
+        }
+    }
+    result
+}
+
+async fn command(unit: &Unit, command: &DeviceCommand) -> Result<(), Failure> {
+    match command {
         DeviceCommand::Info => {
             let info = unit.info().await?;
             print_json(
@@ -307,7 +356,7 @@ async fn execute(args: DeviceArgs) -> Result<(), Failure> {
                 true,
             )
         }
-        DeviceCommand::Settings(command) => settings(&unit, command).await,
+        DeviceCommand::Settings(command) => settings(unit, command).await,
         // Handled above, without a single unit.
         DeviceCommand::Fleet(_) => Ok(()),
         DeviceCommand::Reboot { wait } => {
@@ -343,12 +392,7 @@ async fn execute(args: DeviceArgs) -> Result<(), Failure> {
             eprintln!("password changed (the default user is chosen again at the next reboot)");
             Ok(())
         }
-    };
-    if args.user.is_some() {
-        // End the session so the unit does not keep the token (and any lock) alive.
-        let _ = unit.logout().await;
     }
-    result
 }
 
 async fn settings(unit: &Unit, command: &SettingsCommand) -> Result<(), Failure> {
@@ -391,6 +435,7 @@ async fn settings(unit: &Unit, command: &SettingsCommand) -> Result<(), Failure>
             wanted,
             check_only,
             lock,
+            reboot,
         } => {
             let wanted = read_json(wanted)?;
             let report = unit
@@ -399,13 +444,29 @@ async fn settings(unit: &Unit, command: &SettingsCommand) -> Result<(), Failure>
                     ApplyOptions {
                         check_only: *check_only,
                         lock: *lock,
+                        reboot: *reboot,
                     },
                 )
                 .await?;
+            if report.rebooted {
+                eprintln!("svc device: the unit is rebooting to take the change");
+                unit.wait_until_back(Duration::from_secs(120)).await?;
+                eprintln!("svc device: the unit is back");
+            }
             print_json(
-                &json!({"changed": report.changed, "needReboot": report.need_reboot, "written": report.written}),
+                &json!({
+                    "changed": report.changed,
+                    "needReboot": report.need_reboot,
+                    "written": report.written,
+                    "rebooted": report.rebooted,
+                }),
                 true,
             )
+        }
+        SettingsCommand::Save => {
+            unit.save().await?;
+            eprintln!("svc device: settings saved");
+            Ok(())
         }
         SettingsCommand::Export { file } => {
             let tree = unit.export().await?;

@@ -49,21 +49,90 @@ impl Failure {
     }
 }
 
-/// Waits for `work`; on Ctrl-C, calls `cancel` and goes on waiting for `work`, which
-/// then ends promptly (a canceled workflow or transfer stops and cleans up before it
-/// answers), so what was done and what was left is still reported.
+/// A signal asking the command to stop: SIGINT (Ctrl-C) or SIGTERM (what `timeout`,
+/// systemd and `docker stop` send). Both get the same cleanup.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Interrupt {
+    /// SIGINT, Ctrl-C.
+    Int,
+    /// SIGTERM.
+    Term,
+}
+
+impl Interrupt {
+    /// The exit code of a command it stopped: 128 + the signal's number, as shells
+    /// report a process the signal ended (130 for SIGINT, 143 for SIGTERM).
+    pub fn code(self) -> u8 {
+        match self {
+            Self::Int => 130,
+            Self::Term => 143,
+        }
+    }
+
+    /// The signal's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Int => "SIGINT",
+            Self::Term => "SIGTERM",
+        }
+    }
+}
+
+/// The signals a command listens to while it works. Created before the work starts,
+/// so that a signal arriving at any moment of it is caught (from then on they no
+/// longer end the process by themselves: the command stops, cleans up and exits).
+pub struct Signals {
+    #[cfg(unix)]
+    term: Option<tokio::signal::unix::Signal>,
+}
+
+impl Signals {
+    pub fn listen() -> Self {
+        Self {
+            #[cfg(unix)]
+            term: tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok(),
+        }
+    }
+
+    /// The next SIGINT or SIGTERM.
+    pub async fn next(&mut self) -> Interrupt {
+        #[cfg(unix)]
+        if let Some(term) = self.term.as_mut() {
+            return tokio::select! {
+                _ = tokio::signal::ctrl_c() => Interrupt::Int,
+                _ = term.recv() => Interrupt::Term,
+            };
+        }
+        let _ = tokio::signal::ctrl_c().await;
+        Interrupt::Int
+    }
+}
+
+/// Waits for `work`; on SIGINT or SIGTERM, calls `cancel` and goes on waiting for
+/// `work`, which then ends promptly (a canceled workflow or transfer stops and cleans
+/// up before it answers), so what was done and what was left is still reported. A
+/// second signal during that cleanup ends the process at once, with the signal's code.
+/// Returns the work's result and the signal that interrupted it, if any.
 pub async fn until_done_or_interrupted<T>(
     work: impl std::future::Future<Output = T>,
     cancel: impl FnOnce(),
-) -> T {
+) -> (T, Option<Interrupt>) {
+    let mut signals = Signals::listen();
     tokio::pin!(work);
-    tokio::select! {
-        result = &mut work => result,
-        _ = tokio::signal::ctrl_c() => {
-            cancel();
-            work.await
-        }
-    }
+    let interrupt = tokio::select! {
+        result = &mut work => return (result, None),
+        interrupt = signals.next() => interrupt,
+    };
+    eprintln!(
+        "{}: stopping and cleaning up (again to stop at once)",
+        interrupt.name()
+    );
+    cancel();
+    let result = tokio::select! {
+        result = work => result,
+        again = signals.next() => std::process::exit(i32::from(again.code())),
+    };
+    (result, Some(interrupt))
 }
 
 /// The exit code of a kind of failure: one rule for every subsystem (the kinds are

@@ -199,7 +199,10 @@ async fn process(args: ProcessArgs) -> Result<ExitCode, ProcessFailure> {
         .out
         .clone()
         .unwrap_or_else(|| Path::new("svc-output").join(PROCESSING_ID_PLACEHOLDER));
-    check_out(&output_folder)?;
+    // Before anything is started or sent: finding it out after the processing would
+    // waste its credit.
+    svc_core::workflow::check_output_folder(&output_folder)
+        .map_err(|e| ProcessFailure::invalid(format!("--out: {e}")))?;
 
     let (client, emulator) = connect().await?;
 
@@ -236,12 +239,18 @@ async fn process(args: ProcessArgs) -> Result<ExitCode, ProcessFailure> {
 
     let handle = Workflow::try_new(client)?.start(job, options);
     let canceler = handle.canceler();
-    let result =
+    let (result, interrupted) =
         crate::exit::until_done_or_interrupted(handle.wait(), move || canceler.cancel()).await;
     if let Some(bars) = &bars {
         bars.clear();
     }
-    let outcome = result.map_err(|e| failure(e, emulator.is_some()))?;
+    let outcome = result.map_err(|e| {
+        let mut failure = failure(e, emulator.is_some());
+        if let Some(signal) = interrupted {
+            failure.failure.code = signal.code();
+        }
+        failure
+    })?;
 
     if args.json {
         println!("{}", outcome_json(&outcome, emulator.is_some()));
@@ -257,26 +266,6 @@ async fn process(args: ProcessArgs) -> Result<ExitCode, ProcessFailure> {
     }
     drop(emulator);
     Ok(exit_code(&outcome, args.no_wait))
-}
-
-/// Refuses an output folder that cannot be one (an existing file, or below a file)
-/// before anything is sent: finding it out after the processing would waste its
-/// credit.
-fn check_out(folder: &Path) -> Result<(), ProcessFailure> {
-    for at in folder.ancestors().filter(|p| !p.as_os_str().is_empty()) {
-        match std::fs::metadata(at) {
-            Ok(m) if m.is_dir() => return Ok(()),
-            Ok(_) => {
-                return Err(ProcessFailure::invalid(format!(
-                    "--out `{}`: `{}` is an existing file, not a folder; nothing was sent",
-                    folder.display(),
-                    at.display()
-                )));
-            }
-            Err(_) => {}
-        }
-    }
-    Ok(())
 }
 
 fn check_file(file: &Path) -> Result<(), ProcessFailure> {
@@ -390,10 +379,16 @@ fn failure(e: WorkflowError, embedded: bool) -> ProcessFailure {
                 "; this ran on the embedded emulator, which stops with this command: nothing of it remains",
             );
         }
-    } else if let (Some(c), None, false) = (container_id, processing_id, cleaned_up) {
-        message.push_str(&format!(
-            "; `svc containers delete {c}` deletes it (--cleanup-on-failure does so on failure)"
-        ));
+    } else {
+        match (container_id, processing_id, cleaned_up) {
+            (Some(c), None, false) => message.push_str(&format!(
+                "; `svc containers delete {c}` deletes it (--cleanup-on-failure does so on failure)"
+            )),
+            (_, Some(p), _) => message.push_str(&format!(
+                "; `svc processings get {p}` shows where it stands, `svc processings download {p}` fetches its outputs once it is processed"
+            )),
+            _ => {}
+        }
     }
     ProcessFailure {
         failure: Failure { code, message },

@@ -271,13 +271,19 @@ async fn download(id: Uuid, out: Option<PathBuf>) -> Result<(), Failure> {
         .is_terminal()
         .then(|| show_progress(handle.subscribe()));
     let canceler = handle.canceler();
-    let result =
+    let (result, interrupted) =
         crate::exit::until_done_or_interrupted(handle.wait(), move || canceler.cancel()).await;
     if let Some(bar) = bar {
         // It ends by itself with the last snapshot (`finished`), clearing the bar.
         let _ = bar.await;
     }
-    let report = result.map_err(transfer_failure)?;
+    let report = result.map_err(|e| {
+        let mut failure = transfer_failure(e);
+        if let Some(signal) = interrupted {
+            failure.code = signal.code();
+        }
+        failure
+    })?;
     for path in report.written_paths() {
         if !write_line(&path.display().to_string())? {
             break;

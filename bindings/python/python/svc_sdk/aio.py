@@ -517,10 +517,18 @@ class AsyncUnit:
         return outcome
 
     async def apply(
-        self, wanted: Mapping[str, Any], *, check_only: bool = False, lock: bool = False
+        self,
+        wanted: Mapping[str, Any],
+        *,
+        check_only: bool = False,
+        lock: bool = False,
+        reboot: bool = False,
     ) -> ApplyReport:
-        report: ApplyReport = await wait(self._n.apply(dict(wanted), check_only, lock))
+        report: ApplyReport = await wait(self._n.apply(dict(wanted), check_only, lock, reboot))
         return report
+
+    async def save(self) -> None:
+        await wait(self._n.save())
 
     async def export_settings(self) -> dict[str, Any]:
         tree: dict[str, Any] = await wait(self._n.export())

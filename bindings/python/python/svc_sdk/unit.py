@@ -40,6 +40,7 @@ class ApplyReport(TypedDict):
     changed: list[str]
     need_reboot: bool
     written: bool
+    rebooted: bool
 
 
 class Unit:
@@ -106,11 +107,15 @@ class Unit:
         return tree
 
     def get(self, path: str) -> Any:
-        """One node, e.g. ``aiding/gnss1/leverArmPrimary``."""
+        """One node, e.g. ``aiding/gnss1/leverArmPrimary``. A path that names no node
+        (empty, ``..``, or an action such as ``default``) raises ``InvalidInputError``
+        before anything is sent."""
         return self._n.node(path).result()
 
     def set(self, path: str, value: Any, *, check_only: bool = False) -> WriteOutcome:
-        """Writes one node."""
+        """Writes one node. A path that names no node (empty, ``..``, or an action such
+        as ``default``, which would restore every default) raises ``InvalidInputError``
+        before anything is sent."""
         outcome: WriteOutcome = self._n.write_node(path, value, check_only).result()
         return outcome
 
@@ -120,13 +125,26 @@ class Unit:
         return outcome
 
     def apply(
-        self, wanted: Mapping[str, Any], *, check_only: bool = False, lock: bool = False
+        self,
+        wanted: Mapping[str, Any],
+        *,
+        check_only: bool = False,
+        lock: bool = False,
+        reboot: bool = False,
     ) -> ApplyReport:
         """Brings the unit to the wanted (whole or partial) tree: reads it, writes only
         what differs (checked first with ``checkOnly``), reads it back and compares.
-        ``lock`` holds the settings lock meanwhile (needs a login)."""
-        report: ApplyReport = self._n.apply(dict(wanted), check_only, lock).result()
+        ``lock`` holds the settings lock meanwhile (needs a login). With ``reboot``, a
+        change that takes effect only after a reboot is saved and the unit rebooted
+        (``rebooted`` in the report; :meth:`wait_until_back` waits for it)."""
+        report: ApplyReport = self._n.apply(dict(wanted), check_only, lock, reboot).result()
         return report
+
+    def save(self) -> None:
+        """Saves the settings to the unit's permanent memory (the vendor client's
+        ``/settings/save``; ``NotFoundError`` from a unit without that route, which
+        keeps applied settings anyway)."""
+        self._n.save().result()
 
     def export_settings(self) -> dict[str, Any]:
         """The whole tree, as a file to keep (lossless)."""
@@ -168,7 +186,8 @@ class Unit:
 
     def reboot(self, *, wait: bool = False, timeout: float = 60.0) -> Optional[dict[str, str]]:
         """Reboots the unit (every token and the lock end); with ``wait``, returns its
-        info once it answers again."""
+        info once it answers again. ``/reboot`` is tried first, then the vendor
+        client's ``/system/reboot`` when the unit has no such route."""
         self._n.reboot().result()
         if wait:
             return self.wait_until_back(timeout)

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: fixed inputs, a panic is a failure
 
 mod device;
+mod device_safety;
 mod emulator;
 mod fleet;
 mod process;

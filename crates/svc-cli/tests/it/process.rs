@@ -302,6 +302,53 @@ fn a_refused_start_names_its_container_and_cleanup_on_failure_deletes_it() {
     assert_eq!(left, [kept]);
 }
 
+/// `--out` in a folder where no file can be created is refused before anything is
+/// started or sent: a read-only folder (when the tests do not run as root, whom
+/// permissions do not stop) and `/proc`, where not even root creates files.
+#[test]
+fn an_out_folder_that_cannot_be_written_is_refused_before_anything_is_sent() {
+    let cwd = tempfile::tempdir().unwrap();
+    let samples = repository().join("samples");
+    let config = samples.join("processing.json");
+    let rover = samples.join("rover.nmea");
+    let read_only = cwd.path().join("read-only");
+    std::fs::create_dir(&read_only).unwrap();
+    let mut outs = Vec::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&read_only, std::fs::Permissions::from_mode(0o555)).unwrap();
+        if std::fs::write(read_only.join("probe"), "").is_err() {
+            outs.push(read_only.join("results"));
+        }
+    }
+    if cfg!(target_os = "linux") {
+        outs.push("/proc/svc-results/{processing_id}".into());
+    }
+    for out in &outs {
+        let run = process(
+            cwd.path(),
+            &[
+                rover.to_str().unwrap(),
+                "--config",
+                config.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+                "--json",
+            ],
+        );
+        run.fails_with(5);
+        assert!(run.stderr.contains("cannot be written"), "{run:#?}");
+        assert!(run.stderr.contains("nothing was sent"), "{run:#?}");
+        assert!(
+            !run.stderr.contains("emulator"),
+            "nothing was started: {run:#?}"
+        );
+        assert_eq!(failure_json(&run)["containerId"], Value::Null);
+    }
+    assert!(!outs.is_empty() || !cfg!(target_os = "linux"));
+}
+
 /// `--out` naming an existing file is refused before anything is started or sent (it
 /// used to be found only after the processing, and its credit, were spent).
 #[test]
@@ -337,12 +384,20 @@ fn an_existing_file_as_out_is_refused_before_anything_is_sent() {
     }
 }
 
-/// Ctrl-C while the embedded emulator runs the processing: the message says what is
+/// Ctrl-C (SIGINT) or SIGTERM while the embedded emulator runs the processing: the
+/// command stops, exits with the signal's code (130, 143), and the message says what is
 /// true — the emulator stops with the command, so the processing ends with it — and
 /// not that it "goes on in the cloud".
 #[cfg(unix)]
 #[test]
-fn ctrl_c_with_the_embedded_emulator_says_the_processing_ends() {
+fn a_signal_with_the_embedded_emulator_says_the_processing_ends() {
+    for (signal, code) in [("-INT", 130), ("-TERM", 143)] {
+        interrupted_with_the_embedded_emulator(signal, code);
+    }
+}
+
+#[cfg(unix)]
+fn interrupted_with_the_embedded_emulator(signal: &str, code: i32) {
     use std::io::BufRead as _;
     use std::time::Instant;
 
@@ -383,16 +438,16 @@ fn ctrl_c_with_the_embedded_emulator_says_the_processing_ends() {
         }
     }
     let status = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args([signal, &child.id().to_string()])
         .status()
         .expect("kill runs");
     assert!(status.success());
-    let status =
-        crate::support::wait(&mut child, Duration::from_secs(30)).expect("svc ends after Ctrl-C");
+    let status = crate::support::wait(&mut child, Duration::from_secs(30))
+        .expect("svc ends after the signal");
     reader.join().unwrap();
     seen.extend(received.try_iter());
     let text = seen.join("\n");
-    assert_eq!(status.code(), Some(1), "{text}");
+    assert_eq!(status.code(), Some(code), "{signal}: {text}");
     assert!(text.contains("canceled"), "{text}");
     assert!(text.contains("embedded emulator"), "{text}");
     assert!(text.contains("ends with it"), "{text}");

@@ -95,6 +95,33 @@ impl TestUnit {
         (status, serde_json::from_slice(&body).unwrap())
     }
 
+    /// Whether another session holds the settings lock: a check-only write as
+    /// `factory` (which changes nothing) is refused with 409.
+    pub fn locked(&self) -> bool {
+        let login = json!({"user": "factory", "password": self.factory}).to_string();
+        let (_, body) = self
+            .dev()
+            .handle("POST", "/api/v1/user/login", "", login.as_bytes())
+            .expect("the unit is not rebooting");
+        let token: Value = serde_json::from_slice(&body).unwrap();
+        let token = token["token"].as_str().unwrap();
+        let (status, _) = self
+            .dev()
+            .handle(
+                "POST",
+                "/api/v1/settings",
+                &format!("auth={token}&checkOnly=true"),
+                b"{}",
+            )
+            .expect("the unit is not rebooting");
+        status == 409
+    }
+
+    /// How many settings writes the unit applied.
+    pub fn applied_writes(&self) -> u64 {
+        self.dev().applied_writes()
+    }
+
     /// The unit's whole settings tree, as it holds it.
     pub fn tree(&self) -> Value {
         let (status, tree) = self.raw("GET", "/api/v1/settings");

@@ -220,7 +220,59 @@ async fn prepare_parent(root: &Path, destination: &Path, name: &str) -> Result<(
     if !real.starts_with(root) {
         return Err(escapes());
     }
+    remove_stale_parts(parent).await;
     Ok(())
+}
+
+/// The prefix and suffix of a download's temporary file:
+/// `.svc-download-<process id>-<random>.part`.
+const PART_PREFIX: &str = ".svc-download-";
+const PART_SUFFIX: &str = ".part";
+
+/// How old a temporary file of an unknown process must be to count as left behind.
+const STALE_PART_AGE: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
+/// Removes the temporary files that downloads of processes no longer running left in
+/// `folder` (a process killed outright cannot remove its own). A file is removed when
+/// the process its name records has ended (where the system tells: `/proc`), or, when
+/// that cannot be told, once it has not changed for a day. Best effort: what cannot be
+/// read or removed is left as it is.
+async fn remove_stale_parts(folder: &Path) {
+    let Ok(mut entries) = tokio::fs::read_dir(folder).await else {
+        return;
+    };
+    let own = std::process::id();
+    let processes_known = Path::new("/proc/self").exists();
+    while let Ok(Some(entry)) = entries.next_entry().await {
+        let name = entry.file_name();
+        let Some(rest) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(PART_PREFIX))
+            .and_then(|n| n.strip_suffix(PART_SUFFIX))
+        else {
+            continue;
+        };
+        let pid = rest
+            .split_once('-')
+            .and_then(|(pid, _)| pid.parse::<u32>().ok());
+        let stale = match pid {
+            Some(pid) if pid == own => false,
+            Some(pid) if processes_known => !Path::new("/proc").join(pid.to_string()).exists(),
+            _ => entry
+                .metadata()
+                .await
+                .ok()
+                .and_then(|m| m.modified().ok())
+                .and_then(|modified| modified.elapsed().ok())
+                .is_some_and(|age| age > STALE_PART_AGE),
+        };
+        if stale && tokio::fs::remove_file(entry.path()).await.is_ok() {
+            tracing::info!(
+                file = %entry.path().display(),
+                "removed a temporary download file left by an interrupted download"
+            );
+        }
+    }
 }
 
 /// One output to download, with what its attempts need.
@@ -360,7 +412,11 @@ impl TempFile {
     /// Created synchronously (it is quick), so that a cancel cannot leave a file
     /// created after the guard ran.
     fn create(folder: &Path) -> std::io::Result<Self> {
-        let path = folder.join(format!(".svc-download-{}.part", uuid::Uuid::new_v4()));
+        let path = folder.join(format!(
+            "{PART_PREFIX}{}-{}{PART_SUFFIX}",
+            std::process::id(),
+            uuid::Uuid::new_v4().simple()
+        ));
         let file = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)

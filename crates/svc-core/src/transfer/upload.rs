@@ -282,13 +282,25 @@ fn refusal_reason(status: u16, code: &str) -> &'static str {
     }
 }
 
-/// The `filename` of the `file` part: the last segment of the container path.
+/// The `filename` of the `file` part: the last segment of the container path, with
+/// each character that cannot stand in a multipart header (control characters such
+/// as CR and LF, which would end the header line, `"` and `\`) written as `_`. The
+/// name is informative only: storage files the upload under the form's `key`, so the
+/// container path keeps its characters.
 fn file_name(container_path: &str) -> String {
     container_path
         .rsplit('/')
         .find(|s| !s.is_empty())
         .unwrap_or("file")
-        .to_owned()
+        .chars()
+        .map(|c| {
+            if c.is_control() || c == '"' || c == '\\' {
+                '_'
+            } else {
+                c
+            }
+        })
+        .collect()
 }
 
 /// Reads at most [`MAX_ERROR_BODY`] bytes of an error answer, as text.
@@ -364,6 +376,15 @@ fn file_stream(
 mod tests {
     use super::*;
     use futures::TryStreamExt as _;
+
+    #[test]
+    fn file_names_cannot_break_the_part_header() {
+        assert_eq!(file_name("c/rover/track.nmea"), "track.nmea");
+        assert_eq!(file_name("day\r\n1/a\rb\nc.nmea"), "a_b_c.nmea");
+        assert_eq!(file_name("say \"hi\"\\x.csv"), "say _hi__x.csv");
+        assert_eq!(file_name("dir/"), "dir");
+        assert_eq!(file_name("ünï\u{7f}.txt"), "ünï_.txt");
+    }
 
     #[tokio::test]
     async fn the_form_sends_every_field_in_order_then_the_file() {

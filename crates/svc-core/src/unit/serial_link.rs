@@ -14,7 +14,10 @@
 //!   answer behind it;
 //! - a GET that gets no answer is sent again (up to [`SerialOptions::get_attempts`]
 //!   times in all): reading twice is harmless; so is a write with `checkOnly=true`,
-//!   which the unit only validates, and it is sent again likewise;
+//!   which the unit only validates, and so are the POSTs whose repetition changes
+//!   nothing more ([`REPEATABLE_POSTS`]: a login gives one more token, a lock request
+//!   by the holder renews its lock, an unlock or a save done twice is done once), each
+//!   sent again likewise;
 //! - any other POST that gets no answer is **not** repeated: the unit may have applied
 //!   it, and applying a settings write or a reboot twice is not harmless. The error says
 //!   so, and the caller decides (read the tree back, then write again if needed);
@@ -245,14 +248,34 @@ impl SerialLink {
     }
 }
 
-/// Whether sending `request` twice does no more than sending it once: a GET, or a POST
-/// the unit only validates (`checkOnly=true`, which applies nothing).
+/// The POST routes (under `/api/v1`) that may be sent again when their answer is lost:
+/// doing them twice leaves the unit as doing them once (a login makes one more token,
+/// a logout of an ended token is refused with 401 and ends nothing more, a lock request
+/// by the holder renews its own lock, an unlock without a lock succeeds, a save saves
+/// the same tree).
+pub const REPEATABLE_POSTS: &[&str] = &[
+    "/user/login",
+    "/user/logout",
+    "/settings/lock",
+    "/settings/unlock",
+    "/settings/save",
+];
+
+/// Whether sending `request` twice does no more than sending it once: a GET, a POST
+/// the unit only validates (`checkOnly=true`, which applies nothing), or one of
+/// [`REPEATABLE_POSTS`].
 fn harmless_to_repeat(request: &RestRequest) -> bool {
+    let route = request
+        .path
+        .trim_start_matches('/')
+        .strip_prefix("api/v1")
+        .unwrap_or(&request.path);
     request.method == Method::Get
         || request
             .query
             .split('&')
             .any(|pair| pair == "checkOnly=true")
+        || REPEATABLE_POSTS.contains(&route)
 }
 
 /// Reads until the answer to the request with message id `id` arrives, or an ACK for

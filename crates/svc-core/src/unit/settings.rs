@@ -322,7 +322,7 @@ impl Unit {
             });
         }
         let body = patch.tree;
-        let checked = self.write(&body, true).await?;
+        let checked = self.check(&body).await?;
         if check_only {
             return Ok(ApplyReport {
                 changed,
@@ -348,6 +348,33 @@ impl Unit {
             written: true,
             rebooted: false,
         })
+    }
+}
+
+/// How many times [`Unit::apply_wanted`] sends its check-only write when the answer is
+/// lost (the link may already repeat it): validating applies nothing, so it is safe.
+const CHECK_ATTEMPTS: u32 = 3;
+
+impl Unit {
+    /// The check-only write of `body`, sent again when its answer is lost (see
+    /// [`CHECK_ATTEMPTS`]); a real write never is.
+    async fn check(&self, body: &Value) -> Result<WriteOutcome, UnitError> {
+        let mut attempt = 1;
+        loop {
+            match self.write(body, true).await {
+                Err(e @ UnitError::Unreachable { .. }) if attempt < CHECK_ATTEMPTS => {
+                    tracing::info!(
+                        attempt,
+                        error = %loggable(&e),
+                        "the check-only write got no answer: checking again (it applies nothing)"
+                    );
+                    attempt += 1;
+                    tokio::time::sleep(std::time::Duration::from_millis(100 * u64::from(attempt)))
+                        .await;
+                }
+                other => return other,
+            }
+        }
     }
 }
 

@@ -175,7 +175,7 @@ fn left(container: Option<Uuid>, processing: Option<Uuid>, cleanup: &Cleanup) ->
                 format!(" (container {c} remains: deleting it failed: {reason})")
             }
             Cleanup::NotAttempted => {
-                format!(" (container {c} remains, with its files: process it or delete it)")
+                format!(" (container {c} remains, with its uploaded files)")
             }
         },
         (None, None) => String::new(),

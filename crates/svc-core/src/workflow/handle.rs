@@ -104,9 +104,15 @@ pub(super) fn read_ids(ids: &Mutex<Ids>) -> Ids {
     }
 }
 
-/// The identifiers known so far (for [`WorkflowError::Canceled`]).
+/// The identifiers known so far (for [`WorkflowError::Canceled`]), and the creations
+/// whose answer is awaited: a cancel arriving then looks their result up.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Ids {
     pub(super) container: Option<Uuid>,
     pub(super) processing: Option<Uuid>,
+    /// The tag of a container creation sent and not yet answered (until the container
+    /// is known, it may exist).
+    pub(super) creating: Option<Uuid>,
+    /// A start of the container's processing sent and not yet answered.
+    pub(super) starting: bool,
 }

@@ -81,7 +81,7 @@ pub(super) async fn check_job(job: &ProcessingJob) -> Result<Vec<LocalFile>, Wor
     }
     limits::check_metadata(&job.metadata).map_err(|e| invalid(format!("metadata: {e}")))?;
     if let Some(folder) = &job.output_folder {
-        check_output_folder(folder).map_err(invalid)?;
+        check_output_folder(folder)?;
     }
     let mut files = Vec::new();
     let mut seen: HashMap<String, PathBuf> = HashMap::new();
@@ -146,30 +146,71 @@ pub(super) async fn check_job(job: &ProcessingJob) -> Result<Vec<LocalFile>, Wor
     Ok(files)
 }
 
-/// Checks that the output folder can be a folder: the nearest part of it that exists
-/// must be a folder (it is created below that). Checked before anything is sent, so
-/// that a mistaken path does not cost a processing credit.
-fn check_output_folder(folder: &std::path::Path) -> Result<(), String> {
-    for at in folder.ancestors().filter(|p| !p.as_os_str().is_empty()) {
-        match std::fs::metadata(at) {
-            Ok(m) if m.is_dir() => return Ok(()),
-            Ok(_) if at == folder => {
-                return Err(format!(
-                    "the output folder `{}` is an existing file, not a folder",
-                    folder.display()
-                ));
+/// Checks that the outputs can be written to `folder` (a job's
+/// [`output_folder`](ProcessingJob::output_folder), placeholder included): the nearest
+/// part of it that exists must be a folder (the rest is created below it) in which a
+/// file can be created (a read-only folder or file system is refused; the check
+/// creates a hidden empty file there and removes it). [`Workflow::run`](super::Workflow::run)
+/// checks it before anything is sent, so that a mistaken path does not cost a
+/// processing credit; a command-line tool can check it before it even connects.
+///
+/// # Errors
+/// [`WorkflowError::InvalidJob`] naming the folder and the reason.
+pub fn check_output_folder(folder: &std::path::Path) -> Result<(), WorkflowError> {
+    let invalid = |reason: String| WorkflowError::InvalidJob { reason };
+    let relative_root = std::path::Path::new(".");
+    let existing = folder
+        .ancestors()
+        .map(|p| {
+            if p.as_os_str().is_empty() {
+                relative_root
+            } else {
+                p
             }
-            Ok(_) => {
-                return Err(format!(
-                    "the output folder `{}` cannot be created: `{}` is a file",
-                    folder.display(),
-                    at.display()
-                ));
-            }
-            Err(_) => {}
-        }
+        })
+        .find_map(|at| std::fs::metadata(at).ok().map(|m| (at, m)));
+    let Some((at, metadata)) = existing else {
+        return Ok(());
+    };
+    if !metadata.is_dir() {
+        return Err(invalid(if at == folder {
+            format!(
+                "the output folder `{}` is an existing file, not a folder",
+                folder.display()
+            )
+        } else {
+            format!(
+                "the output folder `{}` cannot be created: `{}` is a file",
+                folder.display(),
+                at.display()
+            )
+        }));
     }
-    Ok(())
+    let probe = at.join(format!(
+        ".svc-write-check-{}-{}",
+        std::process::id(),
+        Uuid::new_v4().simple()
+    ));
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+    {
+        Ok(file) => {
+            drop(file);
+            let _ = std::fs::remove_file(&probe);
+            Ok(())
+        }
+        Err(e) => Err(invalid(format!(
+            "the outputs cannot be written to `{}`: `{}` {}",
+            folder.display(),
+            at.display(),
+            match e.kind() {
+                std::io::ErrorKind::PermissionDenied => "is not writable".to_owned(),
+                _ => format!("cannot hold a new file ({e})"),
+            }
+        ))),
+    }
 }
 
 /// The uploads of the container's files still waiting for their content.
@@ -219,5 +260,24 @@ mod tests {
             resolve_folder(std::path::Path::new("out"), id),
             PathBuf::from("out")
         );
+    }
+
+    #[test]
+    fn output_folders_are_checked_for_writing() {
+        let dir = tempfile::tempdir().unwrap();
+        check_output_folder(&dir.path().join("new/{processing_id}")).unwrap();
+        check_output_folder(dir.path()).unwrap();
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert!(left.is_empty(), "the check leaves nothing behind");
+        let file = dir.path().join("file");
+        std::fs::write(&file, "").unwrap();
+        for folder in [file.clone(), file.join("below")] {
+            let e = check_output_folder(&folder).unwrap_err();
+            assert!(matches!(e, WorkflowError::InvalidJob { .. }), "{e}");
+        }
+        if cfg!(target_os = "linux") {
+            let e = check_output_folder(std::path::Path::new("/proc/svc-out")).unwrap_err();
+            assert!(e.to_string().contains("cannot be written"), "{e}");
+        }
     }
 }

@@ -107,7 +107,7 @@ pub use events::EventSource;
 #[cfg(feature = "webhook-listener")]
 pub use events::{ListenerOptions, WebhookListener};
 pub use handle::{WorkflowCanceler, WorkflowHandle};
-pub use job::ProcessingJob;
+pub use job::{ProcessingJob, check_output_folder};
 pub use options::{
     DEFAULT_OUTAGE_TOLERANCE, PollSettings, WorkflowOptions, WorkflowProgress,
     WorkflowProgressCallback,
@@ -301,8 +301,11 @@ impl Workflow {
                 let mut result = tokio::select! {
                     biased;
                     () = token.cancelled() => {
-                        let ids = read_ids(&known);
                         tracing::info!("workflow canceled");
+                        let ids = resolve_in_flight(&client, read_ids(&known)).await;
+                        if let Ok(mut known) = known.lock() {
+                            *known = ids;
+                        }
                         Err(WorkflowError::Canceled {
                             container_id: ids.container,
                             processing_id: ids.processing,
@@ -347,6 +350,68 @@ impl Workflow {
 
 /// The longest a cleanup may take (the client retries transient failures within it).
 const CLEANUP_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The longest a canceled workflow looks for what a creation or start it was awaiting
+/// the answer of has made.
+const IN_FLIGHT_LOOKUP_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// How long a canceled workflow waits before looking a second time for what an
+/// unanswered creation or start made (the service may still be handling it).
+const IN_FLIGHT_SETTLE: Duration = Duration::from_millis(500);
+
+/// What a creation or start whose answer was awaited when the workflow was canceled
+/// made, looked up as after a lost answer: the tagged container, a processing of the
+/// container. The request was sent (or about to be): the service may have applied
+/// it, and the workflow must neither report it as not made nor delete a container a
+/// processing runs in. Looked for twice, the second time a moment later, when the
+/// first finds nothing.
+async fn resolve_in_flight(client: &CloudClient, mut ids: Ids) -> Ids {
+    let open = |ids: &Ids| {
+        ids.creating.is_some() && ids.container.is_none()
+            || ids.starting && ids.processing.is_none()
+    };
+    if !open(&ids) {
+        return ids;
+    }
+    let lookup = async {
+        for attempt in 0..2 {
+            if attempt > 0 {
+                tokio::time::sleep(IN_FLIGHT_SETTLE).await;
+            }
+            if let (None, Some(tag)) = (ids.container, ids.creating) {
+                match run::find_container(client, &tag.to_string()).await {
+                    Ok(found) => ids.container = found,
+                    Err(e) => {
+                        tracing::info!(error = %e, "cannot look for the container being created")
+                    }
+                }
+            }
+            if let (Some(container), None, true) = (ids.container, ids.processing, ids.starting) {
+                match run::find_processing(client, container).await {
+                    Ok(found) => ids.processing = found.map(|p| p.id),
+                    Err(e) => {
+                        tracing::info!(error = %e, "cannot look for the processing being started")
+                    }
+                }
+            }
+            if !open(&ids) {
+                break;
+            }
+        }
+    };
+    if tokio::time::timeout(IN_FLIGHT_LOOKUP_TIMEOUT, lookup)
+        .await
+        .is_err()
+    {
+        tracing::info!("looking for what the canceled request made took too long");
+    }
+    tracing::info!(
+        container_id = ids.container.map(display),
+        processing_id = ids.processing.map(display),
+        "what the request awaited at the cancel made"
+    );
+    ids
+}
 
 /// Deletes the container of a failed workflow, best effort.
 async fn delete_container(client: &CloudClient, container: Uuid) -> Cleanup {

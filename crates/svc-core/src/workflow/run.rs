@@ -61,9 +61,16 @@ impl Run {
         if let Some(id) = processing {
             self.span.record("processing_id", display(id));
         }
-        if let Ok(mut ids) = self.ids.lock() {
+        self.update_ids(|ids| {
             ids.container = container.or(ids.container);
             ids.processing = processing.or(ids.processing);
+        });
+    }
+
+    fn update_ids(&self, change: impl FnOnce(&mut Ids)) {
+        match self.ids.lock() {
+            Ok(mut ids) => change(&mut ids),
+            Err(poisoned) => change(&mut poisoned.into_inner()),
         }
     }
 
@@ -86,9 +93,9 @@ impl Run {
         let mut container_metadata = job.metadata.clone();
         let tag = (container_metadata.len() < limits::MAX_METADATA_KEYS
             && !container_metadata.contains_key(WORKFLOW_TAG_KEY))
-        .then(|| Uuid::new_v4().to_string());
-        if let Some(tag) = &tag {
-            container_metadata.insert(WORKFLOW_TAG_KEY.to_owned(), tag.clone());
+        .then(Uuid::new_v4);
+        if let Some(tag) = tag {
+            container_metadata.insert(WORKFLOW_TAG_KEY.to_owned(), tag.to_string());
         }
         let request = CreateContainerRequest {
             region: job.region.clone(),
@@ -103,16 +110,19 @@ impl Run {
                 })
                 .collect(),
         };
+        // A cancel from here on looks the container up by its tag.
+        self.update_ids(|ids| ids.creating = tag);
         let container = self
-            .create_container(request, tag.as_deref())
-            .await
-            .map_err(|source| WorkflowError::Cloud {
-                stage: "creating the container",
-                container_id: None,
-                processing_id: None,
-                source: Box::new(source),
-                cleanup: Cleanup::NotAttempted,
-            })?;
+            .create_container(request, tag.map(|t| t.to_string()).as_deref())
+            .await;
+        self.update_ids(|ids| ids.creating = None);
+        let container = container.map_err(|source| WorkflowError::Cloud {
+            stage: "creating the container",
+            container_id: None,
+            processing_id: None,
+            source: Box::new(source),
+            cleanup: Cleanup::NotAttempted,
+        })?;
         let container_id = container.id;
         self.set_ids(Some(container_id), None);
         tracing::info!(%container_id, files = container.files.len(), "container created");
@@ -148,8 +158,14 @@ impl Run {
             name: job.name.clone(),
             metadata: (!job.metadata.is_empty()).then(|| job.metadata.clone()),
         };
-        let started = self.start_processing(request, &options).await?;
-        self.set_ids(None, Some(started.id));
+        // A cancel from here on looks for a processing of the container.
+        self.update_ids(|ids| ids.starting = true);
+        let started = self.start_processing(request, &options).await;
+        if let Ok(p) = &started {
+            self.set_ids(None, Some(p.id));
+        }
+        self.update_ids(|ids| ids.starting = false);
+        let started = started?;
         tracing::info!(
             processing_id = %started.id,
             status = %started.status,
@@ -458,28 +474,12 @@ impl Run {
 
     /// The container tagged with `tag`, if any.
     async fn find_container(&self, tag: &str) -> Result<Option<Uuid>, CloudError> {
-        let mut containers = self.client.list_containers();
-        while let Some(c) = containers.try_next().await? {
-            if c.metadata
-                .as_ref()
-                .and_then(|m| m.get(WORKFLOW_TAG_KEY))
-                .is_some_and(|t| t == tag)
-            {
-                return Ok(Some(c.id));
-            }
-        }
-        Ok(None)
+        find_container(&self.client, tag).await
     }
 
     /// A processing of `container_id`, if any.
     async fn find_processing(&self, container_id: Uuid) -> Result<Option<Processing>, CloudError> {
-        let mut processings = self.client.list_processings();
-        while let Some(p) = processings.try_next().await? {
-            if p.container_id == Some(container_id) {
-                return Ok(Some(p));
-            }
-        }
-        Ok(None)
+        find_processing(&self.client, container_id).await
     }
 
     /// Whether the organization has a `pending` or `processing` processing.
@@ -632,6 +632,38 @@ impl Run {
             tokio::time::sleep(pause).await;
         }
     }
+}
+
+/// The container tagged with `tag`, if any.
+pub(super) async fn find_container(
+    client: &CloudClient,
+    tag: &str,
+) -> Result<Option<Uuid>, CloudError> {
+    let mut containers = client.list_containers();
+    while let Some(c) = containers.try_next().await? {
+        if c.metadata
+            .as_ref()
+            .and_then(|m| m.get(WORKFLOW_TAG_KEY))
+            .is_some_and(|t| t == tag)
+        {
+            return Ok(Some(c.id));
+        }
+    }
+    Ok(None)
+}
+
+/// A processing of `container_id`, if any.
+pub(super) async fn find_processing(
+    client: &CloudClient,
+    container_id: Uuid,
+) -> Result<Option<Processing>, CloudError> {
+    let mut processings = client.list_processings();
+    while let Some(p) = processings.try_next().await? {
+        if p.container_id == Some(container_id) {
+            return Ok(Some(p));
+        }
+    }
+    Ok(None)
 }
 
 /// Backoff between the attempts of a creation whose answer was lost.

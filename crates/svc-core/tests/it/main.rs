@@ -18,5 +18,6 @@ mod unit;
 mod vectors;
 mod webhook;
 mod workflow;
+mod workflow_cancel;
 
 pub use common::{OTHER_SECRET, PROGRESS_BODY, SECRET};

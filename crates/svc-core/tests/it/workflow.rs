@@ -729,3 +729,26 @@ async fn a_start_refused_with_413_cleans_up_when_asked() {
     assert!(client.list_processings_all().await.unwrap().is_empty());
     emulator.shutdown().await;
 }
+
+/// A file name holding CR or LF (allowed in a container path) is uploaded and
+/// processed: the name in the upload's part header cannot break the header.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn file_names_with_line_breaks_are_uploaded() {
+    let emulator = quick_emulator(Duration::from_millis(300)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let odd = dir.path().join("day\r\n1 \"rover\".nmea");
+    std::fs::copy(samples().join("rover.nmea"), &odd).unwrap();
+    let mut job = sample_job(None);
+    job.inputs = vec![odd];
+    let outcome = Workflow::new(client_for(emulator.info()))
+        .run(job, quick_options())
+        .await
+        .expect("the workflow succeeds");
+    assert_eq!(outcome.processing.status, ProcessingStatus::Processed);
+    let container = outcome.container_id.unwrap();
+    let stored = client_for(emulator.info())
+        .get_container(container)
+        .await
+        .unwrap();
+    assert_eq!(stored.files[0].path, "day\r\n1 \"rover\".nmea");
+}

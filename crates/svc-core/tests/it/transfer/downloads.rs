@@ -260,3 +260,45 @@ async fn a_modified_download_address_is_refused_and_redacted() {
     assert!(!text.contains(&signature), "{text}");
     assert_eq!(entries(dir.path()), Vec::<String>::new());
 }
+
+/// A download removes the temporary files that an earlier download of a process that
+/// has ended left in the folder (killed outright, it could not remove them), and
+/// leaves those of running processes and every other file alone.
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_download_removes_the_temporary_files_a_killed_download_left() {
+    let rig = Rig::start().await;
+    let (_, outputs) = rig.processed(120).await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let folder = dir.path().join("results");
+    std::fs::create_dir_all(&folder).unwrap();
+    // A process that has ended: its pid is free (until the system reuses it).
+    let mut ended = std::process::Command::new("true").spawn().unwrap();
+    let dead = ended.id();
+    ended.wait().unwrap();
+    let left = format!(".svc-download-{dead}-0123456789abcdef.part");
+    let running = format!(".svc-download-{}-fedcba9876543210.part", std::process::id());
+    for name in [
+        &left,
+        &running,
+        &".notes.part".to_owned(),
+        &"keep.txt".to_owned(),
+    ] {
+        std::fs::write(folder.join(name), b"partial").unwrap();
+    }
+
+    Transfers::new(Client::new(), options(3))
+        .download(outputs.clone(), folder.clone())
+        .wait()
+        .await
+        .expect("the outputs download");
+
+    let mut expected: Vec<String> = outputs.iter().map(|o| o.path.clone()).collect();
+    expected.extend([running, ".notes.part".to_owned(), "keep.txt".to_owned()]);
+    expected.sort();
+    assert_eq!(
+        entries(&folder),
+        expected,
+        "only the ended process's file went"
+    );
+}

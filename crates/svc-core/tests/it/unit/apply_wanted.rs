@@ -265,3 +265,68 @@ async fn apply_wanted_reports_nodes_the_read_back_does_not_show() {
     assert_eq!(seen[2].body.as_ref(), Some(&patch));
     assert_eq!(seen[3].body, None);
 }
+
+/// The answer to `apply_wanted`'s check-only write is lost (on any link: here the
+/// link itself gives up at once): the check, which applies nothing, is sent again and
+/// the apply goes on; the real write is sent once.
+#[tokio::test]
+async fn apply_wanted_checks_again_when_the_check_answer_is_lost() {
+    /// A unit whose tree takes writes, and which loses the answer to the first
+    /// check-only write.
+    struct Lossy {
+        tree: std::sync::Mutex<Value>,
+        seen: std::sync::Mutex<Vec<String>>,
+    }
+    impl Exchange for Lossy {
+        fn exchange(&self, request: ExchangeRequest) -> ExchangeFuture<'_> {
+            Box::pin(async move {
+                let step = format!("{} {}", request.method, request.query);
+                let checks = {
+                    let mut seen = self.seen.lock().unwrap();
+                    seen.push(step.clone());
+                    seen.iter().filter(|s| s.contains("checkOnly=true")).count()
+                };
+                let written = br#"{"title":"request successful","needReboot":false}"#.to_vec();
+                let body = match (request.method.as_str(), request.query.as_str()) {
+                    ("GET", _) => serde_json::to_vec(&*self.tree.lock().unwrap()).unwrap(),
+                    ("POST", "checkOnly=true") if checks == 1 => {
+                        return Err("no answer (silent for 3s)".to_owned());
+                    }
+                    ("POST", "checkOnly=true") => written,
+                    ("POST", _) => {
+                        let patch: Value =
+                            serde_json::from_slice(request.body.as_deref().unwrap()).unwrap();
+                        let mut tree = self.tree.lock().unwrap();
+                        *tree = svc_core::settings::apply(&tree, &patch);
+                        written
+                    }
+                    _ => return Err(format!("the fake has no {step}")),
+                };
+                Ok(svc_core::unit::ExchangeReply { status: 200, body })
+            })
+        }
+    }
+    let lossy = Arc::new(Lossy {
+        tree: std::sync::Mutex::new(json!({"oem": {"label": "van"}})),
+        seen: std::sync::Mutex::new(Vec::new()),
+    });
+    let unit = Unit::over(lossy.clone(), "lossy".into());
+    let report = unit
+        .apply_wanted(
+            &json!({"oem": {"label": "checked twice"}}),
+            ApplyOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert!(report.written);
+    assert_eq!(
+        *lossy.seen.lock().unwrap(),
+        [
+            "GET ",
+            "POST checkOnly=true",
+            "POST checkOnly=true",
+            "POST checkOnly=false",
+            "GET ",
+        ]
+    );
+}

@@ -207,6 +207,54 @@ async fn serial_get_and_check_only_write_are_sent_again_on_timeout_other_posts_n
     }
 }
 
+/// A login (and the other POSTs whose repetition changes nothing more) gets no
+/// answer: it is sent again, as a GET is, without the "may have applied" warning of
+/// real writes.
+#[tokio::test]
+async fn serial_login_lock_unlock_save_and_logout_are_sent_again_on_timeout() {
+    let (address, mut rx) = fake_unit(Fake::Silent).await;
+    let link = SerialLink::tcp(&address, FAST).await.unwrap();
+    let unit = Unit::over(Arc::new(link), "fake".to_owned());
+    let e = unit
+        .login(
+            ins_device_api::enums::UserName::Setup,
+            ins_device_api::Password::new("pw"),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(e, UnitError::Unreachable { .. }), "{e:?}");
+    let text = e.to_string();
+    assert!(text.contains("attempt 3 of 3"), "{text}");
+    assert!(!text.contains("not sent again"), "{text}");
+    let requests = received(&mut rx, 3).await;
+    for r in &requests {
+        assert_eq!(
+            (r.method, r.path.as_str()),
+            (Method::Post, "/api/v1/user/login")
+        );
+    }
+    for (path, call) in [
+        ("/api/v1/settings/lock", 0),
+        ("/api/v1/settings/unlock", 1),
+        ("/api/v1/settings/save", 2),
+    ] {
+        let e = match call {
+            0 => unit.lock().await,
+            1 => unit.unlock().await,
+            _ => unit.save().await,
+        }
+        .unwrap_err();
+        assert!(e.to_string().contains("attempt 3 of 3"), "{path}: {e}");
+        let requests = received(&mut rx, 3).await;
+        assert!(requests.iter().all(|r| r.path == path), "{requests:?}");
+    }
+    // Logged in (a token set by hand), a logout is repeated likewise.
+    unit.set_token(Some(ins_device_api::AuthToken::new("t")));
+    unit.logout().await.unwrap_err();
+    let requests = received(&mut rx, 3).await;
+    assert!(requests.iter().all(|r| r.path == "/api/v1/user/logout"));
+}
+
 #[tokio::test]
 async fn serial_ack_with_an_error_code_is_reported_with_the_code() {
     let (address, mut rx) = fake_unit(Fake::AckError(7)).await;

@@ -1,0 +1,104 @@
+//! `svc device` never turns a node path into another route, and a signal in the middle
+//! of `settings apply --lock` still ends the session and releases the lock.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use svc_emulator::device::DeviceConfig;
+
+use crate::support::{TestUnit, command, svc, write_json};
+
+/// `settings set default '{}'` would have restored every default, `../reboot` rebooted
+/// the unit, `get ../info` read the unit's identity: each is refused before sending
+/// (exit 5), over HTTP and the serial bridge, and the unit is as it was.
+#[test]
+fn node_paths_that_name_no_node_are_refused_over_every_link() {
+    let unit = TestUnit::start(&[]);
+    let changed = svc(&[
+        "device",
+        "--url",
+        &unit.url(),
+        "settings",
+        "set",
+        "output/comA/messages/imuShort",
+        "10ms",
+    ]);
+    assert_eq!(changed.code, 0, "{changed:?}");
+    let before = unit.tree();
+    let writes = unit.applied_writes();
+    for link in [["--url", &unit.url()], ["--serial-tcp", &unit.serial_tcp()]] {
+        for (verb, path) in [
+            ("set", "default"),
+            ("set", "import"),
+            ("set", "../reboot"),
+            ("set", "aiding/../../reboot"),
+            ("get", "../info"),
+            ("get", "lock"),
+        ] {
+            let mut args = vec!["device", link[0], link[1], "settings", verb, path];
+            if verb == "set" {
+                args.push("{}");
+            }
+            let run = svc(&args);
+            assert_eq!(run.code, 5, "{args:?}: {run:?}");
+            assert!(
+                run.stdout.is_empty(),
+                "{args:?}: nothing reported as written"
+            );
+            assert!(run.stderr.contains(path), "{args:?}: {}", run.stderr);
+            assert!(!unit.is_rebooting(), "{args:?} rebooted the unit");
+        }
+    }
+    assert_eq!(unit.applied_writes(), writes, "no write was applied");
+    assert_eq!(unit.tree(), before);
+}
+
+/// SIGTERM (what `timeout`, systemd and `docker stop` send) while `settings apply
+/// --lock` holds the lock: the command stops, logs out (which releases the lock at
+/// once rather than 60 s later) and exits 143; SIGINT likewise with 130.
+#[cfg(unix)]
+#[test]
+fn a_signal_during_a_locked_apply_releases_the_lock() {
+    for (signal, code) in [("-TERM", 143), ("-INT", 130)] {
+        // Each answer takes 400 ms: the apply holds the lock for about two seconds.
+        let unit = TestUnit::with(DeviceConfig {
+            latency: Duration::from_millis(400),
+            ..DeviceConfig::default()
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let wanted = dir.path().join("wanted.json");
+        write_json(&wanted, &json!({"oem": {"label": "interrupted"}}));
+        let mut child = command(&[
+            "device",
+            "--url",
+            &unit.url(),
+            "--user",
+            "setup",
+            "settings",
+            "apply",
+            wanted.to_str().unwrap(),
+            "--lock",
+        ])
+        .env("SVC_DEVICE_PASSWORD", "")
+        .spawn()
+        .expect("svc starts");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !unit.locked() {
+            assert!(Instant::now() < deadline, "the apply never took the lock");
+            assert!(child.try_wait().unwrap().is_none(), "svc ended first");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let sent = std::process::Command::new("kill")
+            .args([signal, &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        let status = crate::support::wait(&mut child, Duration::from_secs(30))
+            .expect("svc ends after the signal");
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+        assert_eq!(status.code(), Some(code), "{signal}: {stderr}");
+        assert!(stderr.contains("interrupted"), "{signal}: {stderr}");
+        assert!(!unit.locked(), "{signal}: the lock is still held");
+    }
+}
