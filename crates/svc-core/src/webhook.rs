@@ -104,7 +104,8 @@ const MAX_TIMESTAMP_DIGITS: usize = 18;
 ///
 /// Messages name the header or the check that failed; they never contain a secret,
 /// and never the body (text values quoted in a decoding error are replaced by `"…"`).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// `Debug` does not show the body either (only its size): it goes to logs.
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum WebhookError {
     /// A required header is absent (its name: [`TIMESTAMP_HEADER`] or
@@ -161,6 +162,42 @@ pub enum WebhookError {
     /// receiver, not of the delivery.
     #[error("no webhook secret is configured")]
     NoSecret,
+}
+
+impl std::fmt::Debug for WebhookError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::MissingHeader(name) => f.debug_tuple("MissingHeader").field(name).finish(),
+            Self::InvalidTimestamp => f.write_str("InvalidTimestamp"),
+            Self::TimestampTooOld {
+                age_seconds,
+                tolerance_seconds,
+            } => f
+                .debug_struct("TimestampTooOld")
+                .field("age_seconds", age_seconds)
+                .field("tolerance_seconds", tolerance_seconds)
+                .finish(),
+            Self::TimestampTooNew {
+                ahead_seconds,
+                tolerance_seconds,
+            } => f
+                .debug_struct("TimestampTooNew")
+                .field("ahead_seconds", ahead_seconds)
+                .field("tolerance_seconds", tolerance_seconds)
+                .finish(),
+            Self::BadSignature => f.write_str("BadSignature"),
+            Self::InvalidPayload(reason) => f.debug_tuple("InvalidPayload").field(reason).finish(),
+            Self::UntypedEvent { reason, raw } => f
+                .debug_struct("UntypedEvent")
+                .field("reason", reason)
+                .field(
+                    "raw",
+                    &format_args!("[{} bytes of JSON, not shown]", raw.to_string().len()),
+                )
+                .finish(),
+            Self::NoSecret => f.write_str("NoSecret"),
+        }
+    }
 }
 
 impl WebhookError {

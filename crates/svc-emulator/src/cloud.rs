@@ -34,7 +34,18 @@ use crate::state::{
 use crate::storage::Storage;
 
 pub fn router(app: Arc<App>) -> Router {
-    Router::new()
+    let served = |id: &str| !app.config.missing_operations.iter().any(|m| m == id);
+    let processing = if served("cancelProcessing") {
+        get(get_processing).post(cancel_processing)
+    } else {
+        get(get_processing)
+    };
+    let mut router = Router::new();
+    if served("cancelProcessingByCancelPath") {
+        // The vendor collection's route for the same action.
+        router = router.route("/api/v2/processings/{id}/cancel", post(cancel_processing));
+    }
+    router
         .route("/api/v1/info", get(server_info))
         .route(
             "/api/v2/organizations/{org}/containers",
@@ -55,10 +66,7 @@ pub fn router(app: Arc<App>) -> Router {
             "/api/v2/organizations/{org}/processings",
             get(list_processings).post(start_processing),
         )
-        .route(
-            "/api/v2/processings/{id}",
-            get(get_processing).post(cancel_processing),
-        )
+        .route("/api/v2/processings/{id}", processing)
         .route("/api/v2/processings/{id}/archive", post(archive_processing))
         .route("/api/v2/processings/{id}/output", get(list_outputs))
         .route("/api/v2/processings/{id}/errors", get(list_errors))

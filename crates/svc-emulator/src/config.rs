@@ -48,6 +48,11 @@ pub struct EmulatorConfig {
     /// ([`device::nth_serial_number`], [`device::nth_mac_address`]). With `port` P,
     /// unit `k` (0-based) listens on P+4+2k (HTTP) and P+5+2k (serial bridge).
     pub devices: usize,
+    /// `operationId`s of `openapi/cloud.yaml` the cloud service does not serve: their
+    /// routes answer as missing (404, or 405 where the path serves other methods). A
+    /// client's fallbacks are tested with them, e.g. a service that cancels only at the
+    /// vendor collection's `/processings/{id}/cancel` (`["cancelProcessing"]`).
+    pub missing_operations: Vec<String>,
 }
 
 impl Default for EmulatorConfig {
@@ -68,6 +73,7 @@ impl Default for EmulatorConfig {
             read_timeouts: ReadTimeouts::default(),
             device: Some(device::DeviceConfig::default()),
             devices: 1,
+            missing_operations: Vec::new(),
         }
     }
 }

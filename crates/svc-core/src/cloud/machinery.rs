@@ -80,6 +80,7 @@ pub(super) const LIST_PROCESSINGS: Op = Op::idempotent("listProcessings");
 pub(super) const START_PROCESSING: Op = Op::once("startProcessing");
 pub(super) const GET_PROCESSING: Op = Op::idempotent("getProcessing");
 pub(super) const CANCEL_PROCESSING: Op = Op::once("cancelProcessing");
+pub(super) const CANCEL_PROCESSING_BY_CANCEL_PATH: Op = Op::once("cancelProcessingByCancelPath");
 pub(super) const ARCHIVE_PROCESSING: Op = Op::idempotent("archiveProcessing");
 pub(super) const LIST_PROCESSING_OUTPUTS: Op = Op::idempotent("listProcessingOutputs");
 pub(super) const LIST_PROCESSING_ERRORS: Op = Op::idempotent("listProcessingErrors");

@@ -151,6 +151,9 @@ struct Inner {
     cloud: cloud::Client,
     notification: notification::Client,
     tokens: Arc<TokenCache>,
+    /// Whether the service cancels at the vendor collection's route
+    /// (`/processings/{id}/cancel`) rather than the specification's, once learned.
+    cancel_at_cancel_path: std::sync::atomic::AtomicBool,
 }
 
 impl fmt::Debug for CloudClient {
@@ -222,6 +225,7 @@ impl CloudClient {
                 cloud,
                 notification,
                 tokens,
+                cancel_at_cancel_path: std::sync::atomic::AtomicBool::new(false),
             }),
         }
     }

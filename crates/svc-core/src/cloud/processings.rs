@@ -51,17 +51,64 @@ impl CloudClient {
 
     /// Cancels a `pending` or `processing` processing (it becomes `canceled`).
     ///
+    /// Sent to the specification's route (`POST /processings/{id}`); when the service
+    /// answers 404 or 405 there, to the route of the vendor's API collection
+    /// (`POST /processings/{id}/cancel`), which the client then keeps using. A 404 on
+    /// both (no such processing) returns the first.
+    ///
     /// Not retried once the request may have reached the service.
     ///
     /// # Errors
     /// [`CloudError::Api`] with 409 when it is not running, 404, 403, 500;
     /// [`CloudError::Transport`]; [`CloudError::Authentication`].
     pub async fn cancel_processing(&self, processing_id: Uuid) -> Result<(), CloudError> {
+        use std::sync::atomic::Ordering;
+        let learned = &self.inner.cancel_at_cancel_path;
+        let at_cancel_path = learned.load(Ordering::Relaxed);
+        let first = self.cancel_at(processing_id, at_cancel_path).await;
+        match first {
+            // The route may be missing (a service that serves only the other one); a
+            // processing that does not exist answers 404 on both.
+            Err(e) if matches!(e.status(), Some(404 | 405)) => {
+                tracing::info!(
+                    status = e.status(),
+                    route = if at_cancel_path {
+                        "/cancel"
+                    } else {
+                        "the processing's"
+                    },
+                    "cancel: the route answered as missing; trying the other"
+                );
+                match self.cancel_at(processing_id, !at_cancel_path).await {
+                    Ok(()) => {
+                        learned.store(!at_cancel_path, Ordering::Relaxed);
+                        Ok(())
+                    }
+                    Err(other) if matches!(other.status(), Some(404 | 405)) => Err(e),
+                    Err(other) => Err(other),
+                }
+            }
+            other => other,
+        }
+    }
+
+    /// One cancel request: at the specification's route, or at the vendor
+    /// collection's (`at_cancel_path`).
+    async fn cancel_at(&self, processing_id: Uuid, at_cancel_path: bool) -> Result<(), CloudError> {
         let api = &self.inner.cloud;
-        self.call(CANCEL_PROCESSING.on(processing_id), || {
-            api.cancel_processing().processing_id(processing_id).send()
-        })
-        .await
+        if at_cancel_path {
+            self.call(CANCEL_PROCESSING_BY_CANCEL_PATH.on(processing_id), || {
+                api.cancel_processing_by_cancel_path()
+                    .processing_id(processing_id)
+                    .send()
+            })
+            .await
+        } else {
+            self.call(CANCEL_PROCESSING.on(processing_id), || {
+                api.cancel_processing().processing_id(processing_id).send()
+            })
+            .await
+        }
     }
 
     /// Archives a processing (it becomes `archived`) and deletes its result files.

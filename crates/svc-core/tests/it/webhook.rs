@@ -321,8 +321,12 @@ fn an_invalid_payload_message_quotes_no_text_of_the_body() {
     assert!(!message.contains("confidential"), "{message}");
     assert!(message.contains("invalid type: string \"…\""), "{message}");
     assert!(message.contains("line 1 column"), "{message}");
-    // Authentic JSON that does not type is handed over, not refused as forged.
+    // Authentic JSON that does not type is handed over, not refused as forged; its
+    // `Debug` (what a log shows) gives its size, not its content.
     assert_eq!(error.code(), "untyped_event");
+    let debug = format!("{error:?}");
+    assert!(!debug.contains("confidential"), "{debug}");
+    assert!(debug.contains("bytes of JSON, not shown"), "{debug}");
     let WebhookError::UntypedEvent { raw, .. } = error else {
         panic!("expected an untyped event, got {error:?}");
     };

@@ -9,6 +9,7 @@
 //! lost after the request was applied). Waits for a processing poll with a deadline;
 //! no test sleeps a fixed time to wait for a state.
 
+mod cancel_routes;
 mod errors;
 mod injected_faults;
 mod lists;
