@@ -59,6 +59,7 @@ mod sigv4;
 mod tests;
 
 use std::collections::HashMap;
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -69,6 +70,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use chrono::{DateTime, Utc};
+
 use tokio::io::AsyncReadExt as _;
 
 use error::S3Error;
@@ -124,6 +126,8 @@ const SIGNING_KEYS_KEPT: usize = 64;
 
 /// Read size when streaming an object out.
 const READ_CHUNK: usize = 64 * 1024;
+/// Write buffer of an object the emulator writes itself.
+const WRITE_BUFFER: usize = 64 * 1024;
 
 impl Storage {
     pub fn new(config: StorageConfig) -> std::io::Result<Self> {
@@ -193,6 +197,23 @@ impl Storage {
         let mut temp = TempFile::new(&dir);
         tokio::fs::write(temp.path(), bytes).await?;
         temp.persist(&dir.join(object_file_name(key)))
+    }
+
+    /// A new object written by the emulator itself (the engine's outputs), streamed to a
+    /// temporary file of its bucket: [`NewObject::commit`] moves it into place, dropping
+    /// it first removes it.
+    pub fn create_object(&self, bucket: &str, key: &str) -> std::io::Result<NewObject> {
+        let dir = self
+            .bucket_dir(bucket)
+            .ok_or_else(|| invalid_bucket(bucket))?;
+        std::fs::create_dir_all(&dir)?;
+        let temp = TempFile::new(&dir);
+        let file = std::fs::File::create(temp.path())?;
+        Ok(NewObject {
+            file: std::io::BufWriter::with_capacity(WRITE_BUFFER, file),
+            temp,
+            target: dir.join(object_file_name(key)),
+        })
     }
 
     /// Where an uploaded object lies on disk, if it exists (the engine streams inputs from it).
@@ -315,6 +336,36 @@ impl Storage {
             .header(header::CONTENT_LENGTH, meta.len())
             .body(Body::from_stream(stream))
             .map_err(S3Error::internal)
+    }
+}
+
+/// An object being written ([`Storage::create_object`]); not visible until committed.
+pub struct NewObject {
+    file: std::io::BufWriter<std::fs::File>,
+    temp: TempFile,
+    target: PathBuf,
+}
+
+impl NewObject {
+    /// Writes what is buffered and moves the object into place (replacing any object of
+    /// its key).
+    pub fn commit(mut self) -> std::io::Result<()> {
+        self.file.flush()?;
+        self.temp.persist(&self.target)
+    }
+}
+
+impl std::io::Write for NewObject {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.file.write(buf)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        self.file.write_all(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
     }
 }
 

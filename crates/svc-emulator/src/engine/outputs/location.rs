@@ -48,38 +48,47 @@ pub struct Location {
     pub place: Option<String>,
 }
 
-/// The location of the fixes' median position (see the module documentation).
-pub(super) fn mission_location(fixes: &[Fix]) -> Location {
+/// The location of the fixes' median position (see the module documentation). The medians
+/// are selected in place, without a copy of the positions: the fixes are left in another
+/// order.
+pub(super) fn mission_location(fixes: &mut [Fix]) -> Location {
     median_position(fixes).map_or_else(Location::default, |(lat, lon)| locate(lat, lon))
 }
 
 /// The median latitude and median longitude; longitudes spread over more than half the
 /// globe are taken across the antimeridian (0..360) so that a mission around ±180° does
-/// not land on the other side of the Earth.
-fn median_position(fixes: &[Fix]) -> Option<(f64, f64)> {
-    let lat = median(fixes.iter().map(|f| f.lat).collect())?;
-    let mut lons: Vec<f64> = fixes.iter().map(|f| f.lon).collect();
-    let (min, max) = lons
-        .iter()
-        .fold((f64::MAX, f64::MIN), |(lo, hi), l| (lo.min(*l), hi.max(*l)));
+/// not land on the other side of the Earth. Reorders the fixes.
+fn median_position(fixes: &mut [Fix]) -> Option<(f64, f64)> {
+    let lat = median(fixes, |f| f.lat)?;
+    let (min, max) = fixes.iter().fold((f64::MAX, f64::MIN), |(lo, hi), f| {
+        (lo.min(f.lon), hi.max(f.lon))
+    });
     let across = max - min > 180.0;
-    if across {
-        lons.iter_mut()
-            .filter(|l| **l < 0.0)
-            .for_each(|l| *l += 360.0);
-    }
-    let lon = median(lons)?;
+    let lon = median(fixes, |f| {
+        if across && f.lon < 0.0 {
+            f.lon + 360.0
+        } else {
+            f.lon
+        }
+    })?;
     Some((lat, if lon > 180.0 { lon - 360.0 } else { lon }))
 }
 
-fn median(mut values: Vec<f64>) -> Option<f64> {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    match n {
-        0 => None,
-        _ if n % 2 == 1 => Some(values[n / 2]),
-        _ => Some((values[n / 2 - 1] + values[n / 2]) / 2.0),
+/// The median of `value` over the fixes (the mean of the two middle ones for an even
+/// count), selected in place.
+fn median(fixes: &mut [Fix], value: impl Fn(&Fix) -> f64) -> Option<f64> {
+    let n = fixes.len();
+    if n == 0 {
+        return None;
     }
+    let (below, middle, _) =
+        fixes.select_nth_unstable_by(n / 2, |a, b| value(a).total_cmp(&value(b)));
+    let upper = value(middle);
+    if n % 2 == 1 {
+        return Some(upper);
+    }
+    let lower = below.iter().map(&value).max_by(f64::total_cmp)?;
+    Some((lower + upper) / 2.0)
 }
 
 /// The embedded boundaries, read once. `None` only if the data shipped in the crate could
@@ -229,15 +238,7 @@ mod tests {
     }
 
     fn fix(lat: f64, lon: f64) -> Fix {
-        Fix {
-            time_ms: 0,
-            lat,
-            lon,
-            height: 0.0,
-            quality: None,
-            rmc_velocity: None,
-            velocity: [0.0; 3],
-        }
+        Fix::at(lat, lon)
     }
 
     #[test]
@@ -248,10 +249,10 @@ mod tests {
             .collect();
         fixes.insert(0, fix(30.0, -40.0));
         fixes.push(fix(30.0, -40.0));
-        let (lat, lon) = median_position(&fixes).unwrap();
+        let (lat, lon) = median_position(&mut fixes).unwrap();
         assert!((lat - 45.761).abs() < 1e-9 && lon == 4.83, "{lat} {lon}");
         assert_eq!(
-            mission_location(&fixes),
+            mission_location(&mut fixes),
             Location {
                 country: Some("FR".into()),
                 region: None,
@@ -259,10 +260,13 @@ mod tests {
             }
         );
         // A survey across ±180° in Fiji stays at ±180°, not near 0°.
-        let fiji = [fix(-16.8, 179.9), fix(-16.8, -179.9), fix(-16.8, 179.95)];
-        let (_, lon) = median_position(&fiji).unwrap();
+        let mut fiji = [fix(-16.8, 179.9), fix(-16.8, -179.9), fix(-16.8, 179.95)];
+        let (_, lon) = median_position(&mut fiji).unwrap();
         assert!(lon.abs() > 179.0, "{lon}");
-        assert_eq!(median_position(&[]), None);
-        assert_eq!(mission_location(&[]), Location::default());
+        assert_eq!(median_position(&mut []), None);
+        assert_eq!(mission_location(&mut []), Location::default());
+        // An even count: the mean of the two middle values, whatever the order.
+        let mut four = [fix(3.0, 8.0), fix(1.0, 2.0), fix(4.0, 6.0), fix(2.0, 4.0)];
+        assert_eq!(median_position(&mut four), Some((2.5, 5.0)));
     }
 }

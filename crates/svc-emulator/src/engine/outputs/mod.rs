@@ -1,9 +1,11 @@
 //! Processing outputs: a GNSS trajectory computed from the NMEA 0183 data of a container.
 //!
-//! [`process`] reads every input file of a processing line by line, streamed through a
-//! `BufReader` with lines capped at [`MAX_LINE_BYTES`] (so a multi-hundred-MiB IMU log or a
-//! binary file costs constant memory), extracts the GGA and RMC sentences of any talker
-//! (`$GPGGA`, `$GNGGA`, `$GNRMC`, ...), merges them into one fix per epoch and writes, in order:
+//! [`process_into`] reads every input file of a processing line by line, streamed through
+//! a `BufReader` with lines capped at [`MAX_LINE_BYTES`] (so a multi-hundred-MiB IMU log or
+//! a binary file costs constant memory), extracts the GGA and RMC sentences of any talker
+//! (`$GPGGA`, `$GNGGA`, `$GNRMC`, ...), merges them into one fix per epoch (56 bytes each,
+//! the only memory that grows with the inputs) and writes, in order, each through the
+//! writer it is given ([`process`] holds them in memory):
 //!
 //! 1. `trajectory.csv`: header
 //!    `time,latitude,longitude,height,velocity_north,velocity_east,velocity_up`, then one line
@@ -62,12 +64,13 @@ mod tests;
 mod trajectory;
 mod writers;
 
+use std::io::{self, Write};
 use std::path::PathBuf;
 
 use serde_json::{Map, Value};
 
-use nmea::{FileScan, Sentence, scan_file};
-use trajectory::{build_fixes, merge};
+use nmea::{FileScan, scan_file};
+use trajectory::Epochs;
 use writers::{report_json, trajectory_csv, trajectory_geojson};
 
 /// Warnings about bad lines reported per file before they are only counted.
@@ -85,10 +88,18 @@ pub struct InputFile {
     pub location: PathBuf,
 }
 
+/// An output held in memory ([`process`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct OutputFile {
     pub path: String,
     pub bytes: Vec<u8>,
+}
+
+/// An output written through the writer its sink gave ([`process_into`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Written<W> {
+    pub path: String,
+    pub file: W,
 }
 
 #[derive(Clone, Debug, PartialEq, Default)]
@@ -103,9 +114,10 @@ pub struct Summary {
     pub place: Option<String>,
 }
 
+/// What a processing produced: its outputs in order, the warnings, the summary.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Outcome {
-    pub outputs: Vec<OutputFile>,
+pub struct Outcome<O = OutputFile> {
+    pub outputs: Vec<O>,
     pub warnings: Vec<String>,
     pub summary: Summary,
 }
@@ -116,32 +128,55 @@ pub struct Failure {
     pub warnings: Vec<String>,
 }
 
-/// Computes the processing outputs from the container files (see the module documentation).
+/// Computes the processing outputs from the container files (see the module
+/// documentation), each held in memory.
 pub fn process(
     inputs: &[InputFile],
     processing_json: &Map<String, Value>,
 ) -> Result<Outcome, Failure> {
+    let outcome = process_into(inputs, processing_json, |_| Ok(Vec::new()))?;
+    Ok(Outcome {
+        outputs: outcome
+            .outputs
+            .into_iter()
+            .map(|w| OutputFile {
+                path: w.path,
+                bytes: w.file,
+            })
+            .collect(),
+        warnings: outcome.warnings,
+        summary: outcome.summary,
+    })
+}
+
+/// Computes the processing outputs from the container files (see the module
+/// documentation), writing each through the writer `create` gives for its path (flushed
+/// once written). A writer that fails fails the processing (`could not write PATH: ...`).
+pub fn process_into<W: Write>(
+    inputs: &[InputFile],
+    processing_json: &Map<String, Value>,
+    mut create: impl FnMut(&str) -> io::Result<W>,
+) -> Result<Outcome<Written<W>>, Failure> {
     let mut warnings = Vec::new();
+    let mut epochs = Epochs::default();
     let mut scans: Vec<FileScan> = inputs
         .iter()
-        .map(|input| scan_file(input, &mut warnings))
+        .map(|input| {
+            epochs.start_file();
+            scan_file(input, &mut warnings, |record| epochs.add(&record))
+        })
         .collect();
-    let has_records = scans.iter().any(|s| !s.records.is_empty());
-    let first_rmc_day = scans
-        .iter()
-        .flat_map(|s| &s.records)
-        .find_map(|r| match r.sentence {
-            Sentence::Rmc(rmc) => Some(rmc.day),
-            Sentence::Gga(_) => None,
-        });
-    let fallback_day = first_rmc_day.unwrap_or_else(|| {
+    let has_records = !epochs.is_empty();
+    let fallback_day = epochs.first_rmc_day().unwrap_or_else(|| {
         if has_records {
             warnings.push("no RMC date; times assume 2000-01-01".to_string());
         }
         DEFAULT_DAY
     });
-    let epochs = merge(&mut scans, fallback_day);
-    let fixes = build_fixes(&epochs);
+    let (mut fixes, valid_fixes) = epochs.into_fixes(fallback_day);
+    for (scan, valid) in scans.iter_mut().zip(valid_fixes) {
+        scan.valid_fixes = valid;
+    }
     let (Some(first), Some(last)) = (fixes.first(), fixes.last()) else {
         let sentences: u64 = scans.iter().map(|s| s.sentences).sum();
         let skipped: u64 = scans.iter().map(|s| s.skipped).sum();
@@ -152,9 +187,12 @@ pub fn process(
         );
         return Err(Failure { error, warnings });
     };
-    let location = location::mission_location(&fixes);
+    let mission_length_s = (last.time_ms - first.time_ms) / 1000;
+    let location = location::mission_location(&mut fixes);
+    // Back in time order (one fix per time).
+    fixes.sort_unstable_by_key(|f| f.time_ms);
     let summary = Summary {
-        mission_length_s: (last.time_ms - first.time_ms) / 1000,
+        mission_length_s,
         country: location.country,
         region: location.region,
         place: location.place,
@@ -167,24 +205,38 @@ pub fn process(
             .and_then(Value::as_bool);
         flag != Some(false)
     };
-    let mut outputs = Vec::new();
-    if wanted("csv") {
-        outputs.push(OutputFile {
-            path: "trajectory.csv".into(),
-            bytes: trajectory_csv(&fixes),
-        });
-    }
-    if wanted("geojson") {
-        outputs.push(OutputFile {
-            path: "trajectory.geojson".into(),
-            bytes: trajectory_geojson(&fixes),
-        });
-    }
     let report = report_json(&scans, &fixes, &summary, warnings.len());
-    outputs.push(OutputFile {
-        path: "report.json".into(),
-        bytes: report,
-    });
+    let mut outputs = Vec::new();
+    let mut write = |path: &str, content: &dyn Fn(&mut W) -> io::Result<()>| {
+        let written = create(path).and_then(|mut file| {
+            content(&mut file)?;
+            file.flush()?;
+            Ok(file)
+        });
+        match written {
+            Ok(file) => {
+                outputs.push(Written {
+                    path: path.to_owned(),
+                    file,
+                });
+                Ok(())
+            }
+            Err(e) => Err(format!("could not write {path}: {e}")),
+        }
+    };
+    let result = (|| {
+        if wanted("csv") {
+            write("trajectory.csv", &|out| trajectory_csv(&fixes, out))?;
+        }
+        if wanted("geojson") {
+            write("trajectory.geojson", &|out| trajectory_geojson(&fixes, out))?;
+        }
+        write("report.json", &|out| out.write_all(&report))
+    })();
+    drop(fixes);
+    if let Err(error) = result {
+        return Err(Failure { error, warnings });
+    }
     Ok(Outcome {
         outputs,
         warnings,

@@ -8,6 +8,9 @@ use super::{InputFile, MAX_LINE_BYTES, MAX_WARNINGS_PER_FILE, plural};
 
 const KNOT_MS: f64 = 1852.0 / 3600.0;
 
+/// Bytes read from a file at a time.
+pub(super) const READ_BUFFER: usize = 64 * 1024;
+
 /// Largest altitude or geoid separation accepted, in metres: far beyond any receiver's
 /// range, and small enough that heights and vertical velocities stay finite.
 const MAX_HEIGHT_M: f64 = 1.0e6;
@@ -43,36 +46,60 @@ pub(super) struct Record {
     pub(super) sentence: Sentence,
 }
 
-/// What one input file yielded.
+/// What one input file yielded (its usable sentences go to the caller as they are read).
 #[derive(Debug)]
 pub(super) struct FileScan {
     pub(super) path: String,
     pub(super) sentences: u64,
     pub(super) skipped: u64,
-    pub(super) records: Vec<Record>,
     pub(super) notes: Vec<String>,
     pub(super) valid_fixes: usize,
 }
 
-/// Reads one file line by line, collecting its usable sentences; warnings go to `warnings`.
-pub(super) fn scan_file(input: &InputFile, warnings: &mut Vec<String>) -> FileScan {
-    let mut scan = FileScan {
-        path: input.path.clone(),
-        sentences: 0,
-        skipped: 0,
-        records: Vec::new(),
-        notes: Vec::new(),
-        valid_fixes: 0,
-    };
-    let file = match File::open(&input.location) {
-        Ok(file) => file,
+/// Reads one input file line by line ([`scan`]), handing each usable sentence to `found`.
+pub(super) fn scan_file(
+    input: &InputFile,
+    warnings: &mut Vec<String>,
+    found: impl FnMut(Record),
+) -> FileScan {
+    match File::open(&input.location) {
+        Ok(file) => scan(
+            &input.path,
+            BufReader::with_capacity(READ_BUFFER, file),
+            warnings,
+            found,
+        ),
         Err(e) => {
             warnings.push(format!("cannot open {}: {e}; file skipped", input.path));
+            let mut scan = FileScan::new(&input.path);
             scan.notes.push(format!("cannot be opened: {e}"));
-            return scan;
+            scan
         }
-    };
-    let mut reader = BufReader::with_capacity(64 * 1024, file);
+    }
+}
+
+impl FileScan {
+    fn new(path: &str) -> Self {
+        Self {
+            path: path.to_owned(),
+            sentences: 0,
+            skipped: 0,
+            notes: Vec::new(),
+            valid_fixes: 0,
+        }
+    }
+}
+
+/// Reads `reader` line by line (at most [`MAX_LINE_BYTES`] + 1 bytes of a line are kept,
+/// in one buffer reused for every line), handing each usable sentence to `found` in
+/// order; warnings about bad lines go to `warnings`. Nothing of the text is kept.
+pub(super) fn scan(
+    path: &str,
+    mut reader: impl BufRead,
+    warnings: &mut Vec<String>,
+    mut found: impl FnMut(Record),
+) -> FileScan {
+    let mut scan = FileScan::new(path);
     let mut line = Vec::new();
     let (mut line_no, mut reported, mut unreported) = (0u64, 0usize, 0u64);
     loop {
@@ -80,10 +107,7 @@ pub(super) fn scan_file(input: &InputFile, warnings: &mut Vec<String>) -> FileSc
             Ok(true) => line_no += 1,
             Ok(false) => break,
             Err(e) => {
-                warnings.push(format!(
-                    "read error in {} after line {line_no}: {e}",
-                    input.path
-                ));
+                warnings.push(format!("read error in {path} after line {line_no}: {e}"));
                 break;
             }
         }
@@ -101,16 +125,13 @@ pub(super) fn scan_file(input: &InputFile, warnings: &mut Vec<String>) -> FileSc
             }
         };
         match parsed {
-            Ok(Some(record)) => scan.records.push(record),
+            Ok(Some(record)) => found(record),
             Ok(None) => {}
             Err(reason) => {
                 scan.skipped += 1;
                 if reported < MAX_WARNINGS_PER_FILE {
                     reported += 1;
-                    warnings.push(format!(
-                        "{}:{line_no}: {reason}; sentence skipped",
-                        input.path
-                    ));
+                    warnings.push(format!("{path}:{line_no}: {reason}; sentence skipped"));
                 } else {
                     unreported += 1;
                 }
@@ -118,15 +139,11 @@ pub(super) fn scan_file(input: &InputFile, warnings: &mut Vec<String>) -> FileSc
         }
     }
     if unreported > 0 {
-        warnings.push(format!(
-            "{unreported} more bad lines skipped in {}",
-            input.path
-        ));
+        warnings.push(format!("{unreported} more bad lines skipped in {path}"));
     }
     if scan.sentences == 0 {
         scan.notes.push(format!(
-            "no GNSS sentences in {} ({})",
-            input.path,
+            "no GNSS sentences in {path} ({})",
             plural(line_no, "line")
         ));
     }

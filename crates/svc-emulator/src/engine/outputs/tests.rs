@@ -5,6 +5,7 @@ use super::trajectory::{DAY_MS, nearest_time};
 use super::writers::fixed;
 use super::*;
 use serde_json::json;
+use std::io::Write as _;
 use std::path::Path;
 
 /// `$body*hh` with a correct checksum.
@@ -650,4 +651,231 @@ fn field_parsers() {
     assert_eq!(fixed(-0.0001, 3), "0.000");
     assert_eq!(nearest_time(DAY_MS - 1000, 0), DAY_MS);
     assert_eq!(nearest_time(DAY_MS, DAY_MS - 1000), DAY_MS - 1000);
+}
+
+/// The repository's sample (`samples/`) gives, byte for byte, the outputs it gave when
+/// every fix and every output was held in memory at once.
+#[test]
+fn the_sample_outputs_are_unchanged() {
+    use sha2::{Digest as _, Sha256};
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples");
+    let inputs = [
+        InputFile {
+            path: "in/0_a_rover.nmea".into(),
+            location: samples.join("rover.nmea"),
+        },
+        InputFile {
+            path: "in/1_b_imu.csv".into(),
+            location: samples.join("imu.csv"),
+        },
+    ];
+    let settings: Value =
+        serde_json::from_slice(&std::fs::read(samples.join("processing.json")).unwrap()).unwrap();
+    let outcome = process(&inputs, settings.as_object().unwrap()).unwrap();
+    let digests: Vec<(&str, String)> = outcome
+        .outputs
+        .iter()
+        .map(|o| (o.path.as_str(), hex::encode(Sha256::digest(&o.bytes))))
+        .collect();
+    assert_eq!(
+        digests,
+        [
+            (
+                "trajectory.csv",
+                "812492d9d10f31a5065151504542f7e7a678324a99acff7804a122b0d84d87f1".to_owned()
+            ),
+            (
+                "trajectory.geojson",
+                "d9f35888809a5031943e96360cd565da7a7d248934356dad5f7eb8a055e8c290".to_owned()
+            ),
+            (
+                "report.json",
+                "9b01b2f58b993f757e4a8d2012ce081d005336f5f2f970522899b79cfd4f15c3".to_owned()
+            ),
+        ]
+    );
+}
+
+/// `process_into` writes what `process` holds, and a writer that fails fails the run.
+#[test]
+fn outputs_go_through_the_writers_given() {
+    let gnss = lines(&[
+        rmc("120000", LAT, LON, "3.3", "123.4", "020126"),
+        gga("120000", LAT, LON, 1, 500.0),
+        gga("120001", "4807.040,N", "01131.001,E", 1, 500.3),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = [write(dir.path(), "gnss.nmea", &gnss)];
+    let held = process(&inputs, &Map::new()).unwrap();
+    let mut created = Vec::new();
+    let written = process_into(&inputs, &Map::new(), |path| {
+        created.push(path.to_owned());
+        Ok(Vec::new())
+    })
+    .unwrap();
+    assert_eq!(
+        created,
+        ["trajectory.csv", "trajectory.geojson", "report.json"]
+    );
+    let bytes: Vec<(String, Vec<u8>)> = written
+        .outputs
+        .into_iter()
+        .map(|w| (w.path, w.file))
+        .collect();
+    let expected: Vec<(String, Vec<u8>)> = held
+        .outputs
+        .into_iter()
+        .map(|o| (o.path, o.bytes))
+        .collect();
+    assert_eq!(bytes, expected);
+    assert_eq!(written.summary, held.summary);
+
+    #[derive(Debug)]
+    struct Full;
+    impl Write for Full {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            Err(io::Error::new(io::ErrorKind::StorageFull, "disk full"))
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+    let failure = process_into(&inputs, &Map::new(), |_| Ok(Full)).unwrap_err();
+    assert_eq!(failure.error, "could not write trajectory.csv: disk full");
+}
+
+/// While the files are read, a GGA and the RMC of its epoch make one compact entry, and
+/// no text is kept.
+#[test]
+fn reading_keeps_one_compact_entry_per_epoch() {
+    assert!(std::mem::size_of::<trajectory::Fix>() <= 56);
+    let mut sentences = Vec::new();
+    for i in 0..500 {
+        let time = format!("12{:02}{:02}", i / 60, i % 60);
+        sentences.push(rmc(&time, LAT, LON, "1.0", "90.0", "020126"));
+        sentences.push(gga(&time, LAT, LON, 1, 500.0));
+        sentences.push(gga(&time, LAT, LON, 2, 501.0));
+    }
+    let text = lines(&sentences);
+    let mut epochs = trajectory::Epochs::default();
+    epochs.start_file();
+    let mut warnings = Vec::new();
+    let scan = nmea::scan("gnss.nmea", text.as_slice(), &mut warnings, |record| {
+        epochs.add(&record);
+    });
+    assert_eq!((scan.sentences, scan.skipped), (1500, 0));
+    assert_eq!(epochs.len(), 500);
+    let (fixes, valid) = epochs.into_fixes(0);
+    assert_eq!((fixes.len(), valid), (500, vec![500]));
+    // The first GGA of each epoch won.
+    assert!(fixes.iter().all(|f| f.quality() == Some(1)));
+}
+
+/// What the memory test's child process prints: RSS before, peak during, RSS after, KiB.
+#[cfg(target_os = "linux")]
+const MEMORY_CHILD: &str = "SVC_EMULATOR_OUTPUTS_MEMORY_INPUT";
+
+/// Processing holds the compact fixes, not the text of the inputs nor the outputs, and
+/// gives the memory back: measured in a child process (this test again, alone), whose
+/// peak resident memory is reset before the processing.
+#[cfg(target_os = "linux")]
+#[test]
+fn processing_memory_is_bounded_by_the_fixes_and_given_back() {
+    if let Ok(input) = std::env::var(MEMORY_CHILD) {
+        return measure_processing_memory(Path::new(&input));
+    }
+    const FIXES: usize = 100_000;
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("big.nmea");
+    let mut file = io::BufWriter::new(std::fs::File::create(&input).unwrap());
+    for i in 0..FIXES {
+        let (seconds, tenth) = (i / 10, i % 10);
+        let time = format!(
+            "{:02}{:02}{:02}.{tenth}0",
+            10 + seconds / 3600,
+            seconds / 60 % 60,
+            seconds % 60
+        );
+        let lat = format!("{:.6},N", 4807.0 + 0.0001 * (i % 1000) as f64);
+        write!(
+            file,
+            "{}\r\n{}\r\n",
+            gga(&time, &lat, LON, 1, 500.0),
+            rmc(&time, &lat, LON, "10.0", "45.0", "020126")
+        )
+        .unwrap();
+    }
+    file.flush().unwrap();
+    drop(file);
+    let input_bytes = std::fs::metadata(&input).unwrap().len();
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "engine::outputs::tests::processing_memory_is_bounded_by_the_fixes_and_given_back",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(MEMORY_CHILD, &input)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    let figures: Vec<u64> = stdout
+        .lines()
+        .find_map(|l| l.split_once("memory KiB: ").map(|(_, figures)| figures))
+        .unwrap_or_else(|| panic!("no figures from the child: {stdout}"))
+        .split(' ')
+        .map(|n| n.parse().unwrap())
+        .collect();
+    let [before, peak, after] = figures[..] else {
+        panic!("{figures:?}")
+    };
+    let kib = |bytes: u64| bytes / 1024;
+    // The fixes take 56 bytes each (5.3 MiB; their vector grows up to twice that); the
+    // text of the input is 15 MiB, the outputs 14 MiB.
+    let fixes = kib((FIXES * std::mem::size_of::<trajectory::Fix>()) as u64);
+    assert!(
+        peak - before <= 2 * fixes + 4 * 1024,
+        "the processing of {} KiB of NMEA took {} KiB at its peak, more than twice its {fixes} KiB of fixes and 4 MiB",
+        kib(input_bytes),
+        peak - before
+    );
+    assert!(
+        after <= before + 4 * 1024,
+        "{} KiB were kept after the processing",
+        after - before
+    );
+}
+
+/// The child's side: one processing of `input` with its outputs written to files, and the
+/// resident memory before (its peak reset), at the peak, and after.
+#[cfg(target_os = "linux")]
+fn measure_processing_memory(input: &Path) {
+    let status = || {
+        let text = std::fs::read_to_string("/proc/self/status").unwrap();
+        let kib = |name: &str| -> u64 {
+            text.lines()
+                .find_map(|l| l.strip_prefix(name))
+                .and_then(|v| v.trim().trim_end_matches(" kB").parse().ok())
+                .unwrap()
+        };
+        (kib("VmRSS:"), kib("VmHWM:"))
+    };
+    let out = tempfile::tempdir().unwrap();
+    let inputs = [InputFile {
+        path: "big.nmea".into(),
+        location: input.to_owned(),
+    }];
+    // Loads the boundaries, read once per process, before measuring.
+    location::locate(48.0, 11.0);
+    std::fs::write("/proc/self/clear_refs", "5").unwrap();
+    let (before, _) = status();
+    let outcome = process_into(&inputs, &Map::new(), |path| {
+        std::fs::File::create(out.path().join(path)).map(io::BufWriter::new)
+    })
+    .unwrap();
+    assert_eq!(outcome.summary.mission_length_s, 9_999);
+    drop(outcome);
+    let (after, peak) = status();
+    println!("memory KiB: {before} {peak} {after}");
 }

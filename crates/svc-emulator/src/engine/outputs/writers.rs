@@ -2,12 +2,13 @@
 //! deterministically (fixed key order and decimal formatting).
 
 use std::collections::BTreeMap;
+use std::io::{self, Write};
 
 use serde_json::{Value, json};
 
 use super::Summary;
 use super::nmea::FileScan;
-use super::trajectory::{Fix, great_circle};
+use super::trajectory::{Fix, great_circle, velocity};
 
 /// `x` with `decimals` decimals, never `-0.000`.
 pub(super) fn fixed(x: f64, decimals: usize) -> String {
@@ -29,13 +30,14 @@ fn iso_time(ms: i64) -> String {
         .unwrap_or_default()
 }
 
-pub(super) fn trajectory_csv(fixes: &[Fix]) -> Vec<u8> {
-    let mut csv = String::with_capacity(80 + fixes.len() * 96);
-    csv.push_str("time,latitude,longitude,height,velocity_north,velocity_east,velocity_up\n");
-    for f in fixes {
-        let [north, east, up] = f.velocity;
-        csv.push_str(&format!(
-            "{},{},{},{},{},{},{}\n",
+/// Writes `trajectory.csv`, one line per fix.
+pub(super) fn trajectory_csv(fixes: &[Fix], out: &mut impl Write) -> io::Result<()> {
+    out.write_all(b"time,latitude,longitude,height,velocity_north,velocity_east,velocity_up\n")?;
+    for (i, f) in fixes.iter().enumerate() {
+        let [north, east, up] = velocity(fixes, i);
+        writeln!(
+            out,
+            "{},{},{},{},{},{},{}",
             iso_time(f.time_ms),
             fixed(f.lat, 9),
             fixed(f.lon, 9),
@@ -43,18 +45,20 @@ pub(super) fn trajectory_csv(fixes: &[Fix]) -> Vec<u8> {
             fixed(north, 3),
             fixed(east, 3),
             fixed(up, 3),
-        ));
+        )?;
     }
-    csv.into_bytes()
+    Ok(())
 }
 
-pub(super) fn trajectory_geojson(fixes: &[Fix]) -> Vec<u8> {
+/// Writes `trajectory.geojson`: the document is built as a JSON value with a placeholder
+/// for the coordinates, whose text is then written around them one position at a time
+/// (the text is that of the whole value written at once, without holding it).
+pub(super) fn trajectory_geojson(fixes: &[Fix], out: &mut impl Write) -> io::Result<()> {
+    const PLACEHOLDER: &str = "\u{0}coordinates\u{0}";
     let position = |f: &Fix| json!([rounded(f.lon, 9), rounded(f.lat, 9), rounded(f.height, 3)]);
     let geometry = match fixes {
         [only] => json!({ "type": "Point", "coordinates": position(only) }),
-        _ => {
-            json!({ "type": "LineString", "coordinates": fixes.iter().map(position).collect::<Vec<_>>() })
-        }
+        _ => json!({ "type": "LineString", "coordinates": PLACEHOLDER }),
     };
     let properties = json!({
         "startTime": fixes.first().map(|f| iso_time(f.time_ms)),
@@ -65,10 +69,26 @@ pub(super) fn trajectory_geojson(fixes: &[Fix]) -> Vec<u8> {
         "type": "FeatureCollection",
         "features": [{ "type": "Feature", "geometry": geometry, "properties": properties }],
     });
-    // A `Value` (string keys, finite or null numbers) always serializes into a `Vec`.
-    let mut bytes = serde_json::to_vec(&collection).expect("a JSON value serializes");
-    bytes.push(b'\n');
-    bytes
+    let document = collection.to_string();
+    if let [_] = fixes {
+        out.write_all(document.as_bytes())?;
+    } else {
+        let placeholder = Value::from(PLACEHOLDER).to_string();
+        let (before, after) = document
+            .split_once(&placeholder)
+            .ok_or_else(|| io::Error::other("the GeoJSON coordinates have no place"))?;
+        out.write_all(before.as_bytes())?;
+        out.write_all(b"[")?;
+        for (i, f) in fixes.iter().enumerate() {
+            if i > 0 {
+                out.write_all(b",")?;
+            }
+            serde_json::to_writer(&mut *out, &position(f))?;
+        }
+        out.write_all(b"]")?;
+        out.write_all(after.as_bytes())?;
+    }
+    out.write_all(b"\n")
 }
 
 /// `report.json`, pretty-printed with keys in this order:
@@ -113,7 +133,7 @@ pub(super) fn report_json(
     for fix in fixes {
         *qualities
             .entry(
-                fix.quality
+                fix.quality()
                     .map_or_else(|| "rmcOnly".to_string(), |q| q.to_string()),
             )
             .or_default() += 1;
