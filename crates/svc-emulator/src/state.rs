@@ -143,6 +143,7 @@ impl App {
         let dir = tempfile::Builder::new().prefix("svc-emulator-").tempdir()?;
         let db = Arc::new(Mutex::new(Db::default()));
         let uploads = db.clone();
+        let files = db.clone();
         let storage = Storage::new(StorageConfig {
             root: dir.path().to_path_buf(),
             public_url: urls.storage.clone(),
@@ -151,7 +152,12 @@ impl App {
             upload_ttl: config.upload_ttl,
             download_ttl: config.download_ttl,
             on_upload: Arc::new(move |event: &UploadEvent| mark_uploaded(&uploads, event)),
-        })?;
+        })?
+        // The forms of a deleted file (alone or with its container) are refused: an
+        // upload would leave an object no file names.
+        .with_upload_gate(Arc::new(move |bucket: &str, key: &str| {
+            file_of_object(&lock(&files), bucket, key).is_some()
+        }));
         let http = reqwest::Client::builder()
             .timeout(config.webhook_timeout)
             .redirect(reqwest::redirect::Policy::none())
@@ -202,10 +208,7 @@ impl App {
 
     /// The state, locked. Never hold the guard across an `.await`.
     pub fn db(&self) -> MutexGuard<'_, Db> {
-        match self.db.lock() {
-            Ok(guard) => guard,
-            Err(poisoned) => poisoned.into_inner(),
-        }
+        lock(&self.db)
     }
 
     pub fn organizations(&self) -> Vec<OrganizationCredentials> {
@@ -367,21 +370,36 @@ impl App {
     }
 }
 
-/// Storage accepted an upload: the file becomes `ready`.
-fn mark_uploaded(db: &Mutex<Db>, event: &UploadEvent) {
-    let mut db = match db.lock() {
+/// The state, locked.
+fn lock(db: &Mutex<Db>) -> MutexGuard<'_, Db> {
+    match db.lock() {
         Ok(guard) => guard,
         Err(poisoned) => poisoned.into_inner(),
+    }
+}
+
+/// The file whose object is `key` in `bucket` (`containers/{container}/files/{file}`),
+/// if it exists.
+fn file_of_object<'a>(db: &'a Db, bucket: &str, key: &str) -> Option<&'a FileRecord> {
+    let id: Uuid = key.rsplit('/').next()?.parse().ok()?;
+    db.files
+        .get(&id)
+        .filter(|f| f.bucket == bucket && f.key == key)
+}
+
+/// Storage accepted an upload: the file becomes `ready`.
+fn mark_uploaded(db: &Mutex<Db>, event: &UploadEvent) {
+    let mut db = lock(db);
+    let Some(id) = file_of_object(&db, &event.bucket, &event.key).map(|f| f.id) else {
+        return;
     };
-    let now = now();
-    for file in db.files.values_mut() {
-        if file.bucket == event.bucket
-            && file.key == event.key
-            && file.status == ContainerFileStatus::Pending
-        {
-            file.status = ContainerFileStatus::Ready;
-            file.updated_at = now;
-        }
+    if let Some(file) = db
+        .files
+        .get_mut(&id)
+        .filter(|f| f.status == ContainerFileStatus::Pending)
+    {
+        file.status = ContainerFileStatus::Ready;
+        file.updated_at = now();
     }
 }
 

@@ -22,9 +22,12 @@
 //! algorithm, credential (known access key), signature of the `Policy` string (lower-case
 //! hex, as SigV4 writes it: an upper-case signature does not match), expiration, every
 //! policy condition, every form field covered by a condition (S3's exemptions:
-//! `X-Amz-Signature`, `Policy`, `file`, `x-ignore-*`). The file is then streamed to
+//! `X-Amz-Signature`, `Policy`, `file`, `x-ignore-*`), and, with an upload gate
+//! ([`Storage::with_upload_gate`]), that the object is still wanted (the emulator's: its
+//! file was not deleted, alone or with its container). The file is then streamed to
 //! disk; a field after `file` → 400 `InvalidArgument`; a length outside
-//! `content-length-range` → 400 `EntityTooSmall`/`EntityTooLarge`; a form without
+//! `content-length-range` → 400 `EntityTooSmall`/`EntityTooLarge`; an object no longer
+//! wanted once in place → 403 `AccessDenied` (it is removed); a form without
 //! `file` → 400 `InvalidArgument` (after the 403 checks). When the fields before
 //! `file` are rejected, the file is still read through (not stored) so that a field
 //! after it answers the 400 `file`-not-last, as documented. On error the rest of the
@@ -81,6 +84,9 @@ use form::{drain_body, drain_form};
 /// Called once an upload has been accepted, before the 204 is answered.
 pub type OnUpload = Arc<dyn Fn(&UploadEvent) + Send + Sync>;
 
+/// Whether an object (bucket, key) may still be uploaded ([`Storage::with_upload_gate`]).
+pub type UploadGate = Arc<dyn Fn(&str, &str) -> bool + Send + Sync>;
+
 /// The storage's notion of "now" (injectable for tests, see [`Storage::with_clock`]).
 pub type Clock = Arc<dyn Fn() -> DateTime<Utc> + Send + Sync>;
 
@@ -116,6 +122,8 @@ pub struct Storage {
     /// SigV4 signing keys by (date, region): four HMACs each, the same all day, and
     /// needed for every form handed out (a page of containers lists up to a hundred).
     signing_keys: Arc<std::sync::Mutex<SigningKeys>>,
+    /// Which objects may still be uploaded; every one without it.
+    gate: Option<UploadGate>,
 }
 
 /// SigV4 signing keys by (date `YYYYMMDD`, region).
@@ -139,7 +147,24 @@ impl Storage {
             config: Arc::new(config),
             clock: Arc::new(Utc::now),
             signing_keys: Arc::default(),
+            gate: None,
         })
+    }
+
+    /// Refuses, with 403 `AccessDenied` as for an expired policy, the uploads of the
+    /// objects `gate` no longer wants (the emulator's: a file deleted, alone or with its
+    /// container). It is asked when a form's `file` arrives, and again once the object
+    /// is in place, which it then leaves: an object wanted until then and deleted after
+    /// goes with its file, so no upload leaves an object without a file.
+    #[must_use]
+    pub fn with_upload_gate(mut self, gate: UploadGate) -> Self {
+        self.gate = Some(gate);
+        self
+    }
+
+    /// Whether `gate` still wants uploads of the object.
+    fn wanted(&self, bucket: &str, key: &str) -> bool {
+        self.gate.as_ref().is_none_or(|gate| gate(bucket, key))
     }
 
     /// The SigV4 signing key of this storage's secret for `date` (`YYYYMMDD`) and

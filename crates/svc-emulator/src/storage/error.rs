@@ -24,6 +24,13 @@ impl S3Error {
         Self::new(StatusCode::FORBIDDEN, "AccessDenied", message)
     }
 
+    /// The upload of an object no longer wanted ([`super::Storage::with_upload_gate`]).
+    pub(super) fn not_wanted() -> Self {
+        Self::denied(
+            "The file of this upload form was deleted (alone or with its container): nothing can be uploaded to it",
+        )
+    }
+
     pub(super) fn invalid_argument(message: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, "InvalidArgument", message)
     }

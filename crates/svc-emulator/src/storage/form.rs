@@ -34,7 +34,7 @@ impl Storage {
         while let Some(mut field) = form.next_field().await.map_err(malformed)? {
             let name = field.name().unwrap_or_default().to_owned();
             if name == "file" {
-                return match self.check_form(bucket, &fields) {
+                return match self.check_upload(bucket, &fields) {
                     Ok(expected) => self.receive_file(bucket, dir, expected, field, form).await,
                     Err(denied) => {
                         while field.chunk().await.map_err(malformed)?.is_some() {}
@@ -52,8 +52,22 @@ impl Storage {
             let value = read_text_field(&name, &mut field).await?;
             fields.push((name, value));
         }
-        self.check_form(bucket, &fields)?;
+        self.check_upload(bucket, &fields)?;
         Err(S3Error::invalid_argument("Field file missing"))
+    }
+
+    /// The form's checks ([`Storage::check_form`]), then whether its object is still
+    /// wanted ([`Storage::with_upload_gate`]): 403 otherwise.
+    fn check_upload(
+        &self,
+        bucket: &str,
+        fields: &[(String, Option<String>)],
+    ) -> Result<Expected, S3Error> {
+        let expected = self.check_form(bucket, fields)?;
+        if !self.wanted(bucket, &expected.key) {
+            return Err(S3Error::not_wanted());
+        }
+        Ok(expected)
     }
 
     /// Streams the `file` part to a temporary file, checks that it is the last part and
@@ -105,8 +119,14 @@ impl Storage {
                 ),
             ));
         }
-        temp.persist(&dir.join(object_file_name(&expected.key)))
-            .map_err(S3Error::internal)?;
+        let object = dir.join(object_file_name(&expected.key));
+        temp.persist(&object).map_err(S3Error::internal)?;
+        // Asked again once the object is in place: deleted meanwhile, it goes (a deletion
+        // after this answer removes it with its file).
+        if !self.wanted(bucket, &expected.key) {
+            let _ = std::fs::remove_file(&object);
+            return Err(S3Error::not_wanted());
+        }
         Ok(UploadEvent {
             bucket: bucket.to_owned(),
             key: expected.key,

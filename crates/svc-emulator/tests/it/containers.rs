@@ -7,7 +7,8 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::common::{
-    Env, REGIONS, UPLOAD_FIELDS, assert_timestamp, assert_uuid, decode_policy, metadata,
+    Env, REGIONS, UPLOAD_FIELDS, assert_storage_error, assert_timestamp, assert_uuid,
+    decode_policy, metadata, post_form, upload, upload_fields, upload_url,
 };
 
 fn create_path(env: &Env) -> String {
@@ -379,6 +380,59 @@ async fn delete_removes_the_container() {
     env.get(&format!("/api/v2/containers/{}", uuid::Uuid::new_v4()))
         .await
         .err(404);
+}
+
+/// A deleted container's upload forms are refused as an expired or tampered form is (403
+/// `AccessDenied`, S3's error body): its file is gone, the object would be an orphan.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_forms_of_a_deleted_container_are_refused_with_403() {
+    let env = Env::start().await;
+    let c = env
+        .create_container(json!([
+            {"path": "a.nmea", "type": "input", "size": 5},
+            {"path": "b.nmea", "type": "input", "size": 5},
+        ]))
+        .await;
+    let id = c["id"].as_str().unwrap();
+    let (first, second) = (&c["files"][0], &c["files"][1]);
+    // The first file uploaded: a second upload to its form would replace it.
+    let (status, body) = upload(&env.http, first, b"12345".to_vec()).await;
+    assert_eq!(status, 204, "{body}");
+    // A tampered form: the 403 whose shape the refusals must have.
+    let tampered: Vec<(String, String)> = upload_fields(second)
+        .into_iter()
+        .map(|(k, v)| match k.as_str() {
+            "X-Amz-Signature" => (k, "0".repeat(v.len())),
+            _ => (k, v),
+        })
+        .collect();
+    let (status, denied) = post_form(
+        &env.http,
+        &upload_url(second),
+        &tampered,
+        Some(b"12345".to_vec()),
+        &[],
+    )
+    .await;
+    assert_eq!(status, 403, "{denied}");
+
+    let r = env.delete(&format!("/api/v2/containers/{id}")).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    for file in [first, second] {
+        let (status, body) = upload(&env.http, file, b"12345".to_vec()).await;
+        assert_eq!(status, 403, "{body}");
+        assert_storage_error(&body);
+        let shape = |body: &str| {
+            body.split("<Message>")
+                .next()
+                .unwrap_or_default()
+                .to_owned()
+        };
+        assert_eq!(shape(&body), shape(&denied), "{body}");
+        assert!(body.contains("<Code>AccessDenied</Code>"), "{body}");
+        mentions(&body, "deleted");
+    }
+    env.get(&format!("/api/v2/containers/{id}")).await.err(404);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::common::{Env, UPLOAD_FIELDS, assert_uuid};
+use crate::common::{Env, UPLOAD_FIELDS, assert_storage_error, assert_uuid, upload};
 
 #[track_caller]
 fn mentions(details: &str, word: &str) {
@@ -363,4 +363,39 @@ async fn delete_file_removes_it() {
         assert_eq!(r.status, 200, "{}", r.text);
     }
     assert_eq!(env.container(id).await["status"], "empty");
+}
+
+/// A deleted file's upload form is refused (403 `AccessDenied`, S3's error body); the
+/// other files of its container still upload.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_form_of_a_deleted_file_is_refused_with_403() {
+    let env = Env::start().await;
+    let c = env
+        .create_container(json!([
+            {"path": "keep.nmea", "type": "input", "size": 3},
+            {"path": "drop.nmea", "type": "input", "size": 3},
+        ]))
+        .await;
+    let (keep, drop) = (&c["files"][0], &c["files"][1]);
+    let r = env
+        .delete(&format!(
+            "/api/v2/container-files/{}",
+            drop["id"].as_str().unwrap()
+        ))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let (status, body) = upload(&env.http, drop, b"abc".to_vec()).await;
+    assert_eq!(status, 403, "{body}");
+    assert_storage_error(&body);
+    assert!(body.contains("<Code>AccessDenied</Code>"), "{body}");
+    mentions(&body, "deleted");
+    let (status, body) = upload(&env.http, keep, b"abc".to_vec()).await;
+    assert_eq!(status, 204, "{body}");
+    let container = env.container(c["id"].as_str().unwrap()).await;
+    assert_eq!(
+        container["files"].as_array().unwrap().len(),
+        1,
+        "{container}"
+    );
+    assert_eq!(container["files"][0]["status"], "ready", "{container}");
 }

@@ -44,6 +44,11 @@ struct Answer {
 
 impl Harness {
     async fn start() -> Self {
+        Self::start_with_gate(None).await
+    }
+
+    /// A storage with an upload gate ([`Storage::with_upload_gate`]).
+    async fn start_with_gate(gate: Option<UploadGate>) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
@@ -61,9 +66,12 @@ impl Harness {
             on_upload: Arc::new(move |e: &UploadEvent| seen.lock().unwrap().push(e.clone())),
         };
         let shift = offset.clone();
-        let storage = Storage::new(config)
+        let mut storage = Storage::new(config)
             .unwrap()
             .with_clock(Arc::new(move || Utc::now() + *shift.lock().unwrap()));
+        if let Some(gate) = gate {
+            storage = storage.with_upload_gate(gate);
+        }
         let router = storage.router();
         tokio::spawn(async move { axum::serve(listener, router).await });
         Self {

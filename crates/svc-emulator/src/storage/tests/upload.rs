@@ -173,6 +173,7 @@ async fn a_bad_signature_or_unknown_access_key_is_refused_with_403() {
         }),
         clock: h.storage.clock.clone(),
         signing_keys: Arc::default(),
+        gate: None,
     };
     let (_, fields) = stranger.presign_upload(BUCKET, "k", 10);
     let fields: Vec<_> = fields.into_iter().collect();
@@ -273,6 +274,52 @@ async fn an_expired_policy_is_refused_with_403() {
     h.shift_clock(601);
     let answer = h.post(&url, form(&fields, Some(content(10)))).await;
     assert_error(&answer, 403, "AccessDenied", "Policy expired");
+}
+
+/// The forms of an object the gate no longer wants answer as an expired policy does,
+/// whether it stopped wanting it before the file arrived or while it was being stored.
+#[tokio::test]
+async fn an_object_no_longer_wanted_is_refused_with_403_and_not_kept() {
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let wants = Arc::new(Mutex::new(vec![false]));
+    let (log, answers) = (asked.clone(), wants.clone());
+    let h = Harness::start_with_gate(Some(Arc::new(move |bucket: &str, key: &str| {
+        log.lock().unwrap().push(format!("{bucket}/{key}"));
+        let mut answers = answers.lock().unwrap();
+        if answers.len() > 1 {
+            answers.remove(0)
+        } else {
+            answers[0]
+        }
+    })))
+    .await;
+    let (url, fields) = h.presign("gone", 10);
+    let answer = h.post(&url, form(&fields, Some(content(10)))).await;
+    assert_error(&answer, 403, "AccessDenied", "was deleted");
+    h.assert_nothing_stored();
+    // A field after the file still answers 400: the file is read through.
+    let late = form(&fields, Some(content(10))).text("x-ignore-late", "1");
+    let answer = h.post(&url, late).await;
+    assert_error(&answer, 400, "InvalidArgument", "must be the last");
+    h.assert_nothing_stored();
+
+    // Wanted when the file arrives, deleted while it is stored: refused, and removed.
+    *wants.lock().unwrap() = vec![true, false];
+    asked.lock().unwrap().clear();
+    let answer = h.post(&url, form(&fields, Some(content(10)))).await;
+    assert_error(&answer, 403, "AccessDenied", "was deleted");
+    h.assert_nothing_stored();
+    assert_eq!(
+        *asked.lock().unwrap(),
+        [format!("{BUCKET}/gone"), format!("{BUCKET}/gone")]
+    );
+
+    // Wanted: stored, as without a gate.
+    *wants.lock().unwrap() = vec![true];
+    let answer = h.post(&url, form(&fields, Some(content(10)))).await;
+    assert_eq!(answer.status.as_u16(), 204, "{}", answer.body);
+    assert_eq!(h.bucket_files(BUCKET), ["k.gone"]);
+    assert_eq!(h.events().len(), 1);
 }
 
 #[tokio::test]
