@@ -274,29 +274,30 @@ impl Fleet {
         .await
     }
 
-    /// Each unit's whole tree, written to `folder` as `SERIAL.json` (indented; an
-    /// existing file of that name is replaced, a serial number met twice gets the
-    /// unit's place in the list appended). Gives each file's path.
+    /// Each unit's whole tree, written to `folder` as `SERIAL.json` (indented). Gives
+    /// each file's path.
+    ///
+    /// No two units of one run write the same file: every name given is reserved, and
+    /// a unit whose name is already taken gets the first free suffix `-2`, `-3`, …
+    /// (`A`, `A` and a unit whose serial number really is `A-2` give `A.json`,
+    /// `A-2.json` and `A-2-2.json`, or `A-3.json` for the second `A` when the `A-2`
+    /// unit answered first: among units that share a name, the first to answer keeps
+    /// it). Names that differ only in case count as the same name (they are one file
+    /// on case-insensitive file systems). A file left in `folder` by an earlier run is
+    /// replaced.
     pub async fn export(
         &self,
         folder: &Path,
         each: impl FnMut(&UnitResult<PathBuf>),
     ) -> Vec<UnitResult<PathBuf>> {
-        let names = Mutex::new(HashSet::new());
+        let names = Mutex::new(ExportNames::default());
         let names = &names;
-        self.on_every_unit_named(each, true, |unit, serial, index| async move {
+        self.on_every_unit_named(each, true, |unit, serial| async move {
             let tree = unit.export().await?;
-            let name = file_name(&serial);
-            let name = {
-                let mut taken = names
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner);
-                if taken.insert(name.clone()) {
-                    name
-                } else {
-                    format!("{name}-{}", index + 1)
-                }
-            };
+            let name = names
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .reserve(&file_name(&serial));
             let path = folder.join(format!("{name}.json"));
             write_file(&path, &tree).map_err(|reason| UnitError::Io {
                 operation: "exportSettings",
@@ -316,7 +317,7 @@ impl Fleet {
         F: Fn(Unit) -> Fut + Copy + 'a,
         Fut: Future<Output = Result<T, UnitError>> + 'a,
     {
-        self.on_every_unit_named(each, false, move |unit, _, _| work(unit))
+        self.on_every_unit_named(each, false, move |unit, _| work(unit))
             .await
     }
 
@@ -331,7 +332,7 @@ impl Fleet {
         work: F,
     ) -> Vec<UnitResult<T>>
     where
-        F: Fn(Unit, String, usize) -> Fut + Copy + 'a,
+        F: Fn(Unit, String) -> Fut + Copy + 'a,
         Fut: Future<Output = Result<T, UnitError>> + 'a,
     {
         let mut results: Vec<UnitResult<T>> = stream::iter(self.members.iter().enumerate())
@@ -345,13 +346,10 @@ impl Fleet {
                     if serial_first {
                         let serial = unit.info().await?.serial_number;
                         serial_number = Some(serial.clone());
-                        return work(unit, serial, index).await;
+                        return work(unit, serial).await;
                     }
-                    let (info, outcome) = futures::future::join(
-                        unit.info(),
-                        work(unit.clone(), String::new(), index),
-                    )
-                    .await;
+                    let (info, outcome) =
+                        futures::future::join(unit.info(), work(unit.clone(), String::new())).await;
                     serial_number = info.ok().map(|info| info.serial_number);
                     outcome
                 }
@@ -369,6 +367,33 @@ impl Fleet {
             .await;
         results.sort_by_key(|result| result.index);
         results
+    }
+}
+
+/// The file names of one export run. Every name handed out is reserved, the ones
+/// made with a suffix too, so that no later unit (even one whose serial number is that
+/// suffixed name) gets it again: each unit of a run writes its own file.
+#[derive(Debug, Default)]
+struct ExportNames {
+    /// The names handed out, in ASCII lowercase (case-insensitive file systems).
+    taken: HashSet<String>,
+}
+
+impl ExportNames {
+    /// `name` if no unit of this run has it yet, else `name-2`, `name-3`, … (the first
+    /// one free); the name given is reserved.
+    fn reserve(&mut self, name: &str) -> String {
+        if self.taken.insert(name.to_ascii_lowercase()) {
+            return name.to_owned();
+        }
+        let mut suffix: u64 = 2;
+        loop {
+            let candidate = format!("{name}-{suffix}");
+            if self.taken.insert(candidate.to_ascii_lowercase()) {
+                return candidate;
+            }
+            suffix += 1;
+        }
     }
 }
 
@@ -438,6 +463,16 @@ mod tests {
         assert_eq!(file_name("EMU00000001"), "EMU00000001");
         assert_eq!(file_name("../../etc/passwd"), "etcpasswd");
         assert_eq!(file_name("/"), "unit");
+    }
+
+    #[test]
+    fn export_names_are_reserved_with_their_suffixes() {
+        let mut names = ExportNames::default();
+        let given: Vec<String> = ["A", "A", "A-2", "A", "a", "A-3", "B"]
+            .iter()
+            .map(|name| names.reserve(name))
+            .collect();
+        assert_eq!(given, ["A", "A-2", "A-2-2", "A-3", "a-4", "A-3-2", "B"]);
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! `svc_core::fleet` against fifty emulated units: status, apply (with units locked by
-//! another session, unreachable, or refusing a node), export.
+//! another session, unreachable, or refusing a node), export (also of units whose
+//! serial numbers repeat).
 
 use std::collections::BTreeSet;
+use std::path::PathBuf;
 
 use ins_device_api::Password;
 use ins_device_api::enums::UserName;
@@ -9,6 +11,7 @@ use serde_json::{Value, json};
 use svc_core::ErrorKind;
 use svc_core::fleet::{Fleet, Member, UnitAddress, parse_members};
 use svc_core::unit::{ApplyOptions, Unit, UnitError};
+use svc_emulator::device::{DeviceConfig, DeviceEmulator};
 use svc_emulator::{Emulator, EmulatorConfig};
 
 const UNITS: usize = 50;
@@ -218,4 +221,106 @@ async fn every_unit_is_exported_to_a_file_named_by_its_serial_number() {
             .iter()
             .all(|r| r.outcome.as_ref().is_err_and(|e| e.kind() == ErrorKind::Io))
     );
+}
+
+/// Six units whose serial numbers collide with the names the export makes up for
+/// repeated ones: `A` twice, and units whose serial numbers really are `A-2` and
+/// `A-3`. Each unit holds its own lever arm, so every export is told apart.
+#[tokio::test]
+async fn repeated_serial_numbers_never_share_an_export_file() {
+    const SERIALS: [&str; 6] = ["A", "A", "A-2", "A-2", "A", "A-3"];
+    let mut devices = Vec::new();
+    for serial_number in SERIALS {
+        devices.push(
+            DeviceEmulator::start(DeviceConfig {
+                serial_number: serial_number.to_owned(),
+                pty: false,
+                ..DeviceConfig::default()
+            })
+            .await
+            .expect("a unit starts"),
+        );
+    }
+    for (index, device) in devices.iter().enumerate() {
+        let unit = Unit::http(device.url()).expect("a unit");
+        unit.login(UserName::Setup, Password::new(""))
+            .await
+            .expect("login");
+        let arm = json!({"aiding": {"gnss1": {"leverArmPrimary": [index as f64, 0.0, 0.0]}}});
+        unit.apply_wanted(&arm, ApplyOptions::default())
+            .await
+            .expect("its own lever arm");
+    }
+    let members: Vec<Member> = devices
+        .iter()
+        .map(|device| Member {
+            address: UnitAddress::Http(device.url().to_owned()),
+            user: None,
+        })
+        .collect();
+
+    // One unit at a time: the list's order decides the names.
+    let one_by_one = tempfile::tempdir().expect("a folder");
+    let results = Fleet::new(members.clone())
+        .with_concurrency(1)
+        .export(one_by_one.path(), |_| {})
+        .await;
+    let names: Vec<String> = results
+        .iter()
+        .map(|r| {
+            let path = r.outcome.as_ref().expect("exported");
+            path.file_name().unwrap().to_string_lossy().into_owned()
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "A.json",
+            "A-2.json",
+            "A-2-2.json",
+            "A-2-3.json",
+            "A-3.json",
+            "A-3-2.json"
+        ]
+    );
+    assert_exports_are_the_units(&results, 6);
+
+    // All at once: whichever answers first keeps a name, but no file is shared.
+    let at_once = tempfile::tempdir().expect("a folder");
+    let results = Fleet::new(members)
+        .with_concurrency(6)
+        .export(at_once.path(), |_| {})
+        .await;
+    assert_exports_are_the_units(&results, 6);
+    for device in devices {
+        device.shutdown().await;
+    }
+}
+
+/// Every unit has its own file, holding its own tree (the lever arm's x is the unit's
+/// place in the list), and the folder holds nothing else.
+fn assert_exports_are_the_units(results: &[svc_core::fleet::UnitResult<PathBuf>], units: usize) {
+    let paths: BTreeSet<&PathBuf> = results
+        .iter()
+        .map(|r| r.outcome.as_ref().expect("exported"))
+        .collect();
+    assert_eq!(paths.len(), units, "one file per unit: {paths:?}");
+    for (index, result) in results.iter().enumerate() {
+        let path = result.outcome.as_ref().expect("exported");
+        let tree: Value =
+            serde_json::from_slice(&std::fs::read(path).expect("the file")).expect("JSON");
+        assert_eq!(
+            tree["aiding"]["gnss1"]["leverArmPrimary"][0],
+            json!(index as f64),
+            "{} holds unit {index}'s tree",
+            path.display()
+        );
+    }
+    let folder = paths
+        .iter()
+        .next()
+        .and_then(|p| p.parent())
+        .expect("a folder");
+    let files = std::fs::read_dir(folder).expect("the folder").count();
+    assert_eq!(files, units, "no other file in {}", folder.display());
 }
