@@ -483,10 +483,7 @@ async fn start_processing(
             o.credits -= 1;
         }
         let at = now();
-        let type_ = match request.processing_json.get("type").and_then(Value::as_str) {
-            Some("ins") => ProcessingType::Ins,
-            _ => ProcessingType::Gnss,
-        };
+        let type_ = processing_type(&request.processing_json);
         let processing = Processing {
             id: Uuid::new_v4(),
             name: request.name,
@@ -527,6 +524,22 @@ async fn start_processing(
     };
     crate::engine::spawn(app.clone(), processing.id);
     Ok(ok(processing))
+}
+
+/// A processing's `type` from its settings document: the processing type the settings
+/// name, `processing.type` (without it, a top-level `type`, as in
+/// `samples/processing.json`), is `ins` when it starts with `ins` (`insSingle`, ...: GNSS
+/// fused with inertial data), `gnss` otherwise (`gnssSingle`, ...) and when none is named.
+fn processing_type(settings: &serde_json::Map<String, Value>) -> ProcessingType {
+    let named = settings
+        .get("processing")
+        .and_then(|p| p.get("type"))
+        .and_then(Value::as_str)
+        .or_else(|| settings.get("type").and_then(Value::as_str));
+    match named {
+        Some(name) if name.starts_with("ins") => ProcessingType::Ins,
+        _ => ProcessingType::Gnss,
+    }
 }
 
 fn kind_of(v: &Value) -> &'static str {

@@ -342,6 +342,43 @@ async fn start_request_is_validated_and_stored() {
     env.wait_end(&id(&p)).await;
 }
 
+/// `type` follows the processing type the settings name (`processing.type`, or a
+/// top-level `type`): `ins` for one starting with `ins`, `gnss` otherwise.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_type_follows_the_processing_settings() {
+    let env = Env::start().await;
+    let container = env.nmea_container().await;
+    for (settings, expected) in [
+        (json!({"processing": {"type": "insSingle"}}), "ins"),
+        (
+            json!({"processing": {"type": "insMulti"}, "mode": "auto"}),
+            "ins",
+        ),
+        (json!({"processing": {"type": "gnssSingle"}}), "gnss"),
+        (json!({"type": "ins"}), "ins"),
+        (
+            json!({"type": "gnss", "processing": {"type": "insSingle"}}),
+            "ins",
+        ),
+        (
+            json!({"type": "ins", "processing": {"type": "gnssSingle"}}),
+            "gnss",
+        ),
+        (
+            json!({"processing": {"type": 3}, "type": "insSingle"}),
+            "ins",
+        ),
+        (json!({"mode": "auto"}), "gnss"),
+        (json!({"processing": "ins"}), "gnss"),
+    ] {
+        let body = json!({"containerId": container, "processingJson": settings});
+        let started = env.start_processing_raw(&body).await.ok().clone();
+        assert_eq!(started["type"], expected, "{settings}");
+        let ended = env.wait_end(&id(&started)).await;
+        assert_eq!(ended["type"], expected, "{settings}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_moves_a_running_processing_to_canceled() {
     let env = Env::with(EmulatorConfig {
