@@ -10,7 +10,9 @@
 //!
 //! Exit codes tell failure kinds apart (see [`exit`]): 0 success, 1 other failure,
 //! 2 usage, 3 authentication or permission (401/403), 4 conflict (409), 5 invalid input
-//! (400/422 or refused before sending), 6 unreachable, 7 not found (404).
+//! (400/422 or refused before sending), 6 unreachable, 7 not found (404). A command
+//! whose stdout is closed (`svc … | head -1`) ends quietly with exit code 0 (see
+//! [`output`]).
 //!
 //! Logs (svc-core's `tracing` spans and events) go to stderr: warnings only by default,
 //! `-v` info, `-vv` debug, `-vvv` trace (for the SDK's own crates); `RUST_LOG`, when
@@ -19,9 +21,33 @@
 
 #![forbid(unsafe_code)]
 
+// `println!` and `print!` of this crate, in place of std's: they write through
+// `output::print`, which ends the command quietly (exit code 0) when stdout is closed
+// (`svc … | head -1`) instead of panicking. Defined before the modules so that their
+// textual scope covers every module below.
+macro_rules! println {
+    () => {
+        $crate::output::print(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::output::print(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+#[allow(
+    unused_macros,
+    reason = "no command prints without a newline today; one that does must not use std's"
+)]
+macro_rules! print {
+    ($($arg:tt)*) => {
+        $crate::output::print(format_args!($($arg)*))
+    };
+}
+
 mod device;
 mod exit;
 mod fleet;
+mod output;
 mod process;
 mod resources;
 mod webhooks;

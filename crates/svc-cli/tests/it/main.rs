@@ -7,6 +7,7 @@ mod device;
 mod device_safety;
 mod emulator;
 mod fleet;
+mod output;
 mod process;
 mod resources;
 mod support;
