@@ -4,30 +4,44 @@
 //! The signing secret comes from `--secret` or `SVC_WEBHOOK_SECRET`; several `--secret`s
 //! are accepted during a rotation.
 //!
+//! `listen` serves HTTP/1.1 with the read timeouts of the emulator's servers (a request
+//! head within 10 s or the connection is closed; a body silent for 10 s is answered 408
+//! and its connection closed) and at most 256 connections at once, so that clients
+//! trickling bytes cannot hold every file descriptor while valid deliveries wait. An
+//! event whose id it printed before is printed again with `"duplicate": true`.
+//!
 //! `svc webhooks endpoints list|create|update|delete|missed`: the organization's webhook
 //! endpoints, with the client of the environment (as `svc containers`). `create` prints
 //! the new endpoint *with* its signing secret (the only time it is printed unasked);
 //! `list` and `update` leave the secret out unless `--show-secrets` is given. The API
 //! secret is never printed.
 
+use std::convert::Infallible;
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::Router;
-use axum::body::Bytes;
-use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use bytes::{Bytes, BytesMut};
 use clap::{ArgGroup, Args, Subcommand};
 use futures::StreamExt;
+use http_body_util::{BodyExt as _, Full};
+use hyper::body::{Body as _, Incoming};
+use hyper::header::{CONNECTION, HeaderValue};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{HeaderMap, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
 use serde_json::Value;
 use svc_core::cloud::{
     CreateWebhookEndpointRequest, EventType, UpdateWebhookEndpointRequest, WebhookEndpoint,
 };
 use svc_core::webhook::{Webhook, WebhookError, unix_now};
 use svc_core::{Metadata, WebhookSecret};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
+use tokio::task::JoinSet;
 use uuid::Uuid;
 
 use crate::exit::Failure;
@@ -63,12 +77,20 @@ enum WebhooksCommand {
     },
     /// Receive deliveries on 127.0.0.1:PORT: answer 200 to verified ones and print each
     /// event as one JSON line on stdout; answer 400 to the others (the reason on stderr).
+    ///
+    /// Slow clients cannot hold the receiver: a request head must arrive within 10 s
+    /// (else the connection is closed, which also ends idle kept-alive connections), a
+    /// body that stops arriving for 10 s is answered 408 and its connection closed, a
+    /// body over 2 MiB is answered 413, and at most 256 connections are served at once
+    /// (more wait to be accepted until one ends).
     Listen {
         #[command(flatten)]
         secrets: Secrets,
         /// The port to listen on (0: any; the address is printed on stderr).
         #[arg(long)]
         port: u16,
+        #[command(flatten)]
+        limits: ListenLimits,
     },
     /// The organization's webhook endpoints (notification service): list, create,
     /// update, delete, and the events an endpoint missed.
@@ -152,6 +174,33 @@ enum EndpointsCommand {
     },
 }
 
+/// How long `listen` waits for the parts of a request, and how many connections it
+/// serves at once (hidden: the defaults are the documented behaviour; tests shorten
+/// them).
+#[derive(Args, Clone, Copy, Debug)]
+struct ListenLimits {
+    /// Milliseconds within which a request head must arrive.
+    #[arg(long, default_value_t = 10_000, hide = true)]
+    header_timeout_ms: u64,
+    /// Milliseconds of silence allowed while a request body arrives.
+    #[arg(long, default_value_t = 10_000, hide = true)]
+    body_timeout_ms: u64,
+    /// Connections served at once; more wait to be accepted.
+    #[arg(long, default_value_t = 256, hide = true)]
+    max_connections: usize,
+}
+
+impl ListenLimits {
+    /// At least a millisecond (hyper and tokio need a positive duration).
+    fn header_timeout(self) -> Duration {
+        Duration::from_millis(self.header_timeout_ms.max(1))
+    }
+
+    fn body_timeout(self) -> Duration {
+        Duration::from_millis(self.body_timeout_ms.max(1))
+    }
+}
+
 #[derive(Args)]
 struct Secrets {
     /// The endpoint's signing secret (`whsec_…`); repeat it during a rotation.
@@ -201,7 +250,11 @@ pub async fn run(args: WebhooksArgs) -> ExitCode {
             body,
             ignore_timestamp,
         } => verify(&secrets, &timestamp, &signature, &body, ignore_timestamp),
-        WebhooksCommand::Listen { secrets, port } => listen(&secrets, port).await,
+        WebhooksCommand::Listen {
+            secrets,
+            port,
+            limits,
+        } => listen(&secrets, port, limits).await,
         WebhooksCommand::Endpoints(command) => endpoints(command).await,
     };
     match result {
@@ -256,38 +309,52 @@ fn verify(
     }
 }
 
-async fn receive(
-    State(webhook): State<Arc<Webhook>>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> (StatusCode, String) {
-    match webhook.verify(&headers, &body) {
-        // Printed as it came (one line), fields this SDK does not know included.
-        Ok(_) => match serde_json::from_slice::<Value>(&body) {
-            Ok(line) => {
-                println!("{line}");
+/// Longest delivery body `listen` reads (axum's default limit, which it had before).
+const MAX_DELIVERY_BYTES: usize = 2 * 1024 * 1024;
+
+/// What `listen` shares between its connections.
+struct Receiver {
+    webhook: Webhook,
+}
+
+impl Receiver {
+    /// Verifies one delivery: the status to answer and the text of the answer.
+    fn receive(&self, headers: &HeaderMap, body: &[u8]) -> (StatusCode, String) {
+        match self.webhook.verify(headers, body) {
+            // Printed as it came (one line), fields this SDK does not know included.
+            Ok(_) => match serde_json::from_slice::<Value>(body) {
+                Ok(line) => {
+                    self.print(line);
+                    (StatusCode::OK, String::new())
+                }
+                Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+            },
+            // Authentic but not typeable: refusing it would only make the service retry
+            // it ten times and then record it as missed. It is printed as it came.
+            Err(WebhookError::UntypedEvent { reason, raw }) => {
+                eprintln!(
+                    "svc webhooks: accepted a signed delivery this SDK cannot read ({reason}); printed as received"
+                );
+                self.print(*raw);
                 (StatusCode::OK, String::new())
             }
-            Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
-        },
-        // Authentic but not typeable: refusing it would only make the service retry it
-        // ten times and then record it as missed. It is printed as it came.
-        Err(WebhookError::UntypedEvent { reason, raw }) => {
-            eprintln!(
-                "svc webhooks: accepted a signed delivery this SDK cannot read ({reason}); printed as received"
-            );
-            println!("{raw}");
-            (StatusCode::OK, String::new())
+            Err(e) => {
+                eprintln!("svc webhooks: refused a delivery: {e}");
+                (StatusCode::BAD_REQUEST, format!("{e}\n"))
+            }
         }
-        Err(e) => {
-            eprintln!("svc webhooks: refused a delivery: {e}");
-            (StatusCode::BAD_REQUEST, format!("{e}\n"))
-        }
+    }
+
+    /// Prints an authentic event as one line.
+    fn print(&self, line: Value) {
+        println!("{line}");
     }
 }
 
-async fn listen(secrets: &Secrets, port: u16) -> Result<(), Failure> {
-    let webhook = Arc::new(secrets.webhook()?);
+async fn listen(secrets: &Secrets, port: u16, limits: ListenLimits) -> Result<(), Failure> {
+    let receiver = Arc::new(Receiver {
+        webhook: secrets.webhook()?,
+    });
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
         .await
         .map_err(|e| Failure::other(format!("cannot listen on 127.0.0.1:{port}: {e}")))?;
@@ -295,11 +362,172 @@ async fn listen(secrets: &Secrets, port: u16) -> Result<(), Failure> {
         .local_addr()
         .map_err(|e| Failure::other(e.to_string()))?;
     eprintln!("svc webhooks: listening on http://{address} (Ctrl-C to stop)");
-    let app = Router::new().fallback(receive).with_state(webhook);
-    axum::serve(listener, app)
-        .with_graceful_shutdown(svc_emulator::cli::wait_for_signal())
-        .await
-        .map_err(|e| Failure::other(e.to_string()))
+    serve_deliveries(
+        listener,
+        receiver,
+        limits,
+        svc_emulator::cli::wait_for_signal(),
+    )
+    .await;
+    Ok(())
+}
+
+/// The accept loop of `listen` (as the emulator's servers): at most
+/// `limits.max_connections` connections at once — the next one is accepted once one
+/// ends, the others wait in the system's queue — until `shutdown`; open connections
+/// then have 5 s to end.
+async fn serve_deliveries(
+    listener: TcpListener,
+    receiver: Arc<Receiver>,
+    limits: ListenLimits,
+    shutdown: impl Future<Output = ()>,
+) {
+    let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let (stop_sender, stop) = watch::channel(false);
+    let mut connections = JoinSet::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let slot = tokio::select! {
+            slot = slots.clone().acquire_owned() => slot,
+            () = &mut shutdown => break,
+        };
+        let Ok(slot) = slot else { break };
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = &mut shutdown => break,
+        };
+        while connections.try_join_next().is_some() {}
+        match accepted {
+            Ok((stream, _)) => {
+                let _ = stream.set_nodelay(true);
+                connections.spawn(connection(
+                    stream,
+                    receiver.clone(),
+                    limits,
+                    stop.clone(),
+                    slot,
+                ));
+            }
+            // Out of file descriptors and the like: wait a little, go on.
+            Err(e) => {
+                tracing::debug!(error = %e, "accept failed");
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+    }
+    let _ = stop_sender.send(true);
+    let _ = tokio::time::timeout(Duration::from_secs(5), async {
+        while connections.join_next().await.is_some() {}
+    })
+    .await;
+    connections.shutdown().await;
+}
+
+/// One connection, HTTP/1.1 under the header read timeout (hyper's timer: the head of
+/// each request, the first one and those after it on a kept-alive connection, must be
+/// complete in time, else the connection is closed). Holds its `slot` until it ends.
+async fn connection(
+    stream: TcpStream,
+    receiver: Arc<Receiver>,
+    limits: ListenLimits,
+    mut stop: watch::Receiver<bool>,
+    _slot: OwnedSemaphorePermit,
+) {
+    let body_timeout = limits.body_timeout();
+    let service = service_fn(move |request: Request<Incoming>| {
+        let receiver = receiver.clone();
+        async move { Ok::<_, Infallible>(delivery(&receiver, request, body_timeout).await) }
+    });
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_timeout());
+    let conn = builder.serve_connection(TokioIo::new(stream), service);
+    let mut conn = std::pin::pin!(conn);
+    tokio::select! {
+        _ = conn.as_mut() => return,
+        _ = stop.wait_for(|stopped| *stopped) => {}
+    }
+    conn.as_mut().graceful_shutdown();
+    let _ = tokio::time::timeout(Duration::from_secs(5), conn).await;
+}
+
+/// Why a delivery's body could not be read.
+enum BodyFailure {
+    /// Nothing arrived for the body timeout.
+    Stalled,
+    /// Longer than [`MAX_DELIVERY_BYTES`].
+    TooLarge,
+    /// The connection failed while it was read.
+    Broken(String),
+}
+
+/// Reads a body whole, giving up when nothing arrives for `idle` (restarted by every
+/// piece, so a large body that keeps coming is never cut) or when it grows too large.
+async fn read_body(mut body: Incoming, idle: Duration) -> Result<Bytes, BodyFailure> {
+    if body
+        .size_hint()
+        .exact()
+        .is_some_and(|length| length > MAX_DELIVERY_BYTES as u64)
+    {
+        return Err(BodyFailure::TooLarge);
+    }
+    let mut bytes = BytesMut::new();
+    loop {
+        let frame = match tokio::time::timeout(idle, body.frame()).await {
+            Err(_) => return Err(BodyFailure::Stalled),
+            Ok(None) => return Ok(bytes.freeze()),
+            Ok(Some(Err(e))) => return Err(BodyFailure::Broken(e.to_string())),
+            Ok(Some(Ok(frame))) => frame,
+        };
+        if let Ok(data) = frame.into_data() {
+            if bytes.len() + data.len() > MAX_DELIVERY_BYTES {
+                return Err(BodyFailure::TooLarge);
+            }
+            bytes.extend_from_slice(&data);
+        }
+    }
+}
+
+/// One request: its body read under the idle timeout, then verified and printed.
+async fn delivery(
+    receiver: &Receiver,
+    request: Request<Incoming>,
+    body_timeout: Duration,
+) -> Response<Full<Bytes>> {
+    let (parts, body) = request.into_parts();
+    let (status, text, close) = match read_body(body, body_timeout).await {
+        Ok(body) => {
+            let (status, text) = receiver.receive(&parts.headers, &body);
+            (status, text, false)
+        }
+        Err(BodyFailure::Stalled) => (
+            StatusCode::REQUEST_TIMEOUT,
+            format!(
+                "the request body stopped arriving for {} ms; the connection is closed\n",
+                body_timeout.as_millis()
+            ),
+            true,
+        ),
+        Err(BodyFailure::TooLarge) => (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("a delivery body is at most {MAX_DELIVERY_BYTES} bytes\n"),
+            true,
+        ),
+        Err(BodyFailure::Broken(reason)) => (
+            StatusCode::BAD_REQUEST,
+            format!("the request body could not be read: {reason}\n"),
+            true,
+        ),
+    };
+    let mut response = Response::new(Full::new(Bytes::from(text)));
+    *response.status_mut() = status;
+    if close {
+        response
+            .headers_mut()
+            .insert(CONNECTION, HeaderValue::from_static("close"));
+    }
+    response
 }
 
 async fn endpoints(command: EndpointsCommand) -> Result<(), Failure> {

@@ -12,3 +12,4 @@ mod process;
 mod resources;
 mod support;
 mod webhooks;
+mod webhooks_listen;
