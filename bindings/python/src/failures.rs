@@ -38,7 +38,7 @@ pub(crate) fn transfer(py: Python<'_>, e: TransferError) -> PyErr {
     let failed: Vec<String> = e.failures().iter().map(ToString::to_string).collect();
     let mut error = SvcErr::new(e.kind().as_str(), e.to_string())
         .subsystem("transfer")
-        .retryable(e.is_transient());
+        .retryable(e.kind().is_retryable());
     if let Ok(list) = PyList::new(py, failed) {
         error = error.attr("failures", list.into_any());
     }

@@ -27,6 +27,13 @@ mod workflow;
 #[pymodule]
 fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // The one rule of `retryable`, for the errors raised without the flag.
+    let retryable: Vec<&str> = svc_core::ErrorKind::ALL
+        .iter()
+        .filter(|kind| kind.is_retryable())
+        .map(|kind| kind.as_str())
+        .collect();
+    module.add("RETRYABLE_KINDS", retryable)?;
     runtime::register(module)?;
     settings::register(module)?;
     webhook::register(module)?;

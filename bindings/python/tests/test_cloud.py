@@ -70,6 +70,20 @@ def test_server_info_and_a_container_round_trip(client: CloudClient) -> None:
     assert caught.value.status == 404
     assert caught.value.kind == "not_found"
     assert caught.value.title
+    # A 404 is never retryable, whatever answered it (the cloud here, a unit below).
+    assert caught.value.retryable is False
+
+
+def test_a_404_is_not_retryable_from_any_source(client: CloudClient) -> None:
+    with svc_sdk.Emulator(processing_time=0.5) as emulator:
+        unit = emulator.unit()
+        with pytest.raises(NotFoundError) as from_unit:
+            unit.get("aiding/gnss9")
+    with pytest.raises(NotFoundError) as from_cloud:
+        client.get_processing(uuid.uuid4())
+    for caught in (from_unit, from_cloud):
+        assert caught.value.status == 404
+        assert caught.value.retryable is False, caught.value
 
 
 def test_lists_go_over_every_page(client: CloudClient) -> None:

@@ -23,7 +23,7 @@ def test_every_kind_makes_an_svc_error(kind: str) -> None:
     error = errors._new_error("failed", kind=kind)
     assert isinstance(error, SvcError)
     assert error.kind == kind
-    assert error.retryable is (kind in ("unreachable", "transient"))
+    assert error.retryable is (kind in ("unreachable", "transient", "timeout"))
     assert str(error) == "failed"
 
 

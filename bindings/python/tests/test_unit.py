@@ -97,6 +97,39 @@ def test_the_lock_and_logins(emulator: Emulator) -> None:
     holder.logout()
 
 
+def test_the_lock_is_held_at_every_point_of_the_outer_block(emulator: Emulator) -> None:
+    holder = emulator.unit()
+    holder.login("setup", "")
+    other = emulator.unit()
+    other.login("powerUser", "")
+
+    def refused() -> None:
+        with pytest.raises(ConflictError):
+            other.set(ARM, [0.0, 0.0, 0.2])
+
+    with holder.locked():
+        refused()
+        holder.apply({"aiding": {"gnss1": {"leverArmPrimary": [0.0, 0.0, 0.1]}}}, lock=True)
+        refused()  # the apply inside the block neither took nor released the lock
+        with holder.locked():
+            refused()
+        refused()  # leaving the inner block gave back the inner hold only
+        holder.lock()
+        holder.unlock()
+        refused()
+    other.set(ARM, [0.0, 0.0, 0.0])  # the outer exit released it
+    # Giving back a lock this session does not hold is a mistake, said as such.
+    with pytest.raises(InvalidInputError) as caught:
+        holder.unlock()
+    assert "does not hold the settings lock" in str(caught.value)
+    holder.lock()
+    holder.lock()
+    holder.unlock()
+    refused()
+    holder.unlock()
+    other.set(ARM, [0.0, 0.0, 0.0])
+
+
 def test_ctrl_c_while_the_lock_is_taken_releases_it(emulator: Emulator, monkeypatch: pytest.MonkeyPatch) -> None:
     holder = emulator.unit()
     holder.login("setup", "")

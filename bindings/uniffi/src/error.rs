@@ -174,7 +174,7 @@ impl SvcError {
             kind,
             ErrorInfo {
                 reason,
-                retryable: kind.is_transient(),
+                retryable: kind.is_retryable(),
                 ..ErrorInfo::default()
             },
         )
@@ -257,7 +257,8 @@ impl From<UnitError> for SvcError {
             ),
             UnitError::Unreachable { operation, .. }
             | UnitError::InvalidResponse { operation, .. }
-            | UnitError::InvalidRequest { operation, .. } => {
+            | UnitError::InvalidRequest { operation, .. }
+            | UnitError::InvalidSettings { operation, .. } => {
                 (Some((*operation).to_owned()), None, None)
             }
             _ => (None, None, None),
@@ -308,7 +309,7 @@ impl From<WorkflowError> for SvcError {
                 operation: cloud.and_then(CloudError::operation).map(str::to_owned),
                 container_id: e.container_id().map(|id| id.to_string()),
                 processing_id: e.processing_id().map(|id| id.to_string()),
-                retryable: e.kind().is_transient(),
+                retryable: e.kind().is_retryable(),
                 ..ErrorInfo::default()
             },
         )
@@ -321,7 +322,7 @@ impl From<TransferError> for SvcError {
             e.kind(),
             ErrorInfo {
                 reason: e.to_string(),
-                retryable: e.is_transient(),
+                retryable: e.kind().is_retryable(),
                 ..ErrorInfo::default()
             },
         )

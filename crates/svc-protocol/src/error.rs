@@ -115,6 +115,16 @@ impl ErrorKind {
     pub fn is_transient(self) -> bool {
         matches!(self, Self::Unreachable | Self::Transient)
     }
+
+    /// Whether an error of this kind is worth repeating unchanged, later: the one rule
+    /// behind every error's `retryable` (cloud, unit, transfer, workflow), whatever its
+    /// source. The other side was unreachable or failing ([`is_transient`](Self::is_transient)),
+    /// or a wait ran out (a processing still running, a unit still rebooting). Never a
+    /// 404, a conflict, a refusal or invalid input: those need a change first.
+    #[must_use]
+    pub fn is_retryable(self) -> bool {
+        self.is_transient() || self == Self::Timeout
+    }
 }
 
 impl fmt::Display for ErrorKind {

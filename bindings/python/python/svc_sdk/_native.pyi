@@ -5,6 +5,7 @@ from os import PathLike
 from typing import Any, Callable, Final, Iterable, Mapping, Sequence, Union, final
 
 __version__: Final[str]
+RETRYABLE_KINDS: Final[list[str]]
 # Every name the extension registers (pyo3 lists them in the runtime `__all__`).
 __all__ = [
     "ABSENT",
@@ -16,6 +17,7 @@ __all__ = [
     "Merge",
     "Pager",
     "Patch",
+    "RETRYABLE_KINDS",
     "SIGNATURE_HEADER",
     "SettingsTree",
     "TIMESTAMP_HEADER",

@@ -36,6 +36,8 @@ from __future__ import annotations
 import builtins
 from typing import Any, ClassVar, NamedTuple
 
+from . import _native
+
 __all__ = [
     "AuthenticationError",
     "CanceledError",
@@ -72,8 +74,9 @@ KINDS = (
     "internal",
 )
 
-#: The kinds for which repeating the same request later, unchanged, may succeed.
-_RETRYABLE_KINDS = frozenset({"unreachable", "transient"})
+#: The kinds for which repeating the same request later, unchanged, may succeed
+#: (svc-core's one rule, whatever the error's source).
+_RETRYABLE_KINDS = frozenset(_native.RETRYABLE_KINDS)
 
 
 class NodeError(NamedTuple):

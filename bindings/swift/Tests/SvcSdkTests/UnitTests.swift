@@ -57,8 +57,16 @@ struct UnitTests {
         let locked = await svcError { try await b.write(patch: #"{"oem":{"label":"b"}}"#, checkOnly: false) }
         #expect(locked?.kind == "conflict")
         #expect(locked?.status == 409)
+        // Locks nest: the inner unlock gives back the inner hold only.
+        try await a.lock()
+        try await a.unlock()
+        let still = await svcError { try await b.write(patch: #"{"oem":{"label":"b"}}"#, checkOnly: false) }
+        #expect(still?.kind == "conflict")
         try await a.unlock()
         _ = try await b.write(patch: #"{"oem":{"label":"b"}}"#, checkOnly: false)
+        // Giving back a lock the session does not hold is refused before sending.
+        let notHeld = await svcError { try await a.unlock() }
+        #expect(notHeld?.kind == "invalid_input")
 
         let refused = await svcError { try await InsUnit.http(url: url).login(user: .factory, password: "pa55-swift") }
         #expect(refused?.kind == "authentication")

@@ -227,11 +227,13 @@ impl CloudError {
         }
     }
 
-    /// Whether repeating the same request can help: a transient failure (500, a
-    /// transport error, a timeout) or a 404 (the resource may exist later). 400, 401,
-    /// 403, 409 and 422 need a change first.
+    /// Whether repeating the same request unchanged can help: a transient failure
+    /// (5xx, 429, a transport error, a timeout), as [`ErrorKind::is_retryable`] decides
+    /// for every error of the SDK. 400, 401, 403, 404, 409 and 422 need a change first
+    /// (a 404 may be worth asking again once the resource exists: see
+    /// [`RetryHint::Allowed`]).
     pub fn is_retryable(&self) -> bool {
-        matches!(self.retry_hint(), RetryHint::Transient | RetryHint::Allowed)
+        self.kind().is_retryable()
     }
 
     /// A refused argument (nothing sent).
@@ -421,7 +423,7 @@ mod tests {
         for s in [401, 403] {
             assert_eq!(api(s).retry_hint(), RetryHint::Never, "{s}");
         }
-        assert!(api(500).is_retryable() && api(404).is_retryable());
+        assert!(api(500).is_retryable() && !api(404).is_retryable());
         let auth = |status| CloudError::Authentication {
             status,
             error: "e".into(),

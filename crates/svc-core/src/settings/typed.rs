@@ -91,6 +91,18 @@ pub fn diff_typed(old: &Settings, new: &Settings) -> Result<Patch, SettingsError
 /// never the value (it may be a password), e.g. `network/ntrip/password: invalid
 /// type: integer `…`, expected a string`.
 pub(crate) fn deserialize(tree: Value) -> Result<Settings, String> {
+    deserialize_at(tree).map_err(|(node, message)| {
+        if node.is_empty() {
+            message
+        } else {
+            format!("{}: {message}", node.join("/"))
+        }
+    })
+}
+
+/// [`deserialize`], with the refused node's path segments (object keys; an array's
+/// element is named by its index) apart from the message.
+fn deserialize_at(tree: Value) -> Result<Settings, (Vec<String>, String)> {
     serde_path_to_error::deserialize(tree).map_err(
         |e: serde_path_to_error::Error<serde_json::Error>| {
             let node: Vec<String> = e
@@ -103,14 +115,81 @@ pub(crate) fn deserialize(tree: Value) -> Result<Settings, String> {
                     serde_path_to_error::Segment::Unknown => "?".to_owned(),
                 })
                 .collect();
-            let message = crate::observe::without_values(&e.inner().to_string());
-            if node.is_empty() {
-                message
-            } else {
-                format!("{}: {message}", node.join("/"))
-            }
+            (node, crate::observe::without_values(&e.inner().to_string()))
         },
     )
+}
+
+/// How many refused nodes [`refused_nodes`] lists at most.
+const MAX_REFUSED: usize = 1000;
+
+/// Every node of a (partial) tree that the typed settings tree refuses, with what it
+/// takes (never the value), in document order of discovery: each refused node is left
+/// out and the rest read again, so one wrong node does not hide the next. A node
+/// inside an array names the array (arrays are written whole). Then every key the
+/// typed tree does not define, or whose value is null. Empty when the tree is a valid
+/// (partial) settings tree; the typed tree of what was left is returned beside.
+pub(crate) fn refused_nodes(tree: &Value) -> (Option<Settings>, Vec<(String, String)>) {
+    let mut rest = tree.clone();
+    let mut refused: Vec<(String, String)> = Vec::new();
+    let typed = loop {
+        match deserialize_at(rest.clone()) {
+            Ok(typed) => break Some(typed),
+            Err((node, message)) => {
+                // Keys only: an index names an element of the array before it.
+                let keys = leading_keys(&rest, &node);
+                if keys.is_empty() || refused.len() >= MAX_REFUSED || !remove(&mut rest, &keys) {
+                    refused.push((keys.join("/"), message));
+                    break None;
+                }
+                refused.push((keys.join("/"), message));
+            }
+        }
+    };
+    if let Some(typed) = &typed
+        && let Ok(back) = serde_json::to_value(typed)
+    {
+        for path in diff(&rest, &back).removed {
+            refused.push((
+                path.to_string(),
+                "not a node of the settings tree (an unknown key, or a null value)".to_owned(),
+            ));
+        }
+    }
+    (typed, refused)
+}
+
+/// The segments of `node` down to the first that is not an object key of `tree` (an
+/// array index, or a key past a leaf).
+fn leading_keys(tree: &Value, node: &[String]) -> Vec<String> {
+    let mut keys = Vec::new();
+    let mut at = tree;
+    for segment in node {
+        match at {
+            Value::Object(map) if map.contains_key(segment) => {
+                keys.push(segment.clone());
+                at = &map[segment];
+            }
+            _ => break,
+        }
+    }
+    keys
+}
+
+/// Removes the node at `keys` (object keys from the root); whether it was there.
+fn remove(tree: &mut Value, keys: &[String]) -> bool {
+    let Some((last, parents)) = keys.split_last() else {
+        return false;
+    };
+    let mut at = tree;
+    for key in parents {
+        match at.get_mut(key) {
+            Some(next) => at = next,
+            None => return false,
+        }
+    }
+    at.as_object_mut()
+        .is_some_and(|map| map.remove(last).is_some())
 }
 
 fn schema_error(error: serde_json::Error) -> SettingsError {

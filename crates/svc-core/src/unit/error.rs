@@ -61,6 +61,16 @@ pub enum UnitError {
         /// Which argument is wrong, and why.
         reason: String,
     },
+    /// A settings tree (or node) refused before it was sent: every node the settings
+    /// schema refuses (a value of the wrong type or shape, a key it does not define), as
+    /// the unit's own 422 lists them ([`UnitError::node_errors`]), never the values.
+    #[error("{operation}: the settings tree was refused before sending{}", node_list(.errors))]
+    InvalidSettings {
+        /// The operation that was refused.
+        operation: &'static str,
+        /// Every refused node.
+        errors: Vec<NodeError>,
+    },
     /// Applying a wanted tree: the unit's tree differs from the wanted one after writing.
     #[error("the unit's settings differ from the wanted ones after writing, at: {}", .paths.join(", "))]
     NotApplied {
@@ -106,10 +116,11 @@ impl UnitError {
         }
     }
 
-    /// The invalid nodes of a refused settings write (empty otherwise).
+    /// The invalid nodes of a refused settings write, by the unit or before sending
+    /// (empty otherwise).
     pub fn node_errors(&self) -> &[NodeError] {
         match self {
-            Self::Api { errors, .. } => errors,
+            Self::Api { errors, .. } | Self::InvalidSettings { errors, .. } => errors,
             _ => &[],
         }
     }
@@ -120,21 +131,18 @@ impl UnitError {
             Self::Api { status, .. } => ErrorKind::from_status(*status),
             Self::Unreachable { .. } => ErrorKind::Unreachable,
             Self::InvalidResponse { .. } | Self::NotApplied { .. } => ErrorKind::InvalidResponse,
-            Self::InvalidRequest { .. } => ErrorKind::InvalidInput,
+            Self::InvalidRequest { .. } | Self::InvalidSettings { .. } => ErrorKind::InvalidInput,
             Self::NotBack { .. } => ErrorKind::Timeout,
             Self::Io { .. } => ErrorKind::Io,
         }
     }
 
     /// Whether repeating the same request can help (the specification's error table:
-    /// 500 — "retry reasonable" — and an unreachable unit, e.g. while it reboots).
-    /// 400, 401, 403, 404, 409 and 422 need a change first.
+    /// 500 — "retry reasonable" — and an unreachable unit, e.g. while it reboots), as
+    /// [`ErrorKind::is_retryable`] decides for every error of the SDK. 400, 401, 403,
+    /// 404, 409 and 422 need a change first.
     pub fn is_retryable(&self) -> bool {
-        match self {
-            Self::Api { status, .. } => *status >= 500,
-            Self::Unreachable { .. } | Self::NotBack { .. } => true,
-            _ => false,
-        }
+        self.kind().is_retryable()
     }
 
     pub(super) fn from_client(
@@ -226,6 +234,13 @@ pub(super) fn loggable(e: &UnitError) -> String {
         UnitError::Unreachable { reason, .. } => format!("unreachable: {reason}"),
         UnitError::InvalidResponse { .. } => "an unreadable answer".to_owned(),
         UnitError::InvalidRequest { .. } => "an invalid request (not sent)".to_owned(),
+        UnitError::InvalidSettings { errors, .. } => {
+            let paths: Vec<&str> = errors.iter().map(|e| e.path.as_str()).collect();
+            format!(
+                "a settings tree refused before sending; invalid nodes: {}",
+                paths.join(", ")
+            )
+        }
         UnitError::NotApplied { paths } => {
             format!("not applied at: {}", paths.join(", "))
         }

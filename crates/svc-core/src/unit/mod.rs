@@ -37,13 +37,42 @@ pub use error::{NodeError, UnitError};
 pub use ins_device_api::hooks::{Exchange, ExchangeFuture, ExchangeReply, ExchangeRequest};
 pub use settings::{ApplyOptions, ApplyReport, WriteOutcome};
 
-/// A session with one unit. Cheap to clone; clones share the login.
+/// A session with one unit. Cheap to clone; clones share the login and the settings
+/// lock.
 #[derive(Clone)]
 pub struct Unit {
     client: Client,
     state: DeviceState,
     credentials: Arc<Mutex<Option<(UserName, Password)>>>,
     link: Arc<str>,
+    /// The session's holds of the settings lock (see [`Unit::lock`]).
+    locks: Arc<LockHolds>,
+}
+
+/// How many times a session took the settings lock without giving it back (0: it does
+/// not hold it), whether the unit ended the lock meanwhile (a logout, a reboot), and the
+/// gate that lets one lock or unlock of the session talk to the unit at a time.
+#[derive(Default)]
+struct LockHolds {
+    gate: tokio::sync::Mutex<()>,
+    held: Mutex<Holds>,
+}
+
+#[derive(Clone, Copy, Default)]
+struct Holds {
+    depth: u32,
+    /// The unit ended the lock while holds were out: they are given back without a
+    /// request, and the next `lock` takes it again.
+    ended: bool,
+}
+
+impl LockHolds {
+    fn with<T>(&self, f: impl FnOnce(&mut Holds) -> T) -> T {
+        match self.held.lock() {
+            Ok(mut held) => f(&mut held),
+            Err(poisoned) => f(&mut poisoned.into_inner()),
+        }
+    }
 }
 
 impl std::fmt::Debug for Unit {
@@ -68,6 +97,7 @@ impl Unit {
             state,
             credentials: Arc::new(Mutex::new(None)),
             link: link.into(),
+            locks: Arc::new(LockHolds::default()),
         }
     }
 

@@ -10,7 +10,7 @@ use ins_device_api::{AuthToken, Client, Password};
 use tracing::Instrument as _;
 
 use super::error::loggable;
-use super::{Unit, UnitError};
+use super::{Holds, Unit, UnitError};
 
 impl Unit {
     /// Runs one operation; on a 401 while logged in (a reboot ended the token), logs in
@@ -86,6 +86,7 @@ impl Unit {
                              logging in again and repeating once"
                         );
                         self.state.set_token(None);
+                        self.forget_lock();
                         self.login_once(user, password).await?;
                         f(self.client.clone())
                             .await
@@ -141,6 +142,8 @@ impl Unit {
     /// [`UnitError::Api`] with status 401 for a wrong user or password.
     pub async fn login(&self, user: UserName, password: Password) -> Result<(), UnitError> {
         self.login_once(user.clone(), password.clone()).await?;
+        // A lock held by the previous token is not the new token's.
+        self.forget_lock();
         *self.credentials() = Some((user, password));
         Ok(())
     }
@@ -168,6 +171,7 @@ impl Unit {
             None => Ok(()),
         };
         self.state.set_token(None);
+        self.forget_lock();
         *self.credentials() = None;
         match &result {
             Ok(()) => tracing::info!(link = %crate::observe::url(&self.link), "logged out"),
@@ -216,27 +220,120 @@ impl Unit {
         Ok(())
     }
 
-    /// Takes the settings lock for this session's token (needs a login).
+    /// Takes the settings lock for this session's token (needs a login). Locks nest:
+    /// taken again while held, the lock is renewed and one more hold counted, and only
+    /// the [`unlock`](Self::unlock) matching the first `lock` releases it. Other
+    /// sessions' writes are refused (409) until then.
+    ///
+    /// # Errors
+    /// 409 while another session holds the lock (also when this session's own lock
+    /// ended meanwhile, e.g. idle for 60 s, and another took it); 401 without a login;
+    /// 403 without the Setting WRITE right. The session's holds are unchanged. A call
+    /// abandoned before its answer (a cancel) counts as a hold, so that the matching
+    /// `unlock` releases what the unit may have granted.
     pub async fn lock(&self) -> Result<(), UnitError> {
-        self.call(
-            "lockSettings",
-            |c| async move { c.lock_settings().send().await },
-        )
-        .await
-        .map(|_| ())?;
-        tracing::info!(link = %crate::observe::url(&self.link), "settings locked");
+        let _gate = self.locks.gate.lock().await;
+        // Counted before the request: if this call is abandoned while the answer is in
+        // flight (the unit may have granted the lock), the matching `unlock` still
+        // releases it. Taken back below when the unit refuses.
+        let before = self.locks.with(|h| {
+            let before = *h;
+            h.depth += 1;
+            h.ended = false;
+            before
+        });
+        let taken = self
+            .call(
+                "lockSettings",
+                |c| async move { c.lock_settings().send().await },
+            )
+            .await;
+        if let Err(e) = taken {
+            self.locks.with(|h| *h = before);
+            if e.status() == Some(409) {
+                // Another session holds it: whatever this session counted is gone.
+                self.forget_lock();
+            }
+            return Err(e);
+        }
+        let depth = self.locks.with(|h| h.depth);
+        if depth == 1 {
+            tracing::info!(link = %crate::observe::url(&self.link), "settings locked");
+        } else {
+            tracing::debug!(depth, "settings lock renewed: one more hold");
+        }
         Ok(())
     }
 
-    /// Releases the settings lock.
+    /// Gives back one hold of the settings lock; the last one releases it on the unit.
+    /// After the unit ended the lock (a logout, a reboot), holds are given back without
+    /// a request.
+    ///
+    /// # Errors
+    /// [`UnitError::InvalidRequest`] (nothing sent) when this session took no lock that
+    /// it has not given back: a release without a take would hide a mistake. The unit's
+    /// errors when the release itself fails (the session then counts the lock as given
+    /// back: the unit ends it on logout, reboot, or after 60 s without a request).
     pub async fn unlock(&self) -> Result<(), UnitError> {
-        self.call("unlockSettings", |c| async move {
-            c.unlock_settings().send().await
-        })
-        .await
-        .map(|_| ())?;
-        tracing::info!(link = %crate::observe::url(&self.link), "settings unlocked");
-        Ok(())
+        let _gate = self.locks.gate.lock().await;
+        let held = self.locks.with(|h| {
+            let before = *h;
+            if h.depth > 0 {
+                h.depth -= 1;
+                if h.depth == 0 {
+                    h.ended = false;
+                }
+            }
+            before
+        });
+        match held {
+            Holds { depth: 0, .. } => Err(UnitError::InvalidRequest {
+                operation: "unlockSettings",
+                reason: "this session does not hold the settings lock (each unlock gives back \
+                         one lock taken by this session)"
+                    .to_owned(),
+            }),
+            Holds {
+                depth: 1,
+                ended: false,
+            } => {
+                self.call("unlockSettings", |c| async move {
+                    c.unlock_settings().send().await
+                })
+                .await
+                .map(|_| ())?;
+                tracing::info!(link = %crate::observe::url(&self.link), "settings unlocked");
+                Ok(())
+            }
+            Holds { depth, ended } => {
+                tracing::debug!(
+                    depth = depth - 1,
+                    ended,
+                    "one hold of the settings lock given back"
+                );
+                Ok(())
+            }
+        }
+    }
+
+    /// Whether this session holds the settings lock (taken with [`lock`](Self::lock),
+    /// not given back, and not ended by a logout or a reboot of this session).
+    pub fn holds_lock(&self) -> bool {
+        self.locks.with(|h| h.depth > 0 && !h.ended)
+    }
+
+    /// The lock ended on the unit (a logout, a reboot, the token holding it ended).
+    pub(super) fn forget_lock(&self) {
+        let ended = self.locks.with(|h| {
+            let had = h.depth > 0 && !h.ended;
+            if h.depth > 0 {
+                h.ended = true;
+            }
+            had
+        });
+        if ended {
+            tracing::info!("the settings lock ended with the session's token");
+        }
     }
 
     /// Saves the settings to the unit's permanent memory (`POST /settings/save`, the
@@ -295,6 +392,7 @@ impl Unit {
             }
         }
         self.state.set_token(None);
+        self.forget_lock();
         tracing::info!(link = %crate::observe::url(&self.link), "unit rebooting");
         Ok(())
     }

@@ -6,7 +6,7 @@ use ins_device_api::types;
 use serde_json::Value;
 
 use super::error::loggable;
-use super::{Unit, UnitError};
+use super::{NodeError, Unit, UnitError};
 
 /// How [`Unit::apply_wanted`] applies a wanted tree.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -396,29 +396,22 @@ fn node_route(operation: &'static str, path: &str) -> Result<String, UnitError> 
 }
 
 /// A (partial) tree as the typed `Settings` the generated client sends. Refused before
-/// sending, naming the nodes: a value of the wrong shape, and any key the settings
+/// sending ([`UnitError::InvalidSettings`]), naming every node the settings schema
+/// refuses, as the unit's own 422 does: a value of the wrong shape, and any key the
 /// schema does not define (the typed tree would drop it silently, and a client never
 /// sends a field the unit did not define).
 fn typed_tree(operation: &'static str, tree: &Value) -> Result<types::Settings, UnitError> {
-    let typed = crate::settings::typed::deserialize(tree.clone()).map_err(|message| {
-        UnitError::InvalidRequest {
+    let (typed, refused) = crate::settings::typed::refused_nodes(tree);
+    match typed {
+        Some(typed) if refused.is_empty() => Ok(typed),
+        _ => Err(UnitError::InvalidSettings {
             operation,
-            reason: format!("not a valid settings tree: {message}"),
-        }
-    })?;
-    let back = serde_json::to_value(&typed).map_err(|e| UnitError::InvalidRequest {
-        operation,
-        reason: e.to_string(),
-    })?;
-    let mut unknown = Vec::new();
-    missing_paths(tree, &back, &mut String::new(), &mut unknown);
-    if !unknown.is_empty() {
-        return Err(UnitError::InvalidRequest {
-            operation,
-            reason: format!("unknown settings node(s): {}", unknown.join(", ")),
-        });
+            errors: refused
+                .into_iter()
+                .map(|(path, message)| NodeError { path, message })
+                .collect(),
+        }),
     }
-    Ok(typed)
 }
 
 /// A tree as the typed settings structure writes it back (numbers of number nodes as
@@ -436,24 +429,5 @@ fn leaf_count(tree: &Value) -> usize {
     match tree {
         Value::Object(map) => map.values().map(leaf_count).sum(),
         _ => 1,
-    }
-}
-
-/// Paths of `a` that `b` lacks (objects compared key by key).
-fn missing_paths(a: &Value, b: &Value, prefix: &mut String, out: &mut Vec<String>) {
-    let (Value::Object(a), Value::Object(b)) = (a, b) else {
-        return;
-    };
-    for (key, value) in a {
-        let len = prefix.len();
-        if !prefix.is_empty() {
-            prefix.push('/');
-        }
-        prefix.push_str(key);
-        match b.get(key) {
-            None => out.push(prefix.clone()),
-            Some(other) => missing_paths(value, other, prefix, out),
-        }
-        prefix.truncate(len);
     }
 }

@@ -185,7 +185,7 @@ async fn a_refused_node_is_reported_with_its_node_errors_and_nothing_is_applied(
     assert!(
         results
             .iter()
-            .all(|r| matches!(r.outcome, Err(UnitError::InvalidRequest { .. })))
+            .all(|r| matches!(r.outcome, Err(UnitError::InvalidSettings { .. })))
     );
 }
 

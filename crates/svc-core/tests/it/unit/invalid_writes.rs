@@ -70,20 +70,21 @@ async fn invalid_write_is_refused_whole(link: Link) {
     ] {
         let e = unit.write(&wanted, false).await.unwrap_err();
         assert!(
-            matches!(e, UnitError::InvalidRequest { .. }),
+            matches!(e, UnitError::InvalidSettings { .. }),
             "{wanted}: {e:?}"
         );
+        assert_eq!(e.node_errors().len(), 1, "{wanted}: {e}");
         let e = unit
             .apply_wanted(&wanted, ApplyOptions::default())
             .await
             .unwrap_err();
         assert!(
-            matches!(e, UnitError::InvalidRequest { .. }),
+            matches!(e, UnitError::InvalidSettings { .. }),
             "{wanted}: {e:?}"
         );
         let e = unit.import(&wanted, true).await.unwrap_err();
         assert!(
-            matches!(e, UnitError::InvalidRequest { .. }),
+            matches!(e, UnitError::InvalidSettings { .. }),
             "{wanted}: {e:?}"
         );
     }
@@ -112,7 +113,7 @@ async fn invalid_write_is_refused_whole(link: Link) {
         tree["network"]["ntrip"]["password"] = secret.clone();
         errors.push(unit.import(&tree, true).await.unwrap_err());
         for e in errors {
-            assert!(matches!(e, UnitError::InvalidRequest { .. }), "{e:?}");
+            assert!(matches!(e, UnitError::InvalidSettings { .. }), "{e:?}");
             let shown = format!("{e} {e:?}");
             assert!(shown.contains("network/ntrip/password"), "{shown}");
             assert!(shown.contains("expected a string"), "{shown}");
@@ -121,6 +122,36 @@ async fn invalid_write_is_refused_whole(link: Link) {
             }
         }
     }
+    // Every node the schema refuses is listed, path and message (never the value),
+    // as the unit's own 422 lists them: a wrong-typed vector, a wrong-typed trigger and
+    // an unknown key at once.
+    let wanted = json!({
+        "aiding": {"gnss1": {"leverArmPrimary": "x-secretish"}},
+        "output": {"comA": {"messages": {"imuShort": 5}}},
+        "oem": {"noSuchKey": true},
+    });
+    let e = unit
+        .apply_wanted(&wanted, ApplyOptions::default())
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), svc_core::ErrorKind::InvalidInput);
+    assert_eq!(e.status(), None);
+    assert_eq!(
+        paths(&e),
+        set_of(&[
+            "aiding/gnss1/leverArmPrimary",
+            "output/comA/messages/imuShort",
+            "oem/noSuchKey",
+        ]),
+        "{e}"
+    );
+    for node in e.node_errors() {
+        assert!(
+            !node.message.is_empty() && !node.message.contains("secretish"),
+            "{node:?}"
+        );
+    }
+    assert!(!format!("{e} {e:?}").contains("secretish"));
     if link != Link::Http {
         assert_eq!(rig.sent(), sent, "refused requests were not sent");
     }

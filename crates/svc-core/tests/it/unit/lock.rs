@@ -17,7 +17,8 @@ async fn lock_between_two_sessions(link: Link) {
     let write = |n: u32| json!({"oem": {"label": format!("write {n}")}});
 
     a.lock().await.unwrap();
-    a.lock().await.expect("locking again is harmless");
+    a.lock().await.expect("locking again nests");
+    assert!(a.holds_lock() && !b.holds_lock());
     let e = b.write(&write(1), false).await.unwrap_err();
     assert_eq!(e.status(), Some(409), "{link:?}: {e}");
     assert!(!e.is_retryable());
@@ -37,7 +38,11 @@ async fn lock_between_two_sessions(link: Link) {
         .unwrap_err();
     assert_eq!(e.status(), Some(409), "{e}");
     assert_eq!(b.lock().await.unwrap_err().status(), Some(409));
-    assert_eq!(b.unlock().await.unwrap_err().status(), Some(409));
+    // B holds no lock: giving one back is a mistake, said before anything is sent.
+    let sent = rig.sent();
+    let e = b.unlock().await.unwrap_err();
+    assert!(matches!(e, UnitError::InvalidRequest { .. }), "{e:?}");
+    assert_eq!(rig.sent(), sent);
     let anonymous = rig.session().await;
     let e = anonymous.write(&write(2), false).await.unwrap_err();
     assert_eq!(e.status(), Some(409), "the default user too: {e}");
@@ -64,7 +69,35 @@ async fn lock_between_two_sessions(link: Link) {
     a.write(&write(3), false).await.unwrap();
     assert_eq!(rig.tree()["oem"]["label"], "write 3");
 
+    // The inner unlock gives back the inner hold only: still locked.
     a.unlock().await.unwrap();
+    assert!(a.holds_lock());
+    assert_eq!(
+        b.write(&write(4), false).await.unwrap_err().status(),
+        Some(409)
+    );
+    // apply_wanted with `lock` inside a held lock neither takes nor releases it.
+    let report = a
+        .apply_wanted(
+            &write(7),
+            ApplyOptions {
+                lock: true,
+                ..ApplyOptions::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert!(report.written);
+    assert!(a.holds_lock());
+    assert_eq!(
+        b.write(&write(4), false).await.unwrap_err().status(),
+        Some(409),
+        "the apply inside the held lock released it"
+    );
+    a.unlock().await.unwrap();
+    assert!(!a.holds_lock());
+    let e = a.unlock().await.unwrap_err();
+    assert!(matches!(e, UnitError::InvalidRequest { .. }), "{e:?}");
     b.write(&write(4), false).await.unwrap();
     assert_eq!(rig.tree()["oem"]["label"], "write 4");
 
@@ -75,6 +108,7 @@ async fn lock_between_two_sessions(link: Link) {
         Some(409)
     );
     b.logout().await.unwrap();
+    assert!(!b.holds_lock());
     a.write(&write(6), false).await.unwrap();
     assert_eq!(rig.tree()["oem"]["label"], "write 6");
 }

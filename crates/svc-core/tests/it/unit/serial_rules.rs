@@ -240,7 +240,17 @@ async fn serial_login_lock_unlock_save_and_logout_are_sent_again_on_timeout() {
     ] {
         let e = match call {
             0 => unit.lock().await,
-            1 => unit.unlock().await,
+            // The session holds no lock: the release is sent by hand.
+            1 => unit
+                .client()
+                .unlock_settings()
+                .send()
+                .await
+                .map(drop)
+                .map_err(|e| UnitError::InvalidResponse {
+                    operation: "unlockSettings",
+                    reason: e.to_string(),
+                }),
             _ => unit.save().await,
         }
         .unwrap_err();

@@ -118,8 +118,14 @@ class UnitTest {
         val locked = assertThrows<SvcException.Conflict> { runBlocking { b.write("""{"oem":{"label":"b"}}""", false) } }
         assertEquals(409.toUShort(), locked.status)
         assertEquals("updateSettings", locked.operation)
+        // Locks nest: the inner unlock gives back the inner hold only.
+        a.lock()
+        a.unlock()
+        assertThrows<SvcException.Conflict> { runBlocking { b.write("""{"oem":{"label":"b"}}""", false) } }
         a.unlock()
         b.write("""{"oem":{"label":"b"}}""", false)
+        // Giving back a lock the session does not hold is refused before sending.
+        assertThrows<SvcException.InvalidInput> { runBlocking { a.unlock() } }
 
         val refused = assertThrows<SvcException.Authentication> {
             runBlocking { InsUnit.http(url).login(UserName.Factory, "pa55-kotlin") }
