@@ -16,11 +16,12 @@
 //! `list` and `update` leave the secret out unless `--show-secrets` is given. The API
 //! secret is never printed.
 
+use std::collections::{HashSet, VecDeque};
 use std::convert::Infallible;
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
@@ -77,6 +78,11 @@ enum WebhooksCommand {
     },
     /// Receive deliveries on 127.0.0.1:PORT: answer 200 to verified ones and print each
     /// event as one JSON line on stdout; answer 400 to the others (the reason on stderr).
+    ///
+    /// A delivery whose event id was printed before (the service retrying a delivery
+    /// whose answer it did not get, or a replay) is answered 200 and printed again with
+    /// `"duplicate": true` added to its JSON line (and a note on stderr); the ids of the
+    /// last 10,000 events are remembered.
     ///
     /// Slow clients cannot hold the receiver: a request head must arrive within 10 s
     /// (else the connection is closed, which also ends idle kept-alive connections), a
@@ -312,9 +318,52 @@ fn verify(
 /// Longest delivery body `listen` reads (axum's default limit, which it had before).
 const MAX_DELIVERY_BYTES: usize = 2 * 1024 * 1024;
 
+/// How many event ids `listen` remembers to recognize a delivery received before.
+const RECENT_IDS: usize = 10_000;
+
+/// Longest event id remembered (a UUID has 36 characters; a longer one, from an event
+/// this SDK cannot type, is not worth keeping 10,000 of).
+const MAX_REMEMBERED_ID: usize = 256;
+
 /// What `listen` shares between its connections.
 struct Receiver {
     webhook: Webhook,
+    recent: Mutex<RecentIds>,
+}
+
+/// The ids of the last events printed, oldest first out.
+struct RecentIds {
+    order: VecDeque<String>,
+    ids: HashSet<String>,
+    capacity: usize,
+}
+
+impl RecentIds {
+    fn new(capacity: usize) -> Self {
+        Self {
+            order: VecDeque::new(),
+            ids: HashSet::new(),
+            capacity: capacity.max(1),
+        }
+    }
+
+    /// Whether `id` is among the recent ids; remembers it (forgetting the oldest one
+    /// when full) when it is not.
+    fn seen_before(&mut self, id: &str) -> bool {
+        if self.ids.contains(id) {
+            return true;
+        }
+        if id.len() <= MAX_REMEMBERED_ID {
+            if self.order.len() >= self.capacity
+                && let Some(oldest) = self.order.pop_front()
+            {
+                self.ids.remove(&oldest);
+            }
+            self.order.push_back(id.to_owned());
+            self.ids.insert(id.to_owned());
+        }
+        false
+    }
 }
 
 impl Receiver {
@@ -345,8 +394,30 @@ impl Receiver {
         }
     }
 
-    /// Prints an authentic event as one line.
-    fn print(&self, line: Value) {
+    /// Prints an authentic event as one line, with `"duplicate": true` added when an
+    /// event of the same id was printed before.
+    fn print(&self, mut line: Value) {
+        let id = line
+            .get("id")
+            .and_then(|id| match id {
+                Value::String(text) => Some(text.clone()),
+                Value::Number(number) => Some(number.to_string()),
+                _ => None,
+            })
+            .filter(|id| !id.is_empty());
+        if let Some(id) = id {
+            let duplicate = self
+                .recent
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .seen_before(&id);
+            if duplicate && let Value::Object(fields) = &mut line {
+                fields.insert("duplicate".to_owned(), Value::Bool(true));
+                eprintln!(
+                    "svc webhooks: event {id} was received before (a retry or a replay); printed again with \"duplicate\": true"
+                );
+            }
+        }
         println!("{line}");
     }
 }
@@ -354,6 +425,7 @@ impl Receiver {
 async fn listen(secrets: &Secrets, port: u16, limits: ListenLimits) -> Result<(), Failure> {
     let receiver = Arc::new(Receiver {
         webhook: secrets.webhook()?,
+        recent: Mutex::new(RecentIds::new(RECENT_IDS)),
     });
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
         .await
@@ -634,4 +706,28 @@ fn metadata_of(entries: Vec<(String, String)>) -> Result<Option<Metadata>, Failu
         }
     }
     Ok(Some(metadata))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recent_ids_are_bounded() {
+        let mut recent = RecentIds::new(3);
+        for id in ["a", "b", "c"] {
+            assert!(!recent.seen_before(id));
+        }
+        assert!(recent.seen_before("a"));
+        // A fourth id pushes the oldest one out.
+        assert!(!recent.seen_before("d"));
+        assert!(!recent.seen_before("a"));
+        assert!(recent.seen_before("d"));
+        assert_eq!(recent.order.len(), 3);
+        assert_eq!(recent.ids.len(), 3);
+        // An id too long to keep is never remembered.
+        let long = "x".repeat(MAX_REMEMBERED_ID + 1);
+        assert!(!recent.seen_before(&long));
+        assert!(!recent.seen_before(&long));
+    }
 }

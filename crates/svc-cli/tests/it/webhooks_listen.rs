@@ -1,5 +1,5 @@
 //! `svc webhooks listen` under slow clients (header and body read timeouts, a bound on
-//! connections, a file-descriptor limit).
+//! connections, a file-descriptor limit) and with replayed deliveries.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -296,4 +296,66 @@ async fn slow_heads_and_stalled_bodies_are_cut() {
     let answer = String::from_utf8_lossy(&answer);
     assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
     assert!(listener.printed().is_empty());
+}
+
+/// The same delivery received again (the service retrying, or a replay) is printed
+/// again with `"duplicate": true`, and noted on stderr; other events are not.
+#[tokio::test]
+async fn a_replayed_delivery_is_printed_as_a_duplicate() {
+    let listener = Listener::start(&[], None);
+    let http = reqwest::Client::new();
+    let first = "6a1f0c2e-3b4d-4e5f-8a9b-0c1d2e3f4a5b";
+    let second = "7b2e1d3f-4c5e-4f60-9bac-1d2e3f4a5b6c";
+    // A refused delivery of the first id does not count as received.
+    let now = svc_core::webhook::unix_now();
+    let refused = http
+        .post(&listener.url)
+        .header("Svc-Timestamp", now.to_string())
+        .header("Svc-Signature", "0".repeat(64))
+        .body(event(first))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 400);
+    for id in [first, second, first, first] {
+        assert_eq!(listener.deliver(&http, &event(id)).await.unwrap(), 200);
+    }
+    let printed = listener.wait_for_lines(4, Duration::from_secs(10)).await;
+    let seen: Vec<(&str, bool)> = printed
+        .iter()
+        .map(|line| {
+            (
+                line["id"].as_str().unwrap(),
+                line.get("duplicate") == Some(&Value::Bool(true)),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (first, false),
+            (second, false),
+            (first, true),
+            (first, true)
+        ]
+    );
+    // Printed as received otherwise: the same event, the field added.
+    let mut replayed = printed[2].clone();
+    replayed.as_object_mut().unwrap().remove("duplicate");
+    assert_eq!(replayed, printed[0]);
+    let end = Instant::now() + Duration::from_secs(10);
+    loop {
+        let notes = listener
+            .stderr
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|l| l.contains(first) && l.contains("received before"))
+            .count();
+        if notes == 2 {
+            break;
+        }
+        assert!(Instant::now() < end, "two notes on stderr, {notes} seen");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
