@@ -44,6 +44,7 @@ macro_rules! print {
     };
 }
 
+mod completions;
 mod device;
 mod exit;
 mod fleet;
@@ -54,7 +55,7 @@ mod webhooks;
 
 use std::process::ExitCode;
 
-use clap::{ArgAction, Parser, Subcommand};
+use clap::{ArgAction, CommandFactory, Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
 
 /// The SDK's command-line tool: the cloud post-processing service, inertial navigation
@@ -86,6 +87,12 @@ enum Command {
     Device(device::DeviceArgs),
     /// Verify webhook deliveries, or receive them.
     Webhooks(webhooks::WebhooksArgs),
+    /// Print the shell completions (bash, zsh, fish) for packagers.
+    #[command(hide = true)]
+    Completions(completions::CompletionsArgs),
+    /// Write the man pages into a folder, for packagers.
+    #[command(hide = true)]
+    Man(completions::ManArgs),
 }
 
 #[tokio::main]
@@ -99,6 +106,8 @@ async fn main() -> ExitCode {
         Command::Processings(args) => resources::processings(args).await,
         Command::Device(args) => device::run(args).await,
         Command::Webhooks(args) => webhooks::run(args).await,
+        Command::Completions(args) => completions::completions(&args, Cli::command()),
+        Command::Man(args) => completions::man(&args, Cli::command()),
     }
 }
 
