@@ -11,8 +11,8 @@
 //!
 //! [`CloudState`]: svc_cloud_api::CloudState
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
@@ -22,6 +22,7 @@ use svc_cloud_api::{AccessToken, TokenError, TokenSource};
 use tracing::Instrument as _;
 
 use super::error::{classify, shorten, transport_reason};
+use super::token_provider::{TokenProvider, TokenProviderError};
 use super::{ApiSecret, CloudError, TransportKind};
 use crate::retry::RetryPolicy;
 
@@ -55,6 +56,8 @@ pub(crate) struct TokenCache {
     api_key: String,
     api_secret: ApiSecret,
     retry: RetryPolicy,
+    /// Where tokens come from instead of the password grant, when the client has one.
+    provider: Option<Arc<dyn TokenProvider>>,
     current: Mutex<Option<Cached>>,
     /// Held while a token is being obtained (single flight); holds the discovered
     /// token endpoint.
@@ -103,10 +106,23 @@ impl TokenCache {
             api_key,
             api_secret,
             retry,
+            provider: None,
             current: Mutex::new(None),
             refresh: tokio::sync::Mutex::new(None),
             failures: AtomicU64::new(0),
             last_failure: Mutex::new(None),
+        }
+    }
+
+    /// A cache whose tokens come from `provider` (no identity provider, key or secret).
+    pub(crate) fn with_provider(
+        http: reqwest::Client,
+        provider: Arc<dyn TokenProvider>,
+        retry: RetryPolicy,
+    ) -> Self {
+        Self {
+            provider: Some(provider),
+            ..Self::new(http, "", String::new(), ApiSecret::new(""), retry)
         }
     }
 
@@ -176,16 +192,22 @@ impl TokenCache {
         };
         let span = tracing::info_span!("token", reason);
         async {
-            let token_endpoint = match endpoint.as_ref() {
-                Some(e) => e.clone(),
+            let requested_at = Instant::now();
+            let answer = match &self.provider {
+                Some(provider) => self.provided(provider.as_ref()).await,
                 None => {
-                    let e = self.discover().await?;
-                    *endpoint = Some(e.clone());
-                    e
+                    let token_endpoint = match endpoint.as_ref() {
+                        Some(e) => e.clone(),
+                        None => {
+                            let e = self.discover().await?;
+                            *endpoint = Some(e.clone());
+                            e
+                        }
+                    };
+                    self.request_token(&token_endpoint).await
                 }
             };
-            let requested_at = Instant::now();
-            let (token, lifetime) = match self.request_token(&token_endpoint).await {
+            let (token, lifetime) = match answer {
                 Ok(answer) => answer,
                 Err(e) => {
                     tracing::debug!(kind = %e.kind(), error = %e, "no access token");
@@ -211,6 +233,46 @@ impl TokenCache {
         }
         .instrument(span)
         .await
+    }
+
+    /// A token from the application's provider, asked again (with the retry policy)
+    /// while it is unavailable.
+    async fn provided(
+        &self,
+        provider: &dyn TokenProvider,
+    ) -> Result<(AccessToken, Duration), CloudError> {
+        tracing::debug!("asking the token provider");
+        self.retry
+            .run_explained(
+                |_| async {
+                    match provider.access_token().await {
+                        Ok(t) if t.token.expose_secret().trim().is_empty() => {
+                            Err(CloudError::InvalidResponse {
+                                operation: TOKEN,
+                                reason: "the token provider gave an empty token".to_owned(),
+                            })
+                        }
+                        Ok(t) => Ok((t.token, t.lifetime.unwrap_or(DEFAULT_LIFETIME))),
+                        // Refused credentials, as the identity provider's 401 would be.
+                        Err(e @ TokenProviderError::Refused(_)) => {
+                            Err(CloudError::Authentication {
+                                status: Some(401),
+                                error: "token_provider_refused".to_owned(),
+                                description: e.to_string(),
+                            })
+                        }
+                        Err(e @ TokenProviderError::Unavailable(_)) => Err(CloudError::Transport {
+                            operation: TOKEN,
+                            kind: TransportKind::Connect,
+                            reason: e.to_string(),
+                            source: None,
+                        }),
+                    }
+                },
+                transient,
+                ToString::to_string,
+            )
+            .await
     }
 
     /// Forgets the token of `generation` (the service answered 401 to it), so the next

@@ -217,14 +217,26 @@ impl CloudConfig {
 
     /// The settings checked and normalized (URLs without a trailing `/`).
     pub(crate) fn checked(&self) -> Result<CloudConfig, CloudError> {
+        self.checked_with(true)
+    }
+
+    /// As [`CloudConfig::checked`], without the credentials (`auth_url`, `api_key`,
+    /// `api_secret`): for a client whose tokens come from a token provider.
+    pub(crate) fn checked_without_credentials(&self) -> Result<CloudConfig, CloudError> {
+        self.checked_with(false)
+    }
+
+    fn checked_with(&self, credentials: bool) -> Result<CloudConfig, CloudError> {
         let mut c = self.clone();
         c.base_url = checked_url("base_url", &self.base_url)?;
-        c.auth_url = checked_url("auth_url", &self.auth_url)?;
+        if credentials {
+            c.auth_url = checked_url("auth_url", &self.auth_url)?;
+        }
         c.notification_url = checked_url("notification_url", &self.notification_url)?;
-        if self.api_key.trim().is_empty() {
+        if credentials && self.api_key.trim().is_empty() {
             return Err(config_error("api_key", "is empty"));
         }
-        if self.api_secret.expose_secret().is_empty() {
+        if credentials && self.api_secret.expose_secret().is_empty() {
             return Err(config_error("api_secret", "is empty"));
         }
         if self.request_timeout.is_zero() {

@@ -85,6 +85,7 @@ mod containers;
 mod error;
 mod machinery;
 mod processings;
+mod token_provider;
 mod webhooks;
 
 use std::fmt;
@@ -112,6 +113,7 @@ pub use config::{
 };
 pub(crate) use error::http_client_error;
 pub use error::{CloudError, RetryHint, TransportKind};
+pub use token_provider::{ProvidedToken, TokenProvider, TokenProviderError};
 
 pub use svc_cloud_api::cloud::types::{
     Container, ContainerFile, ContainerList, CreateContainerFile, CreateContainerRequest,
@@ -207,14 +209,36 @@ impl CloudClient {
         Ok(Self::build(config.checked()?, http))
     }
 
+    /// A client whose access tokens come from `provider` (see [`TokenProvider`]: the
+    /// application's backend issues them) instead of the key and secret, with its
+    /// requests going through `http` (as [`CloudClient::with_http_client`]). The
+    /// settings' `auth_url`, `api_key` and `api_secret` are not used (and may be empty).
+    ///
+    /// # Errors
+    /// As [`CloudClient::with_http_client`], the credentials aside.
+    pub fn with_token_provider(
+        config: CloudConfig,
+        http: reqwest::Client,
+        provider: Arc<dyn TokenProvider>,
+    ) -> Result<Self, CloudError> {
+        let config = config.checked_without_credentials()?;
+        let tokens = TokenCache::with_provider(http.clone(), provider, config.retry);
+        Ok(Self::with_tokens(config, http, tokens))
+    }
+
     fn build(config: CloudConfig, http: reqwest::Client) -> Self {
-        let tokens = Arc::new(TokenCache::new(
+        let tokens = TokenCache::new(
             http.clone(),
             &config.auth_url,
             config.api_key.clone(),
             config.api_secret.clone(),
             config.retry,
-        ));
+        );
+        Self::with_tokens(config, http, tokens)
+    }
+
+    fn with_tokens(config: CloudConfig, http: reqwest::Client, tokens: TokenCache) -> Self {
+        let tokens = Arc::new(tokens);
         let state = CloudState::with_token_source(tokens.clone());
         let cloud = cloud::Client::new_with_client(&config.base_url, http.clone(), state.clone());
         let notification =
