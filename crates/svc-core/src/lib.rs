@@ -42,6 +42,8 @@ pub mod webhook;
 pub mod workflow;
 
 pub use error::ErrorKind;
+/// The SDK's `tracing` events forwarded to an application's logger.
+pub use observe::forward as logs;
 
 /// `address` as it may be shown or logged: without user information, query or fragment
 /// (a pre-signed address carries its signature in the query; credentials may be written

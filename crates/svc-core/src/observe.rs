@@ -9,6 +9,8 @@
 //! of a pre-signed address, or a settings value. Addresses are written without their
 //! query string (nor fragment or user information), through [`url`].
 
+pub mod forward;
+
 use std::time::Duration;
 
 /// `address` as it may be logged: without user information, query or fragment (a
