@@ -12,38 +12,48 @@ use svc_core::cloud::CloudError;
 use crate::error::{SvcError, parse_id};
 use crate::runtime::run;
 use crate::tls::{TlsRoots, cloud_http_client, http_client};
+use crate::token::{AccessToken, Provided, TokenProvider, token_out};
 use crate::types::{
     Container, ContainerFile, ContainerPage, CreateContainerFile, CreateContainerRequest,
     CreateWebhookEndpointRequest, MissedWebhook, OutputFile, Processing, ProcessingError,
     ProcessingPage, Secret, ServerInfo, StartProcessingRequest, UpdateContainerFileRequest,
-    UpdateWebhookEndpointRequest, WebhookEndpoint, metadata_in,
+    UpdateWebhookEndpointRequest, WebhookEndpoint, at_least, metadata_in, signed,
 };
 
-/// The settings of a [`CloudClient`]. The secret is a [`Secret`], so printing the
+/// The settings of a [`CloudClient`], with its credentials: either a `tokenProvider`
+/// (the app's backend gives access tokens: the way for apps distributed to users, which
+/// must not carry the organization's API secret) or `authUrl`, `apiKey` and `apiSecret`
+/// (managed internal apps and servers). The secret is a [`Secret`], so printing the
 /// record does not show it.
 #[derive(Clone, uniffi::Record)]
 pub struct CloudConfig {
     /// The service address, e.g. `https://cloud.example.com` (without `/api/v2`).
     pub base_url: String,
-    /// The identity provider address.
-    pub auth_url: String,
+    /// The identity provider address (with the key and secret).
+    #[uniffi(default = None)]
+    pub auth_url: Option<String>,
     /// The notification service address.
     pub notification_url: String,
-    /// The API key.
-    pub api_key: String,
-    /// The API secret.
-    pub api_secret: Arc<Secret>,
+    /// The API key (with the secret).
+    #[uniffi(default = None)]
+    pub api_key: Option<String>,
+    /// The API secret (with the key).
+    #[uniffi(default = None)]
+    pub api_secret: Option<Arc<Secret>>,
     /// The organization (a UUID).
     pub organization_id: String,
-    /// How long one request may take, answer included, in milliseconds.
-    #[uniffi(default = 30000)]
-    pub request_timeout_ms: u64,
+    /// Where access tokens come from instead of the key and secret.
+    #[uniffi(default = None)]
+    pub token_provider: Option<Arc<dyn TokenProvider>>,
+    /// How long one request may take, answer included (`None`: 30 s).
+    #[uniffi(default = None)]
+    pub request_timeout: Option<Duration>,
     /// Items per page of the pagers and `…All` lists (1 to 100).
     #[uniffi(default = 100)]
-    pub page_size: i64,
+    pub page_size: i32,
     /// Attempts in all for a request that fails transiently (1 = no retry).
     #[uniffi(default = 5)]
-    pub max_attempts: u32,
+    pub max_attempts: i32,
     /// Which certificate authorities HTTPS trusts (`None`: `TlsRoots.Bundled`).
     #[uniffi(default = None)]
     pub tls: Option<TlsRoots>,
@@ -52,13 +62,23 @@ pub struct CloudConfig {
 impl std::fmt::Debug for CloudConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CloudConfig")
-            .field("base_url", &self.base_url)
-            .field("auth_url", &self.auth_url)
-            .field("notification_url", &self.notification_url)
+            .field("base_url", &svc_core::shown_address(&self.base_url))
+            .field(
+                "auth_url",
+                &self.auth_url.as_deref().map(svc_core::shown_address),
+            )
+            .field(
+                "notification_url",
+                &svc_core::shown_address(&self.notification_url),
+            )
             .field("api_key", &self.api_key)
-            .field("api_secret", &"[redacted]")
+            .field(
+                "api_secret",
+                &self.api_secret.as_ref().map(|_| "[redacted]"),
+            )
             .field("organization_id", &self.organization_id)
-            .field("request_timeout_ms", &self.request_timeout_ms)
+            .field("token_provider", &self.token_provider.is_some())
+            .field("request_timeout", &self.request_timeout)
             .field("page_size", &self.page_size)
             .field("max_attempts", &self.max_attempts)
             .field("tls", &self.tls)
@@ -76,7 +96,11 @@ pub struct CloudClient {
 }
 
 impl CloudClient {
-    fn build(config: sc::CloudConfig, tls: TlsRoots) -> Result<Arc<Self>, SvcError> {
+    fn build(
+        config: sc::CloudConfig,
+        tls: TlsRoots,
+        provider: Option<Arc<dyn TokenProvider>>,
+    ) -> Result<Arc<Self>, SvcError> {
         let timeout = config.request_timeout;
         if timeout.is_zero() {
             // Checked by svc-core too; a zero timeout would also make the HTTP
@@ -87,12 +111,27 @@ impl CloudClient {
         }
         let http = cloud_http_client(tls, timeout.min(Duration::from_secs(10)), timeout)?;
         let transfer_http = http_client(tls, Duration::from_secs(10), None)?;
-        let inner = sc::CloudClient::with_http_client(config, http)?;
+        let inner = match provider {
+            Some(provider) => {
+                sc::CloudClient::with_token_provider(config, http, Arc::new(Provided(provider)))?
+            }
+            None => sc::CloudClient::with_http_client(config, http)?,
+        };
         Ok(Arc::new(Self {
             inner,
             transfer_http,
         }))
     }
+}
+
+/// A setting the key-and-secret credentials need.
+fn required<T>(setting: &str, value: Option<T>) -> Result<T, SvcError> {
+    value.ok_or_else(|| {
+        SvcError::invalid(format!(
+            "invalid configuration: {setting} is missing (give authUrl, apiKey and \
+             apiSecret, or a tokenProvider)"
+        ))
+    })
 }
 
 /// Reads items of a list stream, a page at a time.
@@ -170,24 +209,46 @@ fn all<T, U: From<T>>(items: Vec<T>) -> Vec<U> {
 impl CloudClient {
     /// A client with explicit settings. Nothing is sent yet.
     ///
-    /// Errors: `InvalidInput` naming the setting (a URL that is not `http(s)://`, an
-    /// empty key or secret, an organization that is not a UUID, a zero timeout, a page
-    /// size outside 1..=100, TLS roots that cannot be loaded).
+    /// Errors: `InvalidInput` naming the setting (a URL that is not `http(s)://`, a
+    /// missing or empty key or secret, both credentials or none, an organization that is
+    /// not a UUID, a zero timeout, a page size outside 1..=100, TLS roots that cannot be
+    /// loaded).
     #[uniffi::constructor]
     pub fn create(config: CloudConfig) -> Result<Arc<Self>, SvcError> {
         let organization_id = parse_id("organizationId", &config.organization_id)?;
+        let provider = config.token_provider;
+        let (auth_url, api_key, api_secret) = match &provider {
+            Some(_) => {
+                if config.api_key.is_some() || config.api_secret.is_some() {
+                    return Err(SvcError::invalid(
+                        "invalid configuration: give a tokenProvider or an apiKey and \
+                         apiSecret, not both",
+                    ));
+                }
+                (String::new(), String::new(), String::new())
+            }
+            None => (
+                required("authUrl", config.auth_url)?,
+                required("apiKey", config.api_key)?,
+                required("apiSecret", config.api_secret)?
+                    .expose()
+                    .to_owned(),
+            ),
+        };
         let mut core = sc::CloudConfig::new(
             config.base_url,
-            config.auth_url,
+            auth_url,
             config.notification_url,
-            config.api_key,
-            sc::ApiSecret::new(config.api_secret.expose()),
+            api_key,
+            sc::ApiSecret::new(api_secret),
             organization_id,
         );
-        core.request_timeout = Duration::from_millis(config.request_timeout_ms);
-        core.page_size = config.page_size;
-        core.retry.max_attempts = config.max_attempts.max(1);
-        Self::build(core, config.tls.unwrap_or_default())
+        if let Some(timeout) = config.request_timeout {
+            core.request_timeout = timeout;
+        }
+        core.page_size = i64::from(config.page_size);
+        core.retry.max_attempts = at_least(config.max_attempts, 1);
+        Self::build(core, config.tls.unwrap_or_default(), provider)
     }
 
     /// A client with the settings of the environment (`SVC_BASE_URL`, `SVC_AUTH_URL`,
@@ -197,7 +258,17 @@ impl CloudClient {
     /// Errors: `InvalidInput` naming the first missing or invalid variable.
     #[uniffi::constructor(default(tls = None))]
     pub fn from_env(tls: Option<TlsRoots>) -> Result<Arc<Self>, SvcError> {
-        Self::build(sc::CloudConfig::from_env()?, tls.unwrap_or_default())
+        Self::build(sc::CloudConfig::from_env()?, tls.unwrap_or_default(), None)
+    }
+
+    /// A valid access token of this client (the cached one, or a new one): what a
+    /// backend holding the organization's key and secret gives the apps of its users
+    /// (their `TokenProvider`).
+    ///
+    /// Errors: `Authentication` when the credentials are refused.
+    pub async fn access_token(&self) -> Result<AccessToken, SvcError> {
+        let c = self.inner.clone();
+        run(async move { Ok(token_out(c.access_token().await?)) }).await
     }
 
     /// The organization this client works for.
@@ -283,15 +354,15 @@ impl CloudClient {
     /// One page of containers (`page` from 0, `perPage` 1..=100).
     pub async fn list_containers_page(
         &self,
-        page: i64,
-        per_page: i64,
+        page: i32,
+        per_page: i32,
     ) -> Result<ContainerPage, SvcError> {
         let c = self.inner.clone();
         run(async move {
-            let list = c.list_containers_page(page, per_page).await?;
+            let list = c.list_containers_page(page.into(), per_page.into()).await?;
             Ok(ContainerPage {
                 containers: all(list.containers),
-                num_items: list.num_items,
+                num_items: signed(list.num_items),
             })
         })
         .await
@@ -364,15 +435,17 @@ impl CloudClient {
     /// One page of processings.
     pub async fn list_processings_page(
         &self,
-        page: i64,
-        per_page: i64,
+        page: i32,
+        per_page: i32,
     ) -> Result<ProcessingPage, SvcError> {
         let c = self.inner.clone();
         run(async move {
-            let list = c.list_processings_page(page, per_page).await?;
+            let list = c
+                .list_processings_page(page.into(), per_page.into())
+                .await?;
             Ok(ProcessingPage {
                 processings: all(list.processings),
-                num_items: list.num_items,
+                num_items: signed(list.num_items),
             })
         })
         .await
@@ -394,11 +467,16 @@ impl CloudClient {
     /// One page of webhook endpoints.
     pub async fn list_webhook_endpoints_page(
         &self,
-        page: i64,
-        per_page: i64,
+        page: i32,
+        per_page: i32,
     ) -> Result<Vec<WebhookEndpoint>, SvcError> {
         let c = self.inner.clone();
-        run(async move { Ok(all(c.list_webhook_endpoints_page(page, per_page).await?)) }).await
+        run(async move {
+            Ok(all(c
+                .list_webhook_endpoints_page(page.into(), per_page.into())
+                .await?))
+        })
+        .await
     }
 
     /// Every webhook endpoint, page after page.
@@ -449,12 +527,17 @@ impl CloudClient {
     pub async fn list_missed_webhooks_page(
         &self,
         webhook_endpoint_id: String,
-        page: i64,
-        per_page: i64,
+        page: i32,
+        per_page: i32,
     ) -> Result<Vec<MissedWebhook>, SvcError> {
         let id = parse_id("webhookEndpointId", &webhook_endpoint_id)?;
         let c = self.inner.clone();
-        run(async move { Ok(all(c.list_missed_webhooks_page(id, page, per_page).await?)) }).await
+        run(async move {
+            Ok(all(c
+                .list_missed_webhooks_page(id, page.into(), per_page.into())
+                .await?))
+        })
+        .await
     }
 
     /// Every missed event of a webhook endpoint, page after page.

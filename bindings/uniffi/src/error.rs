@@ -4,7 +4,7 @@
 //! No field holds a secret: svc-core's errors never carry the API secret, a token, a
 //! password or a webhook secret, and this module adds none.
 
-use svc_core::ErrorKind;
+use svc_core::ErrorKind as CoreKind;
 use svc_core::cloud::CloudError;
 use svc_core::settings::SettingsError;
 use svc_core::transfer::TransferError;
@@ -38,10 +38,18 @@ pub(crate) struct ErrorInfo {
 }
 
 macro_rules! svc_error {
-    ($( $(#[$doc:meta])* $variant:ident => $kind:ident ),+ $(,)?) => {
+    ($( $(#[$doc:meta])* $variant:ident ),+ $(,)?) => {
+        /// The kind of an [`SvcError`] (`error.kind()`), one per variant: for a `when` /
+        /// `switch` over kinds, or to compare with one.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, uniffi::Enum)]
+        pub enum ErrorKind {
+            $( $(#[$doc])* $variant, )+
+        }
+
         /// Every error of the SDK: one variant per kind of failure (the shared
-        /// `ErrorKind` of svc-core, whose `as_str()` names are in [`SvcError::kind_name`]),
-        /// each with the same fields:
+        /// `ErrorKind` of svc-core), each with the same fields, which the methods read
+        /// whatever the variant (`error.kind()`, `error.status()`, `error.retryable()`,
+        /// `error.title()`, `error.details()`, …):
         ///
         /// - `reason`: the whole message (named so because `message` is taken by
         ///   Kotlin's `Throwable`);
@@ -62,7 +70,7 @@ macro_rules! svc_error {
                 #[error("{reason}")]
                 $variant {
                     reason: String,
-                    status: Option<u16>,
+                    status: Option<i32>,
                     title: Option<String>,
                     details: Option<String>,
                     operation: Option<String>,
@@ -76,13 +84,14 @@ macro_rules! svc_error {
         }
 
         impl SvcError {
-            pub(crate) fn new(kind: ErrorKind, info: ErrorInfo) -> Self {
+            pub(crate) fn new(kind: CoreKind, info: ErrorInfo) -> Self {
                 let ErrorInfo {
                     reason, status, title, details, operation, code, container_id,
                     processing_id, node_errors, retryable,
                 } = info;
+                let status = status.map(i32::from);
                 match kind {
-                    $( ErrorKind::$kind => Self::$variant {
+                    $( CoreKind::$variant => Self::$variant {
                         reason, status, title, details, operation, code, container_id,
                         processing_id, node_errors, retryable,
                     }, )+
@@ -95,80 +104,140 @@ macro_rules! svc_error {
                 }
             }
 
-            /// The kind, as svc-core's `ErrorKind`.
-            pub fn kind(&self) -> ErrorKind {
+            /// The fields every variant has.
+            fn info(&self) -> (ErrorKind, ErrorFields<'_>) {
                 match self {
-                    $( Self::$variant { .. } => ErrorKind::$kind, )+
+                    $( Self::$variant {
+                        reason, status, title, details, operation, code, container_id,
+                        processing_id, node_errors, retryable,
+                    } => (ErrorKind::$variant, ErrorFields {
+                        reason, status: *status, title, details, operation, code,
+                        container_id, processing_id, node_errors, retryable: *retryable,
+                    }), )+
                 }
             }
 
-            /// The whole message.
-            pub fn reason(&self) -> &str {
+            /// svc-core's kind of this error.
+            pub fn core_kind(&self) -> CoreKind {
                 match self {
-                    $( Self::$variant { reason, .. } )|+ => reason,
-                }
-            }
-
-            /// The status the service or unit answered, if any.
-            pub fn status(&self) -> Option<u16> {
-                match self {
-                    $( Self::$variant { status, .. } )|+ => *status,
-                }
-            }
-
-            /// The invalid nodes of a refused settings write.
-            pub fn node_errors(&self) -> &[NodeError] {
-                match self {
-                    $( Self::$variant { node_errors, .. } )|+ => node_errors,
-                }
-            }
-
-            /// The subsystem's stable code, if any.
-            pub fn code(&self) -> Option<&str> {
-                match self {
-                    $( Self::$variant { code, .. } )|+ => code.as_deref(),
+                    $( Self::$variant { .. } => CoreKind::$variant, )+
                 }
             }
         }
     };
 }
 
+/// The fields of a variant, borrowed.
+struct ErrorFields<'a> {
+    reason: &'a String,
+    status: Option<i32>,
+    title: &'a Option<String>,
+    details: &'a Option<String>,
+    operation: &'a Option<String>,
+    code: &'a Option<String>,
+    container_id: &'a Option<String>,
+    processing_id: &'a Option<String>,
+    node_errors: &'a Vec<NodeError>,
+    retryable: bool,
+}
+
 svc_error! {
     /// The credentials were refused (401, the identity provider, the unit's login).
-    Authentication => Authentication,
+    Authentication,
     /// Known credentials without the right (403).
-    PermissionDenied => PermissionDenied,
+    PermissionDenied,
     /// 404: the resource does not exist.
-    NotFound => NotFound,
+    NotFound,
     /// 409: the request conflicts with the current state (a lock, an ongoing processing).
-    Conflict => Conflict,
+    Conflict,
     /// The request is invalid (refused before sending, or 400/413/422).
-    InvalidInput => InvalidInput,
+    InvalidInput,
     /// The other side could not be reached or the connection broke.
-    Unreachable => Unreachable,
+    Unreachable,
     /// A transient failure of the other side (5xx, 429, a timeout).
-    Transient => Transient,
+    Transient,
     /// The operation was cancelled.
-    Canceled => Canceled,
+    Canceled,
     /// A wait ran out.
-    Timeout => Timeout,
+    Timeout,
     /// The other side answered something the SDK cannot read.
-    InvalidResponse => InvalidResponse,
+    InvalidResponse,
     /// A webhook delivery or a storage form failed its verification.
-    Verification => Verification,
+    Verification,
     /// A local file could not be read or written.
-    Io => Io,
+    Io,
     /// A bug of the SDK.
-    Internal => Internal,
+    Internal,
+}
+
+/// The fields every variant has, whatever the variant (in Kotlin, `e.kind()` on any
+/// `SvcException`; in Swift, `error.kind()` on any `SvcError`); the error is still
+/// matchable by variant.
+#[uniffi::export]
+impl SvcError {
+    /// The kind of failure (one per variant).
+    pub fn kind(&self) -> ErrorKind {
+        self.info().0
+    }
+
+    /// The whole message.
+    pub fn reason(&self) -> String {
+        self.info().1.reason.clone()
+    }
+
+    /// The HTTP status the service or the unit answered, if any.
+    pub fn status(&self) -> Option<i32> {
+        self.info().1.status
+    }
+
+    /// Whether repeating the same request later may help.
+    pub fn retryable(&self) -> bool {
+        self.info().1.retryable
+    }
+
+    /// The `title` of the error body the service or unit answered, if any.
+    pub fn title(&self) -> Option<String> {
+        self.info().1.title.clone()
+    }
+
+    /// The `details` of the error body (or the signed JSON of an `untyped_event`).
+    pub fn details(&self) -> Option<String> {
+        self.info().1.details.clone()
+    }
+
+    /// The `operationId` that failed, if known.
+    pub fn operation(&self) -> Option<String> {
+        self.info().1.operation.clone()
+    }
+
+    /// The subsystem's stable code, if any (webhook verification codes).
+    pub fn code(&self) -> Option<String> {
+        self.info().1.code.clone()
+    }
+
+    /// The container a workflow had created, if any.
+    pub fn container_id(&self) -> Option<String> {
+        self.info().1.container_id.clone()
+    }
+
+    /// The processing a workflow had started, if any.
+    pub fn processing_id(&self) -> Option<String> {
+        self.info().1.processing_id.clone()
+    }
+
+    /// The invalid nodes of a refused settings write.
+    pub fn node_errors(&self) -> Vec<NodeError> {
+        self.info().1.node_errors.clone()
+    }
 }
 
 impl SvcError {
     /// svc-core's stable name of the kind (`conflict`, `invalid_input`, …).
     pub fn kind_name(&self) -> &'static str {
-        self.kind().as_str()
+        self.core_kind().as_str()
     }
 
-    pub(crate) fn of(kind: ErrorKind, reason: impl Into<String>) -> Self {
+    pub(crate) fn of(kind: CoreKind, reason: impl Into<String>) -> Self {
         let reason = reason.into();
         Self::new(
             kind,
@@ -181,15 +250,15 @@ impl SvcError {
     }
 
     pub(crate) fn internal(reason: impl Into<String>) -> Self {
-        Self::of(ErrorKind::Internal, reason)
+        Self::of(CoreKind::Internal, reason)
     }
 
     pub(crate) fn canceled(reason: impl Into<String>) -> Self {
-        Self::of(ErrorKind::Canceled, reason)
+        Self::of(CoreKind::Canceled, reason)
     }
 
     pub(crate) fn invalid(reason: impl Into<String>) -> Self {
-        Self::of(ErrorKind::InvalidInput, reason)
+        Self::of(CoreKind::InvalidInput, reason)
     }
 }
 

@@ -5,23 +5,30 @@
 //!
 //! - **No panic crosses it.** Constructors and methods return [`SvcError`]; inputs from
 //!   the foreign side (identifiers, JSON, URLs) are parsed here and refused with an
-//!   error, never unwrapped.
+//!   error, never unwrapped. Foreign callbacks (listeners, links, sinks, providers)
+//!   return errors too, so that an exception thrown in one is a value here.
 //! - **One multi-thread Tokio runtime** owned by this crate (module `runtime`) runs the
 //!   work of every `async` method and everything svc-core spawns; the foreign side's
-//!   future only awaits its result. Dropping that future (cancelling the Kotlin
-//!   coroutine) aborts the work; uniffi's Swift futures are never dropped early, so the
-//!   Swift package adds waits that cancel (`bindings/swift/Sources/SvcSdk`).
+//!   future only awaits its result. A cancelled Kotlin coroutine frees that future,
+//!   which aborts the work; a cancelled Swift `Task` is seen through [`cancel`].
+//! - **Lifetimes**: the work of a `WorkflowTask` or `TransferTask` runs until it ends or
+//!   `cancel()` is called, whatever happens to the object (a garbage collection) or to
+//!   a `wait()`.
 //! - **Types**: identifiers (`Uuid`) cross as strings, timestamps as `SystemTime`
-//!   (Kotlin `Instant`, Swift `Date`), free-form JSON (processing configurations,
-//!   settings trees) as JSON strings, open enumerations as enums with an
-//!   `Unknown(String)` case. Secrets (API secret, webhook signing secret, pre-signed
-//!   addresses) are [`Secret`] objects, so that a record printed by the foreign side
-//!   (Kotlin `data class`, Swift `struct`) does not show them.
+//!   (Kotlin `Instant`, Swift `Date`), durations as `Duration` (Kotlin
+//!   `java.time.Duration`, Swift `TimeInterval`), counts and sizes as signed integers,
+//!   free-form JSON (processing configurations, settings trees) as JSON strings, open
+//!   enumerations as enums with an `Unknown(String)` case. Secrets (API secret, access
+//!   tokens, webhook signing secrets, pre-signed addresses) are [`Secret`] objects, so
+//!   that a record printed by the foreign side (Kotlin `data class`, Swift `struct`)
+//!   does not show them.
+//! - **Credentials**: a [`TokenProvider`] (the app's backend gives access tokens) or
+//!   the API key and secret.
+//! - **Logs**: svc-core's `tracing` events reach the app's [`LogSink`].
 //! - **TLS**: [`TlsRoots`] chooses the bundled Mozilla roots (the default: works on a
 //!   phone and on a system without CA certificates) or the platform verifier.
 
-// `unsafe` only where a trait of uniffi demands it (`bytes`) and in the JNI entry
-// point of the settings diff (`jni`).
+// `unsafe` only where a trait of uniffi demands it (`bytes`).
 #![deny(unsafe_code)]
 // `SvcError` carries its fields inline: that is the shape the foreign side sees
 // (`e.status`, `e.nodeErrors`), and errors are rare next to the requests they end.
@@ -30,29 +37,33 @@
 uniffi::setup_scaffolding!("svc_ffi");
 
 mod bytes;
+mod cancel;
 mod cloud;
 mod error;
-#[cfg(not(target_os = "ios"))]
-mod jni;
+mod logs;
 mod runtime;
 mod settings;
 mod tls;
+mod token;
 mod transfer;
 mod types;
 mod unit;
 mod webhook;
 mod workflow;
 
+pub use cancel::{TaskCancellation, set_task_cancellation};
 pub use cloud::{
     CloudClient, CloudConfig, ContainerPager, MissedWebhookPager, ProcessingPager,
     WebhookEndpointPager,
 };
-pub use error::{ListenerError, NodeError, SvcError};
+pub use error::{ErrorKind, ListenerError, NodeError, SvcError};
+pub use logs::{LogLevel, LogRecord, LogSink, set_log_sink};
 pub use settings::{
     SettingsConflict, SettingsMerge, SettingsPatch, SettingsTree, TreePatch, settings_apply,
     settings_diff, settings_merge,
 };
 pub use tls::TlsRoots;
+pub use token::{AccessToken, TokenProvider, TokenProviderError};
 pub use transfer::{
     FileProgress, FileReport, FileState, TransferListener, TransferOptions, TransferProgress,
     TransferReport, TransferTask, Transfers, UploadJob,

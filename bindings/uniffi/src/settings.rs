@@ -129,8 +129,8 @@ impl SettingsTree {
     }
 
     /// How many leaves it has.
-    pub fn leaf_count(&self) -> u64 {
-        u64::try_from(self.inner.leaf_count()).unwrap_or(u64::MAX)
+    pub fn leaf_count(&self) -> i64 {
+        i64::try_from(self.inner.leaf_count()).unwrap_or(i64::MAX)
     }
 
     /// Whether both trees have the same keys and nesting.

@@ -10,7 +10,7 @@ use tokio::sync::watch;
 use crate::error::{ListenerError, SvcError, listener_failed};
 use crate::runtime::{enter, run, spawn};
 use crate::tls::{TlsRoots, http_client};
-use crate::types::{OutputFile, UploadInfo};
+use crate::types::{OutputFile, UploadInfo, at_least, signed, small};
 
 /// Where one file of a transfer stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, uniffi::Enum)]
@@ -45,18 +45,18 @@ impl From<st::FileState> for FileState {
 #[derive(Clone, Debug, PartialEq, uniffi::Record)]
 pub struct FileProgress {
     pub name: String,
-    pub done_bytes: u64,
-    pub total_bytes: Option<u64>,
+    pub done_bytes: i64,
+    pub total_bytes: Option<i64>,
     pub state: FileState,
-    pub attempts: u32,
+    pub attempts: i32,
 }
 
 /// A snapshot of a whole transfer.
 #[derive(Clone, Debug, PartialEq, uniffi::Record)]
 pub struct TransferProgress {
     pub files: Vec<FileProgress>,
-    pub done_bytes: u64,
-    pub total_bytes: Option<u64>,
+    pub done_bytes: i64,
+    pub total_bytes: Option<i64>,
     /// The transfer has ended: no further change will come.
     pub finished: bool,
 }
@@ -69,14 +69,14 @@ impl From<&st::Progress> for TransferProgress {
                 .iter()
                 .map(|f| FileProgress {
                     name: f.name.clone(),
-                    done_bytes: f.done_bytes,
-                    total_bytes: f.total_bytes,
+                    done_bytes: signed(f.done_bytes),
+                    total_bytes: f.total_bytes.map(signed),
                     state: f.state.into(),
-                    attempts: f.attempts,
+                    attempts: small(f.attempts),
                 })
                 .collect(),
-            done_bytes: p.done_bytes,
-            total_bytes: p.total_bytes,
+            done_bytes: signed(p.done_bytes),
+            total_bytes: p.total_bytes.map(signed),
             finished: p.finished,
         }
     }
@@ -87,8 +87,8 @@ impl From<&st::Progress> for TransferProgress {
 pub struct FileReport {
     pub name: String,
     pub local_path: String,
-    pub bytes: u64,
-    pub attempts: u32,
+    pub bytes: i64,
+    pub attempts: i32,
     pub state: FileState,
 }
 
@@ -96,7 +96,7 @@ pub struct FileReport {
 #[derive(Clone, Debug, PartialEq, uniffi::Record)]
 pub struct TransferReport {
     pub files: Vec<FileReport>,
-    pub elapsed_ms: u64,
+    pub elapsed: Duration,
 }
 
 impl From<st::TransferReport> for TransferReport {
@@ -108,12 +108,12 @@ impl From<st::TransferReport> for TransferReport {
                 .map(|f| FileReport {
                     name: f.name,
                     local_path: f.local_path.to_string_lossy().into_owned(),
-                    bytes: f.bytes,
-                    attempts: f.attempts,
+                    bytes: signed(f.bytes),
+                    attempts: small(f.attempts),
                     state: f.state.into(),
                 })
                 .collect(),
-            elapsed_ms: u64::try_from(r.elapsed.as_millis()).unwrap_or(u64::MAX),
+            elapsed: r.elapsed,
         }
     }
 }
@@ -121,7 +121,7 @@ impl From<st::TransferReport> for TransferReport {
 /// Receives transfer progress (from a worker thread of the SDK: keep it quick).
 #[uniffi::export(with_foreign)]
 pub trait TransferListener: Send + Sync {
-    /// A snapshot, at most every `progressIntervalMs`, and a last one when finished.
+    /// A snapshot, at most every `progressInterval`, and a last one when finished.
     /// Whatever it throws is ignored: the transfer goes on.
     fn on_progress(&self, progress: TransferProgress) -> Result<(), ListenerError>;
 }
@@ -131,19 +131,19 @@ pub trait TransferListener: Send + Sync {
 pub struct TransferOptions {
     /// Files transferred at once.
     #[uniffi(default = 4)]
-    pub parallelism: u32,
+    pub parallelism: i32,
     /// Attempts in all per file on transient failures.
     #[uniffi(default = 5)]
-    pub max_attempts: u32,
+    pub max_attempts: i32,
     /// Stop every file at the first failure.
     #[uniffi(default = false)]
     pub fail_fast: bool,
-    /// Give up on a file after this long without progress, in milliseconds.
-    #[uniffi(default = 60000)]
-    pub idle_timeout_ms: u64,
-    /// The shortest time between two progress reports, in milliseconds.
-    #[uniffi(default = 100)]
-    pub progress_interval_ms: u64,
+    /// Give up on a file after this long without progress (`None`: 60 s).
+    #[uniffi(default = None)]
+    pub idle_timeout: Option<Duration>,
+    /// The shortest time between two progress reports (`None`: 100 ms).
+    #[uniffi(default = None)]
+    pub progress_interval: Option<Duration>,
 }
 
 impl Default for TransferOptions {
@@ -152,8 +152,8 @@ impl Default for TransferOptions {
             parallelism: 4,
             max_attempts: 5,
             fail_fast: false,
-            idle_timeout_ms: 60_000,
-            progress_interval_ms: 100,
+            idle_timeout: None,
+            progress_interval: None,
         }
     }
 }
@@ -163,11 +163,15 @@ impl TransferOptions {
         &self,
         listener: Option<Arc<dyn TransferListener>>,
     ) -> st::TransferOptions {
+        let defaults = st::TransferOptions::default();
         let mut options = st::TransferOptions {
             parallelism: usize::try_from(self.parallelism).unwrap_or(1).max(1),
             fail_fast: self.fail_fast,
-            idle_timeout: Duration::from_millis(self.idle_timeout_ms.max(1)),
-            progress_interval: Duration::from_millis(self.progress_interval_ms),
+            idle_timeout: self
+                .idle_timeout
+                .unwrap_or(defaults.idle_timeout)
+                .max(Duration::from_millis(1)),
+            progress_interval: self.progress_interval.unwrap_or(defaults.progress_interval),
             on_progress: listener.map(|l| -> st::ProgressCallback {
                 let failed = std::sync::atomic::AtomicBool::new(false);
                 Arc::new(move |p: &st::Progress| {
@@ -179,7 +183,7 @@ impl TransferOptions {
             }),
             ..st::TransferOptions::default()
         };
-        options.retry.max_attempts = self.max_attempts.max(1);
+        options.retry.max_attempts = at_least(self.max_attempts, 1);
         options
     }
 }
@@ -191,7 +195,7 @@ pub struct UploadJob {
     /// The file's path in the container.
     pub container_path: String,
     /// Its registered size in bytes.
-    pub size: u64,
+    pub size: i64,
     /// The form of the registered (`pending`) file.
     pub upload_info: Arc<UploadInfo>,
 }
@@ -224,7 +228,7 @@ impl Transfers {
             .map(|j| st::UploadJob {
                 local_path: j.local_path.into(),
                 container_path: j.container_path,
-                size: j.size,
+                size: u64::try_from(j.size).unwrap_or(0),
                 upload_info: j.upload_info.inner.clone(),
             })
             .collect();
@@ -246,9 +250,10 @@ impl Transfers {
 
 type Shared<T> = watch::Receiver<Option<Result<T, SvcError>>>;
 
-/// A transfer under way. `cancel()` stops it; `wait()` gives its report. Cancelling
-/// the coroutine or task that waits cancels the transfer too. Dropping the object
-/// cancels it.
+/// A transfer under way. It runs until it ends or `cancel()` is called: neither
+/// dropping (or closing) this object nor cancelling a `wait()` stops it. `wait()` gives
+/// its report (any number of times); cancelling the coroutine or task that waits ends
+/// that wait only.
 #[derive(uniffi::Object)]
 pub struct TransferTask {
     progress: watch::Receiver<st::Progress>,
@@ -281,52 +286,15 @@ impl TransferTask {
         self.canceler.cancel();
     }
 
-    /// Waits for the end of the transfer.
+    /// Whether the transfer has ended (`wait()` answers at once).
+    pub fn is_finished(&self) -> bool {
+        self.result.borrow().is_some()
+    }
+
+    /// Waits for the end of the transfer. Cancelling the wait does not cancel the
+    /// transfer.
     pub async fn wait(&self) -> Result<TransferReport, SvcError> {
-        let guard = CancelOnDrop(Some(self.canceler.clone()));
-        let result = outcome(self.result.clone()).await;
-        guard.disarm();
-        result
-    }
-}
-
-impl Drop for TransferTask {
-    fn drop(&mut self) {
-        self.canceler.cancel();
-    }
-}
-
-/// Something that cancels a running task.
-pub(crate) trait Cancel {
-    fn cancel_now(&self);
-}
-
-impl Cancel for st::TransferCanceler {
-    fn cancel_now(&self) {
-        self.cancel();
-    }
-}
-
-impl Cancel for svc_core::workflow::WorkflowCanceler {
-    fn cancel_now(&self) {
-        self.cancel();
-    }
-}
-
-/// Cancels when dropped, unless disarmed: a `wait()` whose caller went away.
-pub(crate) struct CancelOnDrop<C: Cancel>(pub(crate) Option<C>);
-
-impl<C: Cancel> CancelOnDrop<C> {
-    pub(crate) fn disarm(mut self) {
-        self.0 = None;
-    }
-}
-
-impl<C: Cancel> Drop for CancelOnDrop<C> {
-    fn drop(&mut self) {
-        if let Some(c) = self.0.take() {
-            c.cancel_now();
-        }
+        outcome(self.result.clone()).await
     }
 }
 

@@ -67,6 +67,22 @@ pub(crate) fn time(t: svc_core::cloud::Timestamp) -> SystemTime {
     SystemTime::from(t.0)
 }
 
+/// A count or size as the foreign side's signed integers (`Long`, `Int64`): no
+/// unsigned types in the API, whose Kotlin forms (`ULong`) are awkward to use.
+pub(crate) fn signed(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// A small count as `Int` / `Int32`.
+pub(crate) fn small(n: u32) -> i32 {
+    i32::try_from(n).unwrap_or(i32::MAX)
+}
+
+/// A count from the foreign side, at least `min`.
+pub(crate) fn at_least(n: i32, min: u32) -> u32 {
+    u32::try_from(n).unwrap_or(0).max(min)
+}
+
 pub(crate) fn metadata_out(m: Metadata) -> HashMap<String, String> {
     m.into_iter().collect()
 }
@@ -309,7 +325,7 @@ impl From<sc::Container> for Container {
 #[derive(Clone, Debug, uniffi::Record)]
 pub struct ContainerPage {
     pub containers: Vec<Container>,
-    pub num_items: u64,
+    pub num_items: i64,
 }
 
 /// A file to register in a container.
@@ -377,8 +393,8 @@ impl From<UpdateContainerFileRequest> for sc::UpdateContainerFileRequest {
 /// Errors and warnings recorded for a processing.
 #[derive(Clone, Debug, uniffi::Record)]
 pub struct ErrorCount {
-    pub errors: u64,
-    pub warnings: u64,
+    pub errors: i64,
+    pub warnings: i64,
 }
 
 /// A processing job run on a container. Only `id` and `status` are certain: the
@@ -426,8 +442,8 @@ impl From<sc::Processing> for Processing {
             processing_progress: p.processing_progress,
             processing_result: p.processing_result.map(Into::into),
             error_count: p.error_count.map(|c| ErrorCount {
-                errors: c.errors,
-                warnings: c.warnings,
+                errors: signed(c.errors),
+                warnings: signed(c.warnings),
             }),
             region: p.region.map(Into::into),
             created_at: p.created_at.map(time),
@@ -448,7 +464,7 @@ impl From<sc::Processing> for Processing {
 #[derive(Clone, Debug, uniffi::Record)]
 pub struct ProcessingPage {
     pub processings: Vec<Processing>,
-    pub num_items: u64,
+    pub num_items: i64,
 }
 
 /// An error or warning recorded for a processing.

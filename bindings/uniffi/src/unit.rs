@@ -19,13 +19,17 @@ use crate::runtime::run;
 use crate::tls::unit_http_client;
 use crate::types::{
     ApplyOptions, ApplyReport, DataLoggerStatus, DeviceInfo, JsonText, UserName, WriteOutcome,
-    json_in,
+    at_least, json_in,
 };
 
 /// Why a [`ByteLink`] read or write failed.
 #[derive(Clone, Debug, thiserror::Error, uniffi::Error)]
 pub enum LinkError {
-    /// The link failed (unplugged, disconnected, closed).
+    /// The link is closed for good (unplugged, disconnected, closed by the app): the
+    /// request in progress fails and the session needs a new link.
+    #[error("the link is closed")]
+    Closed,
+    /// The link failed; `reason` says how.
     #[error("{reason}")]
     Io { reason: String },
 }
@@ -39,17 +43,38 @@ impl From<uniffi::UnexpectedUniFFICallbackError> for LinkError {
 /// A byte stream to the unit that the app owns: a USB serial port, an External
 /// Accessory session, a BLE characteristic pair. The SDK frames the unit's REST API
 /// over it (sbgECom); the app only moves bytes.
+///
+/// The contract, made for what USB and BLE stacks do:
+///
+/// - `read` returns the bytes that arrived, between 0 and `maxBytes` of them. **0 bytes
+///   means "nothing yet"**, not the end (a USB serial driver's read returns empty every
+///   16 ms or so while the unit is silent): the SDK calls again after a short pause. The
+///   bytes of one frame may come in any number of reads.
+/// - The end is explicit: `read` (or `write`) throws `LinkError.Closed` once the link is
+///   gone, `LinkError.Io` when it failed. The request in progress then fails with
+///   `Unreachable`, naming the link; a request cut off while being sent is discarded by
+///   the unit (every frame carries its length and a CRC), so nothing is half-applied.
+/// - `write` sends all of `data` before returning; `data` is at most
+///   `SerialOptions.maxWriteBytes` long (64 KiB by default), so the app may set that to
+///   what its stack sends at once (a BLE characteristic: the MTU minus 3) or split the
+///   bytes itself. The SDK never writes from two calls at once.
 #[uniffi::export(with_foreign)]
 #[async_trait::async_trait]
 pub trait ByteLink: Send + Sync {
-    /// Waits for bytes from the unit and returns between 1 and `maxBytes` of them; an
-    /// empty array means the link is closed for good.
-    async fn read(&self, max_bytes: u32) -> Result<Vec<u8>, LinkError>;
+    /// Waits for bytes from the unit and returns up to `maxBytes` of them (0: nothing
+    /// yet).
+    async fn read(&self, max_bytes: i32) -> Result<Vec<u8>, LinkError>;
     /// Sends all of `data` to the unit.
     async fn write(&self, data: Vec<u8>) -> Result<(), LinkError>;
 }
 
 type Pending<T> = Pin<Box<dyn Future<Output = Result<T, LinkError>> + Send>>;
+
+/// The pause after a read that gave nothing, before the next one.
+const EMPTY_READ_PAUSE: Duration = Duration::from_millis(5);
+
+/// The most bytes asked for or sent in one foreign call by default.
+const CHUNK: usize = 64 * 1024;
 
 /// Tokio's `AsyncRead` + `AsyncWrite` over a [`ByteLink`]: each poll drives one foreign
 /// call, kept across polls (a read given up by a timeout goes on and its bytes are
@@ -57,15 +82,19 @@ type Pending<T> = Pin<Box<dyn Future<Output = Result<T, LinkError>> + Send>>;
 struct LinkIo {
     link: Arc<dyn ByteLink>,
     reading: Option<Pending<Vec<u8>>>,
+    /// After an empty read: the pause before the next one.
+    paused: Option<Pin<Box<tokio::time::Sleep>>>,
     unread: Vec<u8>,
     writing: Option<(Pending<()>, usize)>,
+    /// The most bytes given to one `write`.
+    max_write: usize,
 }
 
-/// The most bytes asked for or sent in one foreign call.
-const CHUNK: usize = 64 * 1024;
-
 fn io_error(e: &LinkError) -> io::Error {
-    io::Error::other(e.to_string())
+    match e {
+        LinkError::Closed => io::Error::new(io::ErrorKind::BrokenPipe, "the link is closed"),
+        LinkError::Io { reason } => io::Error::other(reason.clone()),
+    }
 }
 
 impl AsyncRead for LinkIo {
@@ -75,8 +104,14 @@ impl AsyncRead for LinkIo {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        if this.unread.is_empty() {
-            let max = u32::try_from(buf.remaining().clamp(1, CHUNK)).unwrap_or(1);
+        while this.unread.is_empty() {
+            if let Some(pause) = this.paused.as_mut() {
+                if pause.as_mut().poll(cx).is_pending() {
+                    return Poll::Pending;
+                }
+                this.paused = None;
+            }
+            let max = i32::try_from(buf.remaining().clamp(1, CHUNK)).unwrap_or(1);
             let link = &this.link;
             let reading = this.reading.get_or_insert_with(|| {
                 let link = link.clone();
@@ -86,10 +121,19 @@ impl AsyncRead for LinkIo {
                 Poll::Pending => return Poll::Pending,
                 Poll::Ready(result) => {
                     this.reading = None;
-                    result.map_err(|e| io_error(&e))?
+                    match result {
+                        Ok(data) => data,
+                        // The end of the stream: nothing read into `buf`.
+                        Err(LinkError::Closed) => return Poll::Ready(Ok(())),
+                        Err(e) => return Poll::Ready(Err(io_error(&e))),
+                    }
                 }
             };
-            // An empty read is the end of the stream (reading nothing into `buf`).
+            if data.is_empty() {
+                // Nothing yet: ask again after a pause (a link that answers at once
+                // would otherwise be asked in a busy loop).
+                this.paused = Some(Box::pin(tokio::time::sleep(EMPTY_READ_PAUSE)));
+            }
             this.unread = data;
         }
         let n = this.unread.len().min(buf.remaining());
@@ -123,7 +167,7 @@ impl AsyncWrite for LinkIo {
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
         if this.writing.is_none() {
-            let data = buf[..buf.len().min(CHUNK)].to_vec();
+            let data = buf[..buf.len().min(this.max_write)].to_vec();
             let len = data.len();
             let link = this.link.clone();
             this.writing = Some((Box::pin(async move { link.write(data).await }), len));
@@ -140,25 +184,35 @@ impl AsyncWrite for LinkIo {
     }
 }
 
-/// Deadlines and retries of a serial link.
+/// Deadlines, retries and write sizes of a serial link.
 #[derive(Clone, Debug, uniffi::Record)]
 pub struct SerialOptions {
-    /// How long the link may stay silent while an answer is awaited, in milliseconds.
-    #[uniffi(default = 3000)]
-    pub answer_timeout_ms: u64,
+    /// How long the link may stay silent while an answer is awaited (`None`: 3 s).
+    #[uniffi(default = None)]
+    pub answer_timeout: Option<Duration>,
     /// How many times a GET is sent before giving up (a POST is never repeated).
     #[uniffi(default = 3)]
-    pub get_attempts: u32,
+    pub get_attempts: i32,
+    /// The most bytes given to one `ByteLink.write` (`None`: 64 KiB), e.g. a BLE
+    /// characteristic's MTU minus 3.
+    #[uniffi(default = None)]
+    pub max_write_bytes: Option<i32>,
 }
 
-fn serial_options(o: Option<SerialOptions>) -> CoreSerialOptions {
+fn serial_options(o: Option<&SerialOptions>) -> CoreSerialOptions {
     match o {
         None => CoreSerialOptions::default(),
-        Some(o) => CoreSerialOptions {
-            answer_timeout: Duration::from_millis(o.answer_timeout_ms.max(1)),
-            get_attempts: o.get_attempts.max(1),
-            ..CoreSerialOptions::default()
-        },
+        Some(o) => {
+            let defaults = CoreSerialOptions::default();
+            CoreSerialOptions {
+                answer_timeout: o
+                    .answer_timeout
+                    .unwrap_or(defaults.answer_timeout)
+                    .max(Duration::from_millis(1)),
+                get_attempts: at_least(o.get_attempts, 1),
+                ..defaults
+            }
+        }
     }
 }
 
@@ -195,7 +249,7 @@ impl InsUnit {
         address: String,
         options: Option<SerialOptions>,
     ) -> Result<Arc<Self>, SvcError> {
-        let options = serial_options(options);
+        let options = serial_options(options.as_ref());
         run(async move { Ok(wrap(su::Unit::serial_tcp_with(&address, options).await?)) }).await
     }
 
@@ -207,13 +261,20 @@ impl InsUnit {
         describe: String,
         options: Option<SerialOptions>,
     ) -> Arc<Self> {
+        let max_write = options
+            .as_ref()
+            .and_then(|o| o.max_write_bytes)
+            .and_then(|n| usize::try_from(n).ok())
+            .map_or(CHUNK, |n| n.clamp(1, CHUNK));
         let io = LinkIo {
             link,
             reading: None,
+            paused: None,
             unread: Vec::new(),
             writing: None,
+            max_write,
         };
-        let serial = SerialLink::new(io, describe.clone(), serial_options(options));
+        let serial = SerialLink::new(io, describe.clone(), serial_options(options.as_ref()));
         wrap(su::Unit::over(Arc::new(serial), describe))
     }
 
@@ -364,14 +425,9 @@ impl InsUnit {
 
     /// Waits until the unit answers again after a reboot (logging in again if the
     /// session was logged in).
-    pub async fn wait_until_back(&self, timeout_ms: u64) -> Result<DeviceInfo, SvcError> {
+    pub async fn wait_until_back(&self, timeout: Duration) -> Result<DeviceInfo, SvcError> {
         let u = self.inner.clone();
-        run(async move {
-            Ok(u.wait_until_back(Duration::from_millis(timeout_ms))
-                .await?
-                .into())
-        })
-        .await
+        run(async move { Ok(u.wait_until_back(timeout).await?.into()) }).await
     }
 
     /// The data logger's state.

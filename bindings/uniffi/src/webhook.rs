@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use http::{HeaderMap, HeaderName, HeaderValue};
 use svc_core::WebhookSecret;
@@ -36,18 +36,15 @@ fn header_map(headers: HashMap<String, String>) -> HeaderMap {
 #[uniffi::export]
 impl Webhook {
     /// A verifier accepting a signature made with any of `secrets` (`whsec_…`, empty
-    /// ones dropped), with a tolerance of `toleranceSeconds` (default 300).
+    /// ones dropped), with a timestamp `tolerance` (default 5 minutes).
     ///
     /// Errors: `InvalidInput` (code `no_secret`) when no secret is left.
-    #[uniffi::constructor(default(tolerance_seconds = None))]
-    pub fn new(
-        secrets: Vec<String>,
-        tolerance_seconds: Option<u64>,
-    ) -> Result<Arc<Self>, SvcError> {
+    #[uniffi::constructor(default(tolerance = None))]
+    pub fn new(secrets: Vec<String>, tolerance: Option<Duration>) -> Result<Arc<Self>, SvcError> {
         let secrets = secrets.into_iter().map(WebhookSecret::new).collect();
         let mut inner = sw::Webhook::with_secrets(secrets)?;
-        if let Some(seconds) = tolerance_seconds {
-            inner = inner.with_tolerance(Duration::from_secs(seconds));
+        if let Some(tolerance) = tolerance {
+            inner = inner.with_tolerance(tolerance);
         }
         Ok(Arc::new(Self { inner }))
     }
@@ -67,14 +64,17 @@ impl Webhook {
         Ok(self.inner.verify(&header_map(headers), &body)?.into())
     }
 
-    /// As `verify`, with `nowUnix` (seconds since the Unix epoch) as the receiver's
-    /// clock.
+    /// As `verify`, with `now` as the receiver's clock.
     pub fn verify_at(
         &self,
         headers: HashMap<String, String>,
         body: Vec<u8>,
-        now_unix: i64,
+        now: SystemTime,
     ) -> Result<WebhookEvent, SvcError> {
+        let now_unix = match now.duration_since(SystemTime::UNIX_EPOCH) {
+            Ok(after) => i64::try_from(after.as_secs()).unwrap_or(i64::MAX),
+            Err(before) => i64::try_from(before.duration().as_secs()).map_or(i64::MIN, |s| -s),
+        };
         Ok(self
             .inner
             .verify_at(&header_map(headers), &body, now_unix)?
@@ -94,8 +94,8 @@ impl Webhook {
             .into())
     }
 
-    /// The tolerance in force, in seconds.
-    pub fn tolerance_seconds(&self) -> u64 {
-        self.inner.tolerance().as_secs()
+    /// The timestamp tolerance in force.
+    pub fn tolerance(&self) -> Duration {
+        self.inner.tolerance()
     }
 }

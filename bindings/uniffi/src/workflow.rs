@@ -8,10 +8,10 @@ use svc_core::workflow as sw;
 use crate::cloud::CloudClient;
 use crate::error::{ListenerError, SvcError, listener_failed, parse_id};
 use crate::runtime::enter;
-use crate::transfer::{CancelOnDrop, TransferOptions, TransferProgress, outcome, settle};
+use crate::transfer::{TransferOptions, TransferProgress, outcome, settle};
 use crate::types::{
     ContainerRegion, OutputFile, Processing, ProcessingError, ProcessingResult, ProcessingStatus,
-    ProcessingStep, json_object_in, metadata_in,
+    ProcessingStep, json_object_in, metadata_in, small,
 };
 
 /// What to process.
@@ -63,22 +63,22 @@ pub struct WorkflowOptions {
     /// Wait out a 409 "the organization already has an ongoing processing".
     #[uniffi(default = false)]
     pub wait_for_free_organization: bool,
-    /// The longest wait for a free organization, in milliseconds.
-    #[uniffi(default = 1800000)]
-    pub max_wait_ms: u64,
+    /// The longest wait for a free organization (`None`: 30 minutes).
+    #[uniffi(default = None)]
+    pub max_wait: Option<Duration>,
     /// Follow the processing to its end (`false`: return once started).
     #[uniffi(default = true)]
     pub follow: bool,
-    /// The longest time the processing is followed, in milliseconds; `None`: until
-    /// it ends.
+    /// The longest time the processing is followed; `None`: until it ends.
     #[uniffi(default = None)]
-    pub follow_timeout_ms: Option<u64>,
-    /// The first wait between two status reads, in milliseconds (it doubles).
-    #[uniffi(default = 200)]
-    pub poll_initial_ms: u64,
-    /// The longest wait between two status reads, in milliseconds.
-    #[uniffi(default = 5000)]
-    pub poll_max_ms: u64,
+    pub follow_timeout: Option<Duration>,
+    /// The first wait between two status reads, doubling up to `pollMax` (`None`:
+    /// 200 ms).
+    #[uniffi(default = None)]
+    pub poll_initial: Option<Duration>,
+    /// The longest wait between two status reads (`None`: 5 s).
+    #[uniffi(default = None)]
+    pub poll_max: Option<Duration>,
     /// When the workflow fails (or is cancelled) after creating the container and
     /// before a processing of it started, delete the container and its uploaded files
     /// (best effort; the error's `reason` says what happened). Default: the container
@@ -101,7 +101,7 @@ pub enum WorkflowProgress {
         container_id: String,
     },
     WaitingForOrganization {
-        waited_ms: u64,
+        waited: Duration,
     },
     Queued {
         processing_id: String,
@@ -126,10 +126,6 @@ pub enum WorkflowProgress {
     },
 }
 
-fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}
-
 impl From<&sw::WorkflowProgress> for WorkflowProgress {
     fn from(p: &sw::WorkflowProgress) -> Self {
         use sw::WorkflowProgress as P;
@@ -141,9 +137,9 @@ impl From<&sw::WorkflowProgress> for WorkflowProgress {
             P::Starting { container_id } => Self::Starting {
                 container_id: container_id.to_string(),
             },
-            P::WaitingForOrganization { waited } => Self::WaitingForOrganization {
-                waited_ms: millis(*waited),
-            },
+            P::WaitingForOrganization { waited } => {
+                Self::WaitingForOrganization { waited: *waited }
+            }
             P::Queued { processing_id } => Self::Queued {
                 processing_id: processing_id.to_string(),
             },
@@ -186,15 +182,18 @@ impl WorkflowOptions {
     // Options svc-core adds later take their defaults until the binding exposes them.
     #[allow(clippy::needless_update)]
     fn to_core(&self, listener: Option<Arc<dyn WorkflowListener>>) -> sw::WorkflowOptions {
+        let defaults = sw::WorkflowOptions::default();
+        let poll = sw::PollSettings::default();
+        let positive = |d: Duration| d.max(Duration::from_millis(1));
         sw::WorkflowOptions {
             wait_for_free_organization: self.wait_for_free_organization,
-            max_wait: Duration::from_millis(self.max_wait_ms),
+            max_wait: self.max_wait.unwrap_or(defaults.max_wait),
             follow: self.follow,
-            follow_timeout: self.follow_timeout_ms.map(Duration::from_millis),
+            follow_timeout: self.follow_timeout,
             poll: sw::PollSettings {
-                initial: Duration::from_millis(self.poll_initial_ms.max(1)),
-                max: Duration::from_millis(self.poll_max_ms.max(1)),
-                ..sw::PollSettings::default()
+                initial: positive(self.poll_initial.unwrap_or(poll.initial)),
+                max: positive(self.poll_max.unwrap_or(poll.max)),
+                ..poll
             },
             events: None,
             on_progress: listener.map(|l| -> sw::WorkflowProgressCallback {
@@ -229,7 +228,7 @@ pub struct WorkflowOutcome {
     /// The container of the job.
     pub container_id: Option<String>,
     /// How many times the processing's status was read.
-    pub status_reads: u32,
+    pub status_reads: i32,
 }
 
 impl From<sw::WorkflowOutcome> for WorkflowOutcome {
@@ -245,7 +244,7 @@ impl From<sw::WorkflowOutcome> for WorkflowOutcome {
                 .map(|p| p.to_string_lossy().into_owned())
                 .collect(),
             container_id: o.container_id.map(|id| id.to_string()),
-            status_reads: o.status_reads,
+            status_reads: small(o.status_reads),
         }
     }
 }
@@ -302,12 +301,12 @@ impl Workflow {
     }
 }
 
-/// A workflow under way.
-///
-/// `cancel()` stops it (a processing already started goes on in the cloud).
-/// Cancelling the coroutine or task blocked in `wait()` cancels the workflow as well
-/// (structured concurrency); a later `wait()` then fails with `Canceled`. Dropping the
-/// object cancels the workflow.
+/// A workflow under way. It runs until it ends or `cancel()` is called: neither
+/// dropping (or closing) this object nor cancelling a `wait()` stops it, so that a
+/// screen rotation or a garbage collection never cancels an upload. `wait()` only waits:
+/// cancelling the coroutine or task that waits ends that wait, and a later `wait()`
+/// gives the outcome. `cancel()` stops the work (a processing already started goes on in
+/// the cloud); `wait()` then fails with `Canceled`.
 #[derive(uniffi::Object)]
 pub struct WorkflowTask {
     canceler: sw::WorkflowCanceler,
@@ -339,18 +338,16 @@ impl WorkflowTask {
         self.canceler.cancel();
     }
 
-    /// Waits for the end of the workflow. A processing that ended `failed` is not an
-    /// error: see `WorkflowOutcome.succeeded`.
-    pub async fn wait(&self) -> Result<WorkflowOutcome, SvcError> {
-        let guard = CancelOnDrop(Some(self.canceler.clone()));
-        let result = outcome(self.result.clone()).await;
-        guard.disarm();
-        result
+    /// Whether the workflow has ended (`wait()` answers at once).
+    pub fn is_finished(&self) -> bool {
+        self.result.borrow().is_some()
     }
-}
 
-impl Drop for WorkflowTask {
-    fn drop(&mut self) {
-        self.canceler.cancel();
+    /// Waits for the end of the workflow (any number of times, from any number of
+    /// callers: each gets the outcome). A processing that ended `failed` is not an
+    /// error: see `WorkflowOutcome.succeeded`. Cancelling the wait does not cancel the
+    /// workflow.
+    pub async fn wait(&self) -> Result<WorkflowOutcome, SvcError> {
+        outcome(self.result.clone()).await
     }
 }

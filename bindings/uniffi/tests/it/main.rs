@@ -6,7 +6,11 @@
 //! process, to change the environment, are named by their path in this file), the
 //! other areas in a file each.
 
+mod cancel;
+mod logs;
+mod pin;
 mod settings;
+mod tokens;
 mod unit;
 mod webhooks;
 mod workflow;
@@ -49,12 +53,13 @@ fn rig(processing: Duration) -> Rig {
 fn config(info: &EmulatorInfo) -> CloudConfig {
     CloudConfig {
         base_url: info.base_url.clone(),
-        auth_url: info.auth_url.clone(),
+        auth_url: Some(info.auth_url.clone()),
         notification_url: info.notification_url.clone(),
-        api_key: info.api_key.clone(),
-        api_secret: Secret::new(info.api_secret.clone()),
+        api_key: Some(info.api_key.clone()),
+        api_secret: Some(Secret::new(info.api_secret.clone())),
         organization_id: info.organization_id.to_string(),
-        request_timeout_ms: 30_000,
+        token_provider: None,
+        request_timeout: None,
         page_size: 100,
         max_attempts: 5,
         tls: None,
@@ -78,12 +83,13 @@ fn samples() -> std::path::PathBuf {
 fn every_constructor_refuses_bad_input_with_an_error() {
     let good = CloudConfig {
         base_url: "https://cloud.example.com".into(),
-        auth_url: "https://auth.example.com".into(),
+        auth_url: Some("https://auth.example.com".into()),
         notification_url: "https://notify.example.com".into(),
-        api_key: "key".into(),
-        api_secret: Secret::new("secret".into()),
+        api_key: Some("key".into()),
+        api_secret: Some(Secret::new("secret".into())),
         organization_id: "5b1f4b52-43a4-4c5e-9a7b-6f1d1c3c0b11".into(),
-        request_timeout_ms: 1000,
+        token_provider: None,
+        request_timeout: Some(Duration::from_secs(1)),
         page_size: 10,
         max_attempts: 1,
         tls: None,
@@ -100,7 +106,7 @@ fn every_constructor_refuses_bad_input_with_an_error() {
         (
             "auth_url",
             CloudConfig {
-                auth_url: "ftp://x".into(),
+                auth_url: Some("ftp://x".into()),
                 ..good.clone()
             },
         ),
@@ -114,14 +120,14 @@ fn every_constructor_refuses_bad_input_with_an_error() {
         (
             "api_key",
             CloudConfig {
-                api_key: " ".into(),
+                api_key: Some(" ".into()),
                 ..good.clone()
             },
         ),
         (
             "api_secret",
             CloudConfig {
-                api_secret: Secret::new(String::new()),
+                api_secret: Some(Secret::new(String::new())),
                 ..good.clone()
             },
         ),
@@ -135,7 +141,7 @@ fn every_constructor_refuses_bad_input_with_an_error() {
         (
             "request_timeout",
             CloudConfig {
-                request_timeout_ms: 0,
+                request_timeout: Some(Duration::ZERO),
                 ..good.clone()
             },
         ),
@@ -153,6 +159,27 @@ fn every_constructor_refuses_bad_input_with_an_error() {
                 ..good.clone()
             },
         ),
+        (
+            "authUrl",
+            CloudConfig {
+                auth_url: None,
+                ..good.clone()
+            },
+        ),
+        (
+            "apiSecret",
+            CloudConfig {
+                api_secret: None,
+                ..good.clone()
+            },
+        ),
+        (
+            "not both",
+            CloudConfig {
+                token_provider: Some(std::sync::Arc::new(tokens::Refusing)),
+                ..good.clone()
+            },
+        ),
     ];
     for (setting, config) in bad {
         let (name, e) = kind(CloudClient::create(config));
@@ -164,9 +191,9 @@ fn every_constructor_refuses_bad_input_with_an_error() {
     for secrets in [vec![], vec![String::new()]] {
         let (name, e) = kind(Webhook::new(secrets, None));
         assert_eq!(name, "invalid_input", "{e}");
-        assert_eq!(e.code(), Some("no_secret"));
+        assert_eq!(e.code().as_deref(), Some("no_secret"));
     }
-    assert!(Webhook::new(vec!["whsec_x".into()], Some(10)).is_ok());
+    assert!(Webhook::new(vec!["whsec_x".into()], Some(Duration::from_secs(10))).is_ok());
 
     for url in ["ftp://unit", "not a url", "https://unit.local"] {
         let (name, e) = kind(InsUnit::http(url.into()));
@@ -218,11 +245,11 @@ fn every_constructor_refuses_bad_input_with_an_error() {
 fn options() -> WorkflowOptions {
     WorkflowOptions {
         wait_for_free_organization: false,
-        max_wait_ms: 60_000,
+        max_wait: Some(Duration::from_secs(60)),
         follow: true,
-        follow_timeout_ms: Some(120_000),
-        poll_initial_ms: 50,
-        poll_max_ms: 300,
+        follow_timeout: Some(Duration::from_secs(120)),
+        poll_initial: Some(Duration::from_millis(50)),
+        poll_max: Some(Duration::from_millis(300)),
         cleanup_on_failure: false,
         transfer: None,
     }

@@ -2,6 +2,7 @@
 //! the foreign side; the unit's errors.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use super::{kind, rig};
@@ -16,9 +17,9 @@ struct TcpLink {
 
 #[async_trait::async_trait]
 impl ByteLink for TcpLink {
-    async fn read(&self, max_bytes: u32) -> Result<Vec<u8>, LinkError> {
+    async fn read(&self, max_bytes: i32) -> Result<Vec<u8>, LinkError> {
         use tokio::io::AsyncReadExt;
-        let mut buffer = vec![0; max_bytes as usize];
+        let mut buffer = vec![0; usize::try_from(max_bytes).unwrap_or(1)];
         let n = self
             .read
             .lock()
@@ -28,6 +29,9 @@ impl ByteLink for TcpLink {
             .map_err(|e| LinkError::Io {
                 reason: e.to_string(),
             })?;
+        if n == 0 {
+            return Err(LinkError::Closed);
+        }
         buffer.truncate(n);
         Ok(buffer)
     }
@@ -61,6 +65,94 @@ fn configure(unit: &InsUnit, label: &str) {
     assert_eq!(tree["oem"]["label"], label);
 }
 
+/// A TCP link on a runtime of its own, as an app's I/O would be.
+fn tcp_link(bridge: &str) -> (tokio::runtime::Runtime, Arc<TcpLink>) {
+    let io = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let stream = io
+        .block_on(tokio::net::TcpStream::connect(bridge))
+        .expect("connect");
+    let (read, write) = stream.into_split();
+    let link = Arc::new(TcpLink {
+        read: tokio::sync::Mutex::new(read),
+        write: tokio::sync::Mutex::new(write),
+    });
+    (io, link)
+}
+
+/// A link as USB and BLE stacks behave: every third read gives nothing ("nothing yet",
+/// as a USB serial driver's read every 16 ms or so), the others give pieces of 1 to 512
+/// bytes of what arrived; writes arrive in pieces of at most `SerialOptions.maxWriteBytes`. Once
+/// armed, a write sends a few bytes and the link is gone (unplugged mid-request).
+struct UsbLike {
+    inner: Arc<TcpLink>,
+    pending: tokio::sync::Mutex<Vec<u8>>,
+    reads: AtomicUsize,
+    empty_reads: AtomicUsize,
+    largest_write: AtomicUsize,
+    unplug_at_next_write: AtomicBool,
+    unplugged: AtomicBool,
+}
+
+impl UsbLike {
+    fn new(inner: Arc<TcpLink>) -> Self {
+        Self {
+            inner,
+            pending: tokio::sync::Mutex::new(Vec::new()),
+            reads: AtomicUsize::new(0),
+            empty_reads: AtomicUsize::new(0),
+            largest_write: AtomicUsize::new(0),
+            unplug_at_next_write: AtomicBool::new(false),
+            unplugged: AtomicBool::new(false),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl ByteLink for UsbLike {
+    async fn read(&self, max_bytes: i32) -> Result<Vec<u8>, LinkError> {
+        if self.unplugged.load(Ordering::SeqCst) {
+            return Err(LinkError::Closed);
+        }
+        let read = self.reads.fetch_add(1, Ordering::SeqCst);
+        if read.is_multiple_of(3) {
+            self.empty_reads.fetch_add(1, Ordering::SeqCst);
+            return Ok(Vec::new());
+        }
+        let mut pending = self.pending.lock().await;
+        if pending.is_empty() {
+            *pending = self.inner.read(max_bytes).await?;
+        }
+        let piece = [1, 7, 512][read % 3];
+        let n = pending
+            .len()
+            .min(piece)
+            .min(usize::try_from(max_bytes).unwrap_or(1));
+        Ok(pending.drain(..n).collect())
+    }
+
+    async fn write(&self, data: Vec<u8>) -> Result<(), LinkError> {
+        self.largest_write.fetch_max(data.len(), Ordering::SeqCst);
+        if self.unplugged.load(Ordering::SeqCst) {
+            return Err(LinkError::Closed);
+        }
+        if self.unplug_at_next_write.load(Ordering::SeqCst) {
+            // Part of the request leaves, then the cable is pulled.
+            self.inner.write(data[..data.len().min(6)].to_vec()).await?;
+            use tokio::io::AsyncWriteExt;
+            let _ = self.inner.write.lock().await.shutdown().await;
+            self.unplugged.store(true, Ordering::SeqCst);
+            return Err(LinkError::Io {
+                reason: "USB device detached".into(),
+            });
+        }
+        self.inner.write(data).await
+    }
+}
+
 #[test]
 fn a_unit_over_http_serial_tcp_and_a_byte_link() {
     let rig = rig(Duration::from_millis(200));
@@ -73,26 +165,63 @@ fn a_unit_over_http_serial_tcp_and_a_byte_link() {
         "over tcp",
     );
 
-    // The link's socket lives on a runtime of its own, as an app's I/O would.
-    let io = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let stream = io
-        .block_on(tokio::net::TcpStream::connect(&bridge))
-        .expect("connect");
-    let (read, write) = stream.into_split();
-    let link = Arc::new(TcpLink {
-        read: tokio::sync::Mutex::new(read),
-        write: tokio::sync::Mutex::new(write),
-    });
+    let (io, link) = tcp_link(&bridge);
     let _guard = io.enter();
     let unit = InsUnit::over_link(link, "test link".into(), None);
     assert_eq!(unit.link(), "test link");
     configure(&unit, "over a byte link");
     let tree = block_on(unit.export()).expect("export");
     assert!(tree.len() > 1000);
+}
+
+#[test]
+fn a_byte_link_with_empty_and_fragmented_reads_and_small_writes() {
+    let rig = rig(Duration::from_millis(200));
+    let bridge = rig.info.device_serial_tcp.clone().expect("bridge");
+    let (io, tcp) = tcp_link(&bridge);
+    let _guard = io.enter();
+    let link = Arc::new(UsbLike::new(tcp));
+    let options = SerialOptions {
+        answer_timeout: None,
+        get_attempts: 3,
+        max_write_bytes: Some(20),
+    };
+    let unit = InsUnit::over_link(link.clone(), "usb".into(), Some(options));
+    configure(&unit, "through a usb-like link");
+    assert!(block_on(unit.export()).expect("export").len() > 1000);
+    assert!(link.empty_reads.load(Ordering::SeqCst) > 10);
+    assert_eq!(link.largest_write.load(Ordering::SeqCst), 20);
+}
+
+#[test]
+fn a_link_unplugged_mid_request_fails_it_clearly_and_applies_nothing() {
+    let rig = rig(Duration::from_millis(200));
+    let url = rig.info.device_url.clone().expect("device");
+    let bridge = rig.info.device_serial_tcp.clone().expect("bridge");
+    let before = InsUnit::http(url.clone()).expect("http");
+    block_on(before.login(UserName::Setup, String::new())).expect("login");
+    let label = block_on(before.node("oem/label".into())).expect("label");
+
+    let (io, tcp) = tcp_link(&bridge);
+    let _guard = io.enter();
+    let link = Arc::new(UsbLike::new(tcp));
+    let unit = InsUnit::over_link(link.clone(), "usb serial".into(), None);
+    block_on(unit.login(UserName::Setup, String::new())).expect("login");
+    link.unplug_at_next_write.store(true, Ordering::SeqCst);
+    let (name, e) = kind(block_on(
+        unit.write(r#"{"oem":{"label":"half-written"}}"#.into(), false),
+    ));
+    assert_eq!(name, "unreachable", "{e}");
+    assert_eq!(e.kind(), ErrorKind::Unreachable);
+    assert!(e.reason().contains("usb serial"), "{e}");
+    // The next request fails at once: the link is closed.
+    let (name, _) = kind(block_on(unit.info()));
+    assert_eq!(name, "unreachable");
+    // The unit discarded the cut frame.
+    assert_eq!(
+        block_on(before.node("oem/label".into())).expect("label"),
+        label
+    );
 }
 
 #[test]
@@ -109,7 +238,8 @@ fn unit_errors_carry_status_and_node_errors() {
     let (name, e) = kind(block_on(a.write(patch.into(), false)));
     assert_eq!(name, "invalid_input", "{e}");
     assert_eq!(e.status(), Some(422));
-    let mut paths: Vec<&str> = e.node_errors().iter().map(|n| n.path.as_str()).collect();
+    let nodes = e.node_errors();
+    let mut paths: Vec<&str> = nodes.iter().map(|n| n.path.as_str()).collect();
     paths.sort_unstable();
     assert_eq!(
         paths,
@@ -124,6 +254,9 @@ fn unit_errors_carry_status_and_node_errors() {
     let (name, e) = kind(block_on(b.write(r#"{"oem":{"label":"b"}}"#.into(), false)));
     assert_eq!(name, "conflict", "{e}");
     assert_eq!(e.status(), Some(409));
+    assert_eq!(e.kind(), ErrorKind::Conflict);
+    assert!(!e.retryable());
+    assert_eq!(e.operation().as_deref(), Some("updateSettings"));
     assert!(matches!(e, SvcError::Conflict { .. }));
     block_on(a.unlock()).expect("unlock");
 

@@ -1,6 +1,7 @@
 //! The webhook test vectors shared with the other bindings.
 
 use std::collections::HashMap;
+use std::time::{Duration, SystemTime};
 
 use svc_ffi::*;
 
@@ -22,7 +23,7 @@ fn shared_webhook_vectors() {
             .iter()
             .map(|s| s.as_str().unwrap_or_default().to_owned())
             .collect();
-        let tolerance = v["tolerance_seconds"].as_u64();
+        let tolerance = v["tolerance_seconds"].as_u64().map(Duration::from_secs);
         let webhook = Webhook::new(secrets, tolerance).expect("webhook");
         let mut headers = HashMap::new();
         if let Some(t) = v["timestamp"].as_str() {
@@ -32,10 +33,11 @@ fn shared_webhook_vectors() {
             headers.insert("svc-signature".to_owned(), s.to_owned());
         }
         let body = v["body"].as_str().unwrap_or_default().as_bytes().to_vec();
-        let now = v["now"].as_i64().expect("now");
+        let now = v["now"].as_u64().expect("now");
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(now);
         let outcome = |r: Result<WebhookEvent, SvcError>| match r {
             Ok(_) => "valid".to_owned(),
-            Err(e) => e.code().unwrap_or("none").to_owned(),
+            Err(e) => e.code().unwrap_or_else(|| "none".to_owned()),
         };
         assert_eq!(
             outcome(webhook.verify_at(headers.clone(), body.clone(), now)),

@@ -30,7 +30,7 @@ impl WorkflowListener for Recorder {
     }
 }
 
-fn sample_job(out: Option<String>) -> ProcessingJob {
+pub(crate) fn sample_job(out: Option<String>) -> ProcessingJob {
     let dir = samples();
     ProcessingJob {
         inputs: vec![
@@ -122,30 +122,66 @@ fn a_whole_workflow_from_a_foreign_executor_with_progress_and_outputs() {
 }
 
 #[test]
-fn dropping_the_wait_cancels_the_workflow() {
-    let rig = rig(Duration::from_secs(30));
+fn the_workflow_runs_on_when_its_wait_or_its_task_object_goes_and_stops_at_cancel() {
+    let rig = rig(Duration::from_secs(2));
     let client = CloudClient::create(config(&rig.info)).expect("client");
+    let recorder = Arc::new(Recorder::default());
     let task = Workflow::new(client.clone())
-        .start(sample_job(None), options(), None)
+        .start(sample_job(None), options(), Some(recorder.clone()))
         .expect("start");
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("runtime");
     runtime.block_on(async {
-        // The coroutine waits until the processing runs, then is cancelled.
+        // A wait given up (a cancelled coroutine, a screen rotation): the work goes on.
         let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
         while task.processing_id().is_none() {
             assert!(tokio::time::Instant::now() < deadline, "never started");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        let waited = tokio::time::timeout(Duration::from_millis(200), task.wait()).await;
-        assert!(waited.is_err(), "the processing takes 30 s");
+        let waited = tokio::time::timeout(Duration::from_millis(100), task.wait()).await;
+        assert!(waited.is_err(), "the processing takes 2 s");
     });
+    // The object dropped (the garbage collector, `close()`): the work goes on too.
+    let processing_id = task.processing_id().expect("started");
+    assert!(!task.is_finished());
+    drop(task);
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let done = recorder
+            .0
+            .lock()
+            .expect("seen")
+            .iter()
+            .any(|p| matches!(p, WorkflowProgress::Done { .. }));
+        if done {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the workflow stopped");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let p = block_on(client.get_processing(processing_id)).expect("get");
+    assert_eq!(p.status, ProcessingStatus::Processed, "{p:?}");
+
+    // `cancel()` stops it; every wait then says so.
+    let slow = super::rig(Duration::from_secs(30));
+    let client = CloudClient::create(config(&slow.info)).expect("client");
+    let task = Workflow::new(client.clone())
+        .start(sample_job(None), options(), None)
+        .expect("start");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while task.processing_id().is_none() {
+        assert!(std::time::Instant::now() < deadline, "never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    task.cancel();
     let (name, e) = kind(block_on(task.wait()));
     assert_eq!(name, "canceled", "{e}");
-    assert_eq!(e.kind(), svc_core::ErrorKind::Canceled);
+    assert_eq!(e.kind(), ErrorKind::Canceled);
+    assert!(task.is_finished());
     let processing_id = task.processing_id().expect("started");
+    assert_eq!(e.processing_id().as_deref(), Some(processing_id.as_str()));
     match &e {
         SvcError::Canceled {
             processing_id: Some(id),
@@ -168,7 +204,7 @@ fn dropping_the_wait_cancels_the_workflow() {
 fn typed_errors_for_refused_credentials_and_unknown_resources() {
     let rig = rig(Duration::from_millis(200));
     let mut bad = config(&rig.info);
-    bad.api_secret = Secret::new("s3cr3t-xyz".into());
+    bad.api_secret = Some(Secret::new("s3cr3t-xyz".into()));
     let client = CloudClient::create(bad).expect("client");
     let (name, e) = kind(block_on(client.list_containers_all()));
     assert_eq!(name, "authentication", "{e}");
@@ -181,6 +217,9 @@ fn typed_errors_for_refused_credentials_and_unknown_resources() {
     ));
     assert_eq!(name, "not_found", "{e}");
     assert_eq!(e.status(), Some(404));
+    assert_eq!(e.kind(), ErrorKind::NotFound);
+    assert!(e.title().is_some() && e.details().is_some(), "{e:?}");
+    assert!(!e.retryable());
     match e {
         SvcError::NotFound {
             operation, title, ..

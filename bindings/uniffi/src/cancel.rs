@@ -1,0 +1,55 @@
+//! Cancellation of `async` calls by the foreign task that awaits them, where uniffi's
+//! generated code does not forward it.
+//!
+//! Kotlin: uniffi's generated code frees the Rust future when the coroutine awaiting it
+//! is cancelled; dropping it aborts the work ([`crate::runtime::run`]). Nothing to do.
+//!
+//! Swift: uniffi 0.32's generated code never cancels a Rust future: a cancelled `Task`
+//! keeps awaiting it until the work ends. It does poll the future from inside that
+//! `Task`, though, synchronously (`pollFunc` runs in `withUnsafeContinuation`'s body):
+//! so a call made during a poll can read the task's state. The Swift package installs a
+//! [`TaskCancellation`] answering `Task.isCancelled` (`SvcSdk.enableTaskCancellation()`,
+//! in `bindings/swift/Sources/SvcSdk/Cancellation.swift`); while it is installed, every
+//! `async` call asks it at each poll and, while the work runs, wakes itself every
+//! [`CHECK_EVERY`] to ask again. A cancelled task ends the call with `Canceled` and
+//! aborts its work, as a dropped future does.
+
+use std::sync::{Arc, PoisonError, RwLock};
+use std::time::Duration;
+
+use crate::error::ListenerError;
+
+/// How often a call in progress asks whether its foreign task was cancelled: a cancel
+/// takes effect within this much time (a wake-up and a foreign call each time, a few
+/// microseconds).
+pub(crate) const CHECK_EVERY: Duration = Duration::from_millis(100);
+
+/// Tells whether the foreign task making the current call was cancelled. Swift's is
+/// `Task.isCancelled`; it is asked from the thread running the task, during a call into
+/// the library.
+#[uniffi::export(with_foreign)]
+pub trait TaskCancellation: Send + Sync {
+    /// Whether the task running on this thread was cancelled. What it throws counts as
+    /// "not cancelled".
+    fn is_cancelled(&self) -> Result<bool, ListenerError>;
+}
+
+static PROBE: RwLock<Option<Arc<dyn TaskCancellation>>> = RwLock::new(None);
+
+/// Installs `probe` (or removes it, with `None`): from then on, every `async` call of
+/// the library ends with `Canceled` when the probe says its task was cancelled. Swift's
+/// `SvcSdk.enableTaskCancellation()` installs `Task.isCancelled`; Kotlin needs none.
+#[uniffi::export]
+pub fn set_task_cancellation(probe: Option<Arc<dyn TaskCancellation>>) {
+    *PROBE.write().unwrap_or_else(PoisonError::into_inner) = probe;
+}
+
+/// The installed probe.
+pub(crate) fn probe() -> Option<Arc<dyn TaskCancellation>> {
+    PROBE.read().unwrap_or_else(PoisonError::into_inner).clone()
+}
+
+/// Whether `probe` says the current task was cancelled.
+pub(crate) fn cancelled(probe: &dyn TaskCancellation) -> bool {
+    probe.is_cancelled().unwrap_or(false)
+}
