@@ -13,6 +13,11 @@
 //!   method the path does not take (405), a route that does not exist — comes as plain
 //!   text or empty; it is rewritten into the server's documented error body
 //!   ([`ErrorFormat`]), keeping its status and its text as the explanation.
+//! - **Connections**: nothing of a connection is kept once it has ended. The memory its
+//!   buffers took stays with the allocator, though: glibc keeps freed memory in its
+//!   per-thread arenas, so bursts of 10,000 simultaneous connections raise the resident
+//!   memory over the first few bursts (from 133 to 217 MiB here), then no more, while
+//!   the heap in use is back to 0.5 MiB after each burst.
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -157,22 +162,26 @@ pub async fn serve(
 /// The accept loop of every HTTP server of the emulator: each accepted connection is
 /// served by the task `serve` gives for it (`None`: the connection is dropped), until
 /// `stop` turns true; open connections then have `grace` to end before they are
-/// aborted.
+/// aborted. A connection's task (and what it returns) is let go as soon as it ends:
+/// nothing of a closed connection is kept.
 pub(crate) async fn accept<F>(
     listener: TcpListener,
     mut stop: watch::Receiver<bool>,
     grace: Duration,
     mut serve: impl FnMut(TcpStream) -> Option<F>,
 ) where
-    F: Future<Output = ()> + Send + 'static,
+    F: Future + Send + 'static,
+    F::Output: Send,
 {
     let mut connections = JoinSet::new();
     loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
+            // An ended connection's task (its memory, about 1.4 KB) is released now, not
+            // when the next connection arrives.
+            Some(_) = connections.join_next(), if !connections.is_empty() => continue,
             _ = stop.wait_for(|stopped| *stopped) => break,
         };
-        while connections.try_join_next().is_some() {}
         match accepted {
             Ok((stream, _)) => {
                 if let Some(task) = serve(stream) {
@@ -347,5 +356,52 @@ impl hyper::body::Body for IdleBody {
 
     fn size_hint(&self) -> SizeHint {
         self.inner.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each connection's task returns a clone of `held`: the accept loop lets it go when
+    /// the connection ends, not when the next one arrives (10,000 closed connections
+    /// kept 14 MB that way until a new one came).
+    #[tokio::test]
+    async fn an_ended_connection_is_let_go_before_the_next_arrives() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let (stop, stopped) = watch::channel(false);
+        let held = Arc::new(());
+        let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let (given, counted) = (held.clone(), accepted.clone());
+        let server = tokio::spawn(accept(listener, stopped, Duration::ZERO, move |stream| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            let given = given.clone();
+            Some(async move {
+                drop(stream);
+                given
+            })
+        }));
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        let wait = |what: &str, done: &dyn Fn() -> bool| {
+            assert!(tokio::time::Instant::now() < deadline, "{what}");
+            !done()
+        };
+        for n in 1..=3 {
+            let _client = TcpStream::connect(address).await.unwrap();
+            while wait("a connection was not accepted", &|| {
+                accepted.load(Ordering::SeqCst) == n
+            }) {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            // `held`, and the clone the accept loop's closure keeps: the task's is gone.
+            while wait("an ended connection's task is still kept", &|| {
+                Arc::strong_count(&held) == 2
+            }) {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+        stop.send_replace(true);
+        server.await.unwrap();
     }
 }
