@@ -40,6 +40,9 @@ pub fn run(root: &Path) -> Result<()> {
     println!("==> generated code is up to date");
     crate::generate(true)?;
     validate_documents(root)?;
+    // The release's cheap checks (nothing compiled): one version everywhere, the sdist's
+    // and the crate packages' file lists, the hosted runners' workflow (actionlint).
+    crate::dist::ci_checks(root)?;
     step(
         root,
         "tests",

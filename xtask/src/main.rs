@@ -9,9 +9,12 @@
 //! - `fuzz [--seconds N] [target...]`: the cargo-fuzz targets of `fuzz/` (see `fuzz.rs`).
 //! - `faults [--workflows N] [--seed N]`: svc-core's fault and scale suites with their
 //!   figures, the heavy scale variant included (see `faults.rs`).
+//! - `dist [--check] [--only PART,...]`: the release artifacts into `target/dist/`, with
+//!   `SHA256SUMS` (`--check`: and verify them; see `dist/`).
 //! - `ci`: everything CI runs, in order, installing what it needs.
 
 mod ci;
+mod dist;
 mod faults;
 mod fuzz;
 mod generate;
@@ -37,6 +40,7 @@ fn main() -> ExitCode {
         ["swift"] => mobile::swift(&root()),
         ["python"] => python::run(&root()),
         ["ci"] => ci::run(&root()),
+        ["dist", rest @ ..] => dist::run(&root(), rest),
         ["load", rest @ ..] => load::run(&root(), rest),
         ["fuzz", rest @ ..] => fuzz::run(&root(), rest),
         ["faults", rest @ ..] => faults::run(&root(), rest),
@@ -58,7 +62,9 @@ fn main() -> ExitCode {
                  fuzz [--seconds N] [target...]\n                      \
                  the cargo-fuzz targets (nightly), 10^7 executions each unless --seconds\n  \
                  faults [--workflows N] [--seed N]\n                      \
-                 the fault and scale suites with their figures, 1000 workflows at 20 % faults"
+                 the fault and scale suites with their figures, 1000 workflows at 20 % faults\n  \
+                 dist [--check] [--only python,crates,cli,jvm]\n                      \
+                 release artifacts into target/dist/ with SHA256SUMS (--check: and verify them)"
             );
             return ExitCode::from(2);
         }

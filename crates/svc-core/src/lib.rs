@@ -27,6 +27,7 @@
 //! The wire types come from the generated crate `svc-cloud-api`; the ones these
 //! modules take or return are re-exported here.
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 #![cfg_attr(not(test), warn(clippy::expect_used))]
 
