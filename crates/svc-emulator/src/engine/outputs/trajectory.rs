@@ -208,16 +208,12 @@ impl Epochs {
                 date(own, fallback_day * DAY_MS + first.time_ms);
             }
             own.sort_unstable_by_key(|e| (e.time_ms, e.seq));
-            valid_fixes.push(
-                1 + own
-                    .windows(2)
-                    .filter(|w| w[0].time_ms != w[1].time_ms)
-                    .count(),
-            );
-            if own.is_empty() {
-                valid_fixes.pop();
-                valid_fixes.push(0);
-            }
+            let changes = own.windows(2).filter(|w| w[0].time_ms != w[1].time_ms);
+            valid_fixes.push(if own.is_empty() {
+                0
+            } else {
+                1 + changes.count()
+            });
         }
         entries.sort_unstable_by_key(|e| (e.time_ms, e.seq));
         let mut height = entries
