@@ -16,13 +16,62 @@ use svc_emulator::{Emulator, EmulatorConfig};
 
 const UNITS: usize = 50;
 
-async fn fifty_units() -> Emulator {
-    Emulator::start(EmulatorConfig {
-        devices: UNITS,
-        ..EmulatorConfig::default()
-    })
-    .await
-    .expect("the emulator starts fifty units")
+/// Emulated units on a runtime of their own, as real units are machines of their own:
+/// their answers never wait for the work of the fleet under test. (The tests that use
+/// it also run the fleet on a multi-thread runtime, as `svc` does.)
+///
+/// They shared the test's one thread with the client: each unit's answer waited while
+/// that thread read, normalized and compared the trees of up to eight other units.
+/// Under CPU load a settings tree sent over a serial bridge (19 KB, five frames, more
+/// than the socket takes at once) stalled mid-frame past the link's 250 ms inter-byte
+/// timeout; the client rightly abandoned the frame, the answer was lost, and after 3 s
+/// of silence a read is sent again but a settings write, which the link never
+/// repeats, fails the unit. HTTP requests took up to 6 s of their 10. The deadlines are
+/// the client's real ones; the units' pace was the test's defect.
+struct Yard {
+    emulator: Option<Emulator>,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl std::ops::Deref for Yard {
+    type Target = Emulator;
+
+    fn deref(&self) -> &Emulator {
+        self.emulator.as_ref().expect("running")
+    }
+}
+
+impl Drop for Yard {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            let entered = runtime.enter();
+            drop(self.emulator.take());
+            drop(entered);
+            // Dropped inside the test's runtime: tasks are cancelled without blocking.
+            runtime.shutdown_background();
+        }
+    }
+}
+
+async fn fifty_units() -> Yard {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("emulated-units")
+        .enable_all()
+        .build()
+        .expect("a runtime for the units");
+    let emulator = runtime
+        .spawn(Emulator::start(EmulatorConfig {
+            devices: UNITS,
+            ..EmulatorConfig::default()
+        }))
+        .await
+        .expect("the start ran")
+        .expect("the emulator starts fifty units");
+    Yard {
+        emulator: Some(emulator),
+        runtime: Some(runtime),
+    }
 }
 
 /// Half over HTTP, half over their serial bridges, as a fleet file says.
@@ -52,7 +101,7 @@ async fn message_of(url: &str) -> Value {
     tree["output"]["comA"]["messages"].clone()
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fleet_is_brought_to_the_wanted_tree_and_reported_in_sync() {
     let emulator = fifty_units().await;
     let fleet = Fleet::new(members_of(&emulator)).with_concurrency(8);
@@ -104,7 +153,7 @@ async fn a_fleet_is_brought_to_the_wanted_tree_and_reported_in_sync() {
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn locked_and_unreachable_units_do_not_stop_the_others() {
     let emulator = fifty_units().await;
     let devices = emulator.devices();
@@ -164,7 +213,7 @@ async fn locked_and_unreachable_units_do_not_stop_the_others() {
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_node_is_reported_with_its_node_errors_and_nothing_is_applied() {
     let emulator = fifty_units().await;
     let fleet = Fleet::new(members_of(&emulator));
@@ -189,7 +238,7 @@ async fn a_refused_node_is_reported_with_its_node_errors_and_nothing_is_applied(
     );
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_unit_is_exported_to_a_file_named_by_its_serial_number() {
     let emulator = fifty_units().await;
     let fleet = Fleet::new(members_of(&emulator));
