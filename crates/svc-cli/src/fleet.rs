@@ -53,7 +53,9 @@ enum FleetCommand {
         #[arg(long)]
         lock: bool,
     },
-    /// Save every unit's whole tree into DIR, as SERIAL.json.
+    /// Save every unit's whole tree into DIR, as SERIAL.json. A name already taken in
+    /// this run (a serial number met again) gets the first free suffix, SERIAL-2.json,
+    /// SERIAL-3.json…: each unit has its own file.
     Export { dir: PathBuf },
 }
 
