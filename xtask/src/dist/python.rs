@@ -8,8 +8,9 @@
 //! | `win_amd64` | `x86_64-pc-windows-gnu` | mingw-w64; pyo3 writes python3.dll's import library (feature `generate-import-lib`) | its DLL imports: Windows' own and python3.dll only |
 //!
 //! The checks: the expected files and nothing else, each wheel at most
-//! [`MAX_WHEEL_BYTES`], its metadata as an index shows it, auditwheel's verdict on the
-//! Linux wheels, the x86_64 wheel installed and smoke-tested (`smoke.py`: import, a
+//! [`MAX_WHEEL_BYTES`], its metadata as an index shows it, the shared libraries each
+//! Linux extension needs (its C library's only) and auditwheel's verdict on the manylinux
+//! wheels (it resolves libraries on this glibc machine, so not the musllinux ones), the x86_64 wheel installed and smoke-tested (`smoke.py`: import, a
 //! settings diff, a workflow on the in-process emulator) in a fresh venv, the aarch64
 //! manylinux wheel the same under qemu-user with Debian's arm64 CPython, and the sdist's
 //! file list, then the sdist installed from scratch in a fresh venv (compiling the
@@ -195,7 +196,15 @@ pub fn check(root: &Path, out: &Path, version: &str) -> Result<()> {
             bail!("{name}:\n  {}", problems.join("\n  "));
         }
         match wheel.compatibility {
-            Some(_) => auditwheel(&venv, &path, wheel.platform)?,
+            Some(policy) => {
+                let musl = policy.starts_with("musllinux");
+                linux_needed(&extracted.join("svc_sdk/_native.abi3.so"), musl)?;
+                // auditwheel resolves libraries on this (glibc) machine: it can judge the
+                // manylinux wheels, not the musllinux ones (maturin audited those).
+                if !musl {
+                    auditwheel(&venv, &path, wheel.platform)?;
+                }
+            }
             None => windows_imports(&extracted.join("svc_sdk/_native.pyd"))?,
         }
     }
@@ -479,6 +488,55 @@ fn auditwheel(venv: &Venv, wheel: &Path, platform: &str) -> Result<()> {
     Ok(())
 }
 
+/// The shared libraries a Linux extension may need: the C library's own (glibc's, or
+/// musl's single `libc.so`), nothing a machine may lack.
+fn linux_library_allowed(library: &str, musl: bool) -> bool {
+    const GLIBC: [&str; 9] = [
+        "libc.so.6",
+        "libm.so.6",
+        "libpthread.so.0",
+        "libdl.so.2",
+        "libutil.so.1",
+        "librt.so.1",
+        "libgcc_s.so.1",
+        "ld-linux-x86-64.so.2",
+        "ld-linux-aarch64.so.1",
+    ];
+    if musl {
+        library == "libc.so"
+    } else {
+        GLIBC.contains(&library)
+    }
+}
+
+fn linux_needed(extension: &Path, musl: bool) -> Result<()> {
+    let dump = output("objdump", Command::new("objdump").arg("-p").arg(extension))?;
+    let needed: Vec<&str> = dump
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("NEEDED"))
+        .map(str::trim)
+        .collect();
+    if needed.is_empty() {
+        bail!(
+            "{} needs no shared library: not a dynamic extension?",
+            extension.display()
+        );
+    }
+    let foreign: Vec<&&str> = needed
+        .iter()
+        .filter(|library| !linux_library_allowed(library, musl))
+        .collect();
+    if !foreign.is_empty() {
+        bail!(
+            "{} needs libraries outside the {} policy: {foreign:?}",
+            extension.display(),
+            if musl { "musllinux" } else { "manylinux" }
+        );
+    }
+    println!("{}: needs {}", extension.display(), needed.join(", "));
+    Ok(())
+}
+
 /// The DLLs a Windows extension may import: Windows' own and the stable ABI's
 /// python3.dll (not a version's python3X.dll, nor mingw's runtime DLLs, which a
 /// Windows machine does not have).
@@ -718,6 +776,15 @@ pub fn check_sdist_list(root: &Path, version: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn linux_libraries() {
+        assert!(linux_library_allowed("libc.so.6", false));
+        assert!(!linux_library_allowed("libc.so", false));
+        assert!(linux_library_allowed("libc.so", true));
+        assert!(!linux_library_allowed("libc.so.6", true));
+        assert!(!linux_library_allowed("libssl.so.3", false));
+    }
 
     #[test]
     fn windows_dlls() {
