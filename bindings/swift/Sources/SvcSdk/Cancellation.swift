@@ -1,28 +1,26 @@
-// Structured cancellation for Swift. uniffi's Swift futures do not forward a Task's
-// cancellation to Rust (Kotlin's coroutines do), so these waits cancel the Rust work
-// themselves when the Task that waits is cancelled.
+// Swift task cancellation for every async call of the SDK.
+//
+// uniffi's generated Swift awaits a Rust future without forwarding the cancellation of
+// the Task that awaits it. It polls that future from inside the Task, though, so the
+// library can ask the Task itself: once `enableTaskCancellation()` has installed this
+// probe, every async call asks `Task.isCancelled` while it waits (at each poll, and
+// every 100 ms), and a cancelled Task ends the call with `SvcError.Canceled` and stops
+// its work in Rust (the HTTP request, the unit request, the page being read).
 
-extension WorkflowTask {
-    /// Waits for the end of the workflow; cancelling the Swift `Task` that waits
-    /// cancels the workflow (a processing already started goes on in the cloud), and
-    /// this then throws `SvcError.Canceled`.
-    public func outcome() async throws -> WorkflowOutcome {
-        try await withTaskCancellationHandler {
-            try await wait()
-        } onCancel: {
-            cancel()
-        }
+/// Answers `Task.isCancelled` for the task running on the calling thread (the library
+/// asks it from inside that task).
+final class SwiftTaskCancellation: TaskCancellation {
+    func isCancelled() throws -> Bool {
+        Task.isCancelled
     }
 }
 
-extension TransferTask {
-    /// Waits for the end of the transfer; cancelling the Swift `Task` that waits
-    /// cancels the transfer, and this then throws `SvcError.Canceled`.
-    public func report() async throws -> TransferReport {
-        try await withTaskCancellationHandler {
-            try await wait()
-        } onCancel: {
-            cancel()
-        }
-    }
+/// Makes every async call of the SDK end when the Swift `Task` awaiting it is
+/// cancelled. Call it once, early (e.g. in your `App`'s `init`); calling it again does
+/// no harm.
+///
+/// Waits (`WorkflowTask.wait()`, `TransferTask.wait()`) end too, without stopping the
+/// workflow or transfer they wait for: only `cancel()` does that.
+public func enableTaskCancellation() {
+    setTaskCancellation(probe: SwiftTaskCancellation())
 }

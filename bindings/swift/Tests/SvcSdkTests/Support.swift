@@ -36,41 +36,44 @@ enum Env {
             organizationId: text("organization_id")
         )
     }
+
+    /// The settings of an app whose tokens come from `provider` (no key, no secret).
+    static func appConfig(_ provider: TokenProvider) -> CloudConfig {
+        CloudConfig(
+            baseUrl: text("base_url"),
+            notificationUrl: text("notification_url"),
+            organizationId: text("organization_id"),
+            tokenProvider: provider
+        )
+    }
+
+    /// The serial bridge's host and port.
+    static var bridge: String { text("device_serial_tcp") }
 }
 
-/// What every `SvcError` carries, whatever its case.
+/// What every `SvcError` carries, read through its common accessors.
 struct ErrorFields {
-    let kind: String
+    let kind: ErrorKind
     let reason: String
-    let status: UInt16?
+    let status: Int32?
     let operation: String?
     let code: String?
     let processingId: String?
     let nodeErrors: [NodeError]
+    let retryable: Bool
 }
 
 extension SvcError {
     var fields: ErrorFields {
-        switch self {
-        case let .Authentication(r, s, _, _, o, c, _, p, n, _): return ErrorFields(kind: "authentication", reason: r, status: s, operation: o, code: c, processingId: p, nodeErrors: n)
-        case let .PermissionDenied(r, s, _, _, o, c, _, p, n, _): return ErrorFields(kind: "permission_denied", reason: r, status: s, operation: o, code: c, processingId: p, nodeErrors: n)
-        case let .NotFound(r, s, _, _, o, c, _, p, n, _): return ErrorFields(kind: "not_found", reason: r, status: s, operation: o, code: c, processingId: p, nodeErrors: n)
-        case let .Conflict(r, s, _, _, o, c, _, p, n, _): return ErrorFields(kind: "conflict", reason: r, status: s, operation: o, code: c, processingId: p, nodeErrors: n)
-        case let .InvalidInput(r, s, _, _, o, c, _, p, n, _): return ErrorFields(kind: "invalid_input", reason: r, status: s, operation: o, code: c, processingId: p, nodeErrors: n)
-        case let .Unreachable(r, s, _, _, o, c, _, p, n, _): return ErrorFields(kind: "unreachable", reason: r, status: s, operation: o, code: c, processingId: p, nodeErrors: n)
-        case let .Transient(r, s, _, _, o, c, _, p, n, _): return ErrorFields(kind: "transient", reason: r, status: s, operation: o, code: c, processingId: p, nodeErrors: n)
-        case let .Canceled(r, s, _, _, o, c, _, p, n, _): return ErrorFields(kind: "canceled", reason: r, status: s, operation: o, code: c, processingId: p, nodeErrors: n)
-        case let .Timeout(r, s, _, _, o, c, _, p, n, _): return ErrorFields(kind: "timeout", reason: r, status: s, operation: o, code: c, processingId: p, nodeErrors: n)
-        case let .InvalidResponse(r, s, _, _, o, c, _, p, n, _): return ErrorFields(kind: "invalid_response", reason: r, status: s, operation: o, code: c, processingId: p, nodeErrors: n)
-        case let .Verification(r, s, _, _, o, c, _, p, n, _): return ErrorFields(kind: "verification", reason: r, status: s, operation: o, code: c, processingId: p, nodeErrors: n)
-        case let .Io(r, s, _, _, o, c, _, p, n, _): return ErrorFields(kind: "io", reason: r, status: s, operation: o, code: c, processingId: p, nodeErrors: n)
-        case let .Internal(r, s, _, _, o, c, _, p, n, _): return ErrorFields(kind: "internal", reason: r, status: s, operation: o, code: c, processingId: p, nodeErrors: n)
-        }
+        ErrorFields(
+            kind: kind(), reason: reason(), status: status(), operation: operation(), code: code(),
+            processingId: processingId(), nodeErrors: nodeErrors(), retryable: retryable()
+        )
     }
 }
 
-/// The `SvcError` an async call throws (fails the test when it succeeds or throws
-/// something else).
+/// The `SvcError` an async call throws (nil when it succeeds; a test failure when it
+/// throws something else).
 func svcError<T>(_ call: () async throws -> T) async -> ErrorFields? {
     do {
         _ = try await call()
@@ -78,7 +81,59 @@ func svcError<T>(_ call: () async throws -> T) async -> ErrorFields? {
     } catch let e as SvcError {
         return e.fields
     } catch {
-        return ErrorFields(kind: "not an SvcError: \(error)", reason: "", status: nil, operation: nil, code: nil, processingId: nil, nodeErrors: [])
+        return ErrorFields(
+            kind: .internal, reason: "not an SvcError: \(error)", status: nil, operation: nil, code: nil,
+            processingId: nil, nodeErrors: [], retryable: false
+        )
+    }
+}
+
+/// Polls `condition` every 10 ms until it holds; false after `seconds`.
+func eventually(seconds: Double = 60, _ condition: () -> Bool) async -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while !condition() {
+        if Date() > deadline { return false }
+        try? await Task.sleep(nanoseconds: 10_000_000)
+    }
+    return true
+}
+
+/// A TCP server that accepts connections and never answers (a hung service or unit).
+final class HungServer: @unchecked Sendable {
+    private let fd: Int32
+    let port: UInt16
+
+    init() {
+        #if canImport(Glibc)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = 0
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        listen(fd, 16)
+        var bound = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &bound) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                getsockname(fd, $0, &length)
+            }
+        }
+        self.fd = fd
+        port = UInt16(bigEndian: bound.sin_port)
+    }
+
+    var url: String { "http://127.0.0.1:\(port)" }
+
+    deinit {
+        close(fd)
     }
 }
 
@@ -127,10 +182,19 @@ final class SocketLink: ByteLink, @unchecked Sendable {
         if n < 0 {
             return .failure(LinkError.Io(reason: "read failed: errno \(errno)"))
         }
+        // The other side closed the connection (an empty Data would mean "nothing yet").
+        if n == 0 {
+            return .failure(LinkError.Closed)
+        }
         return .success(Data(buffer[0..<n]))
     }
 
-    func read(maxBytes: UInt32) async throws -> Data {
+    /// Closes the socket (a cable pulled): later reads and writes fail.
+    func unplug() {
+        shutdown(fd, Int32(SHUT_RDWR))
+    }
+
+    func read(maxBytes: Int32) async throws -> Data {
         try await withCheckedThrowingContinuation { continuation in
             queue.async {
                 continuation.resume(with: self.recv(Int(maxBytes)))

@@ -11,24 +11,24 @@ struct WebhookTests {
         for v in vectors {
             let name = v["name"] as? String ?? "?"
             let secrets = v["secrets"] as? [String] ?? []
-            let tolerance = (v["tolerance_seconds"] as? NSNumber).map { UInt64(truncating: $0) }
-            let webhook = try Webhook(secrets: secrets, toleranceSeconds: tolerance)
+            let tolerance = (v["tolerance_seconds"] as? NSNumber).map { TimeInterval(truncating: $0) }
+            let webhook = try Webhook(secrets: secrets, tolerance: tolerance)
             var headers: [String: String] = [:]
             if let t = v["timestamp"] as? String { headers["Svc-Timestamp"] = t }
             if let s = v["signature"] as? String { headers["svc-signature"] = s }
             let body = Data((v["body"] as? String ?? "").utf8)
-            let now = (v["now"] as? NSNumber)?.int64Value ?? 0
+            let now = Date(timeIntervalSince1970: (v["now"] as? NSNumber)?.doubleValue ?? 0)
             func outcome(_ verify: () throws -> WebhookEvent) -> String {
                 do {
                     _ = try verify()
                     return "valid"
                 } catch let e as SvcError {
-                    return e.fields.code ?? "none"
+                    return e.code() ?? "none"
                 } catch {
                     return "\(error)"
                 }
             }
-            #expect(outcome { try webhook.verifyAt(headers: headers, body: body, nowUnix: now) } == v["expected"] as? String, "\(name)")
+            #expect(outcome { try webhook.verifyAt(headers: headers, body: body, now: now) } == v["expected"] as? String, "\(name)")
             #expect(outcome { try webhook.verifyIgnoringTimestamp(headers: headers, body: body) } == v["ignoring_timestamp"] as? String, "\(name)")
         }
     }
@@ -38,7 +38,8 @@ struct WebhookTests {
             _ = try Webhook(secrets: [""])
             Issue.record("a verifier without a secret was built")
         } catch let e as SvcError {
-            #expect(e.fields.code == "no_secret")
+            #expect(e.code() == "no_secret")
+            #expect(e.kind() == .invalidInput)
         } catch {
             Issue.record("\(error)")
         }

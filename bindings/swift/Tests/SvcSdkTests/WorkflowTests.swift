@@ -18,11 +18,33 @@ final class Recorder: WorkflowListener, @unchecked Sendable {
         defer { lock.unlock() }
         return stages
     }
+
+    var done: Bool {
+        seen.contains { if case .done = $0 { true } else { false } }
+    }
+}
+
+/// Collects transfer progress.
+final class TransferRecorder: TransferListener, @unchecked Sendable {
+    private let lock = NSLock()
+    private var snapshots: [TransferProgress] = []
+
+    func onProgress(progress: TransferProgress) {
+        lock.lock()
+        snapshots.append(progress)
+        lock.unlock()
+    }
+
+    var last: TransferProgress? {
+        lock.lock()
+        defer { lock.unlock() }
+        return snapshots.last
+    }
 }
 
 final class WorkflowTests: XCTestCase {
     // The organization runs one processing at a time: wait for the previous test's.
-    let options = WorkflowOptions(waitForFreeOrganization: true, pollInitialMs: 50, pollMaxMs: 500)
+    let options = WorkflowOptions(waitForFreeOrganization: true, pollInitial: 0.05, pollMax: 0.5)
 
     func job(_ out: URL?) throws -> ProcessingJob {
         ProcessingJob(
@@ -33,13 +55,18 @@ final class WorkflowTests: XCTestCase {
         )
     }
 
+    func temporaryFolder() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("svc-swift-\(UUID())")
+    }
+
     func testTheWholeWorkflowWithProgressGivesTheTrajectorySvcProcessGives() async throws {
         let client = try CloudClient.create(config: Env.config())
-        let out = FileManager.default.temporaryDirectory.appendingPathComponent("svc-swift-\(UUID())")
+        let out = temporaryFolder()
         let recorder = Recorder()
         let task = try Workflow(client: client).start(job: job(out), options: options, listener: recorder)
-        let outcome = try await task.outcome()
+        let outcome = try await task.wait()
         XCTAssertTrue(outcome.succeeded, "\(outcome)")
+        XCTAssertTrue(task.isFinished())
         XCTAssertEqual(outcome.processing.status, .processed)
         XCTAssertEqual(outcome.processing.processingResult, .succeeded)
         XCTAssertEqual(task.processingId(), outcome.processing.id)
@@ -61,21 +88,33 @@ final class WorkflowTests: XCTestCase {
         XCTAssertEqual(ours, theirs)
     }
 
-    func testCancellingTheWaitingTaskCancelsTheWorkflow() async throws {
+    func testACancelledWaitLeavesTheWorkflowRunningCancelStopsIt() async throws {
+        enableTaskCancellation()
         let client = try CloudClient.create(config: Env.config())
-        let task = try Workflow(client: client).start(job: job(nil), options: options)
-        let waiting = Task { try await task.outcome() }
-        let deadline = Date().addingTimeInterval(60)
-        while task.processingId() == nil {
-            XCTAssertLessThan(Date(), deadline, "the processing never started")
-            try await Task.sleep(nanoseconds: 10_000_000)
-        }
+        let recorder = Recorder()
+        let task = try Workflow(client: client).start(job: job(nil), options: options, listener: recorder)
+        let started = await eventually { task.processingId() != nil }
+        XCTAssertTrue(started, "the processing never started")
+        // The Task that waits is cancelled (a view going away): the wait ends at once…
+        let waiting = Task { try await task.wait() }
+        try await Task.sleep(nanoseconds: 100_000_000)
         waiting.cancel()
         let waited = await svcError { try await waiting.value }
-        XCTAssertEqual(waited?.kind, "canceled")
-        let again = await svcError { try await task.wait() }
-        XCTAssertEqual(again?.kind, "canceled")
-        let processingId = try XCTUnwrap(task.processingId())
+        XCTAssertEqual(waited?.kind, .canceled)
+        // …and the workflow goes on to its end.
+        let ended = await eventually { recorder.done }
+        XCTAssertTrue(ended, "the workflow stopped")
+        let outcome = try await task.wait()
+        XCTAssertTrue(outcome.succeeded)
+
+        // cancel() stops it; every wait then says so.
+        let stopped = try Workflow(client: client).start(job: job(nil), options: options)
+        let running = await eventually { stopped.processingId() != nil }
+        XCTAssertTrue(running)
+        stopped.cancel()
+        let again = await svcError { try await stopped.wait() }
+        XCTAssertEqual(again?.kind, .canceled)
+        let processingId = try XCTUnwrap(stopped.processingId())
         XCTAssertEqual(again?.processingId, processingId)
         // The processing goes on in the cloud until cancelled there.
         let processing = try await client.getProcessing(processingId: processingId)
@@ -85,19 +124,85 @@ final class WorkflowTests: XCTestCase {
         XCTAssertEqual(canceled.status, .canceled)
     }
 
+    func testAProcessingStartedEarlierIsResumedToItsOutputs() async throws {
+        let client = try CloudClient.create(config: Env.config())
+        // Started, not followed (as an app that was closed meanwhile).
+        let notFollowed = WorkflowOptions(waitForFreeOrganization: true, follow: false, pollInitial: 0.05, pollMax: 0.5)
+        let started = try await Workflow(client: client).start(job: job(nil), options: notFollowed).wait()
+        let out = temporaryFolder()
+        let recorder = Recorder()
+        let outcome = try await Workflow(client: client)
+            .resume(processingId: started.processing.id, outputFolder: out.path, options: options, listener: recorder)
+            .wait()
+        XCTAssertTrue(outcome.succeeded, "\(outcome)")
+        XCTAssertEqual(outcome.processing.id, started.processing.id)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: out.appendingPathComponent("trajectory.csv").path))
+        XCTAssertTrue(recorder.done)
+    }
+
+    func testUploadsToAContainerThenDownloadsOfOutputs() async throws {
+        enableTaskCancellation()
+        let client = try CloudClient.create(config: Env.config())
+        let inputs = [Env.fixture("rover.nmea"), Env.fixture("imu.csv")]
+        func size(_ url: URL) throws -> Int64 {
+            (try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.int64Value ?? 0
+        }
+        let container = try await client.createContainer(request: CreateContainerRequest(
+            region: .euWest3,
+            files: try inputs.map { CreateContainerFile(path: $0.lastPathComponent, size: try size($0), fileType: .input) }
+        ))
+        let jobs = try container.files.map { file in
+            let local = try XCTUnwrap(inputs.first { $0.lastPathComponent == file.path })
+            return UploadJob(localPath: local.path, containerPath: file.path, size: try size(local), uploadInfo: try XCTUnwrap(file.uploadInfo))
+        }
+        let recorder = TransferRecorder()
+        let upload = try Transfers(options: TransferOptions(parallelism: 2, progressInterval: 0.01), listener: recorder).upload(jobs: jobs)
+        // A cancelled wait ends; the transfer goes on.
+        let waiting = Task { try await upload.wait() }
+        waiting.cancel()
+        _ = await svcError { try await waiting.value }
+        let report = try await upload.wait()
+        XCTAssertEqual(report.files.map(\.bytes).sorted(), try inputs.map(size).sorted())
+        XCTAssertTrue(report.files.allSatisfy { $0.state == .done }, "\(report)")
+        XCTAssertEqual(recorder.last?.finished, true)
+        let uploaded = try await client.getContainer(containerId: container.id)
+        XCTAssertTrue(uploaded.files.allSatisfy { $0.status == .ready }, "\(uploaded)")
+
+        let outcome = try await Workflow(client: client).start(job: job(nil), options: options).wait()
+        let outputs = try await client.listProcessingOutputs(processingId: outcome.processing.id)
+        let folder = temporaryFolder()
+        let download = try await Transfers(options: TransferOptions()).download(outputs: outputs, folder: folder.path).wait()
+        XCTAssertEqual(download.files.count, outputs.count)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: folder.appendingPathComponent("trajectory.csv").path))
+    }
+
+    func testCancellingTheTaskCancelsCloudCallsAndPagers() async throws {
+        let hung = HungServer()
+        let base = Env.config()
+        let client = try CloudClient.create(config: CloudConfig(
+            baseUrl: hung.url, authUrl: hung.url, notificationUrl: base.notificationUrl,
+            apiKey: base.apiKey, apiSecret: base.apiSecret, organizationId: base.organizationId
+        ))
+        await endsWhenItsTaskIsCancelled { try await client.serverInfo() }
+        let pager = client.listContainers()
+        await endsWhenItsTaskIsCancelled { try await pager.nextPage() }
+        await endsWhenItsTaskIsCancelled { try await client.listProcessingsAll() }
+    }
+
     func testTypedCloudErrors() async throws {
         let refused = try CloudClient.create(config: Env.config(secret: "not-the-secret"))
         let e = await svcError { try await refused.serverInfo() }
-        XCTAssertEqual(e?.kind, "authentication")
+        XCTAssertEqual(e?.kind, .authentication)
         XCTAssertFalse(e?.reason.contains("not-the-secret") ?? true)
 
         let client = try CloudClient.create(config: Env.config())
         let missing = await svcError { try await client.getProcessing(processingId: "00000000-0000-4000-8000-000000000000") }
-        XCTAssertEqual(missing?.kind, "not_found")
+        XCTAssertEqual(missing?.kind, .notFound)
         XCTAssertEqual(missing?.status, 404)
         XCTAssertEqual(missing?.operation, "getProcessing")
+        XCTAssertEqual(missing?.retryable, false)
         let invalid = await svcError { try await client.getContainer(containerId: "not-a-uuid") }
-        XCTAssertEqual(invalid?.kind, "invalid_input")
+        XCTAssertEqual(invalid?.kind, .invalidInput)
 
         let pager = client.listContainers()
         var total = 0

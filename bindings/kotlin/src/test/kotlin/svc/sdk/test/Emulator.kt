@@ -34,7 +34,7 @@ class Emulator(processingSeconds: Int = 2) : AutoCloseable {
 
     fun text(name: String): String = info.get(name)?.asText() ?: error("no $name in the emulator's line")
 
-    /** The administrator's settings, or another secret (a 401). */
+    /** The administrator's settings (key and secret), or another secret (a 401). */
     fun config(secret: String = text("api_secret")) = CloudConfig(
         baseUrl = text("base_url"),
         authUrl = text("auth_url"),
@@ -43,6 +43,10 @@ class Emulator(processingSeconds: Int = 2) : AutoCloseable {
         apiSecret = Secret(secret),
         organizationId = text("organization_id"),
     )
+
+    /** The emulated unit's REST address and its serial bridge (`host`, `port`). */
+    val deviceUrl: String get() = text("device_url")
+    val bridge: Pair<String, Int> get() = text("device_serial_tcp").split(":").let { (h, p) -> h to p.toInt() }
 
     fun client(): CloudClient = CloudClient.create(config())
 

@@ -116,7 +116,8 @@ fun changeOnePercent(mapper: ObjectMapper, text: String, seed: Int): String {
 /**
  * The settings diff through the binding (two JSON strings in, the patch out: the
  * crossing and both parses included) against the same diff in pure Kotlin with
- * Jackson, on the unit's default tree with 1 % of its leaves changed. Run by
+ * Jackson, on the unit's default tree with 1 % of its leaves changed: the ratio is
+ * reported, not held to a target (an app runs a few diffs per user action). Run by
  * `cargo xtask kotlin-bench` against a release build of the library; excluded from
  * the normal test run.
  */
@@ -146,8 +147,7 @@ class SettingsDiffBench {
 
         // Warm-up, then alternating rounds in the same run. The binding's glue (a few
         // calls of each method per diff) reaches the JIT's last tier after several
-        // thousand diffs; with 3,000 it was still getting faster through the first half
-        // of the rounds (about 75 µs, then 52 µs).
+        // thousand diffs.
         repeat(12) {
             timed(1_000) { settingsDiff(old, new) }
             timed(1_000) { kotlinDiff(mapper, old, new) }
@@ -172,8 +172,7 @@ class SettingsDiffBench {
         fun fleetOurs() = reference.diffJson(new).tree
         fun fleetTheirs() = kotlinDiffParsed(mapper, parsedOld, mapper.readTree(new))
         assertEquals(mapper.readTree(fleetTheirs()), mapper.readTree(fleetOurs()))
-        // The fleet case crosses through JNA (the diff above through JNI): its glue needs
-        // its own warm-up, as long as the diff's.
+        // The fleet case's glue needs its own warm-up, as long as the diff's.
         repeat(2) {
             timed(1_000) { settingsDiff("{}", "{}") }
             timed(1_000) { old.toByteArray(Charsets.UTF_8); new.toByteArray(Charsets.UTF_8) }
@@ -194,7 +193,7 @@ class SettingsDiffBench {
         val fk = median(fleetKotlin) / 1000
         val spread = { samples: List<Double> -> String.format("%.1f–%.1f", samples.min() / 1000, samples.max() / 1000) }
         val report = String.format(
-            "settings_diff unit_default_1pct (%d changed nodes, %d bytes of JSON each): binding %.1f µs, Kotlin+Jackson %.1f µs, ratio %.2f× (target ≥ 5×)\n" +
+            "settings_diff unit_default_1pct (%d changed nodes, %d bytes of JSON each): binding %.1f µs, Kotlin+Jackson %.1f µs, ratio %.2f×\n" +
                 "  rounds of 300 calls: binding %s µs, Kotlin+Jackson %s µs\n" +
                 "  a call with two empty trees: %.1f µs; both texts to UTF-8 bytes (as the binding sends them): %.1f µs\n" +
                 "  fleet case (reference kept parsed, new tree as JSON; SettingsTree.diffJson): binding %.1f µs, Kotlin+Jackson %.1f µs, ratio %.2f×",

@@ -1,21 +1,27 @@
 package svc.sdk.test
 
 import java.io.File
+import java.net.ServerSocket
 import java.nio.file.Files
+import java.time.Duration
 import java.util.Collections
 import kotlinx.coroutines.async
 import kotlinx.coroutines.cancelAndJoin
 import kotlinx.coroutines.delay
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
-import kotlinx.coroutines.withTimeout
+import kotlinx.coroutines.withTimeoutOrNull
 import org.junit.jupiter.api.AfterAll
 import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertFalse
 import org.junit.jupiter.api.Assertions.assertNotNull
+import org.junit.jupiter.api.Assertions.assertNull
 import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.TestInstance
 import org.junit.jupiter.api.assertThrows
+import svc.sdk.CloudClient
+import svc.sdk.ErrorKind
 import svc.sdk.ProcessingJob
 import svc.sdk.ProcessingResult
 import svc.sdk.ProcessingStatus
@@ -24,6 +30,17 @@ import svc.sdk.Workflow
 import svc.sdk.WorkflowListener
 import svc.sdk.WorkflowOptions
 import svc.sdk.WorkflowProgress
+
+/** Collects the progress a workflow reports, from the SDK's threads. */
+class Recorder : WorkflowListener {
+    val seen: MutableList<WorkflowProgress> = Collections.synchronizedList(mutableListOf())
+
+    override fun onProgress(progress: WorkflowProgress) {
+        seen.add(progress)
+    }
+
+    fun done() = synchronized(seen) { seen.any { it is WorkflowProgress.Done } }
+}
 
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class WorkflowTest {
@@ -40,21 +57,21 @@ class WorkflowTest {
     )
 
     // The organization runs one processing at a time: wait for the previous test's.
-    private val options = WorkflowOptions(waitForFreeOrganization = true, pollInitialMs = 50uL, pollMaxMs = 500uL)
+    private val options = WorkflowOptions(
+        waitForFreeOrganization = true,
+        pollInitial = Duration.ofMillis(50),
+        pollMax = Duration.ofMillis(500),
+    )
 
     @Test
     fun `the whole workflow with progress gives the trajectory svc process gives`() = runBlocking {
         val out = Files.createTempDirectory("svc-kotlin").toFile()
-        val seen = Collections.synchronizedList(mutableListOf<WorkflowProgress>())
-        val listener = object : WorkflowListener {
-            override fun onProgress(progress: WorkflowProgress) {
-                seen.add(progress)
-            }
-        }
+        val recorder = Recorder()
         Workflow(emulator.client()).use { workflow ->
-            val task = workflow.start(job(out), options, listener)
+            val task = workflow.start(job(out), options, recorder)
             val outcome = task.wait()
             assertTrue(outcome.succeeded, "$outcome")
+            assertTrue(task.isFinished())
             assertEquals(ProcessingStatus.Processed, outcome.processing.status)
             assertEquals(ProcessingResult.Succeeded, outcome.processing.processingResult)
             assertEquals(outcome.processing.id, task.processingId())
@@ -62,7 +79,7 @@ class WorkflowTest {
             // The pre-signed addresses are secrets: printing the outcome does not show them.
             assertTrue(!outcome.toString().contains("Signature="), outcome.toString())
         }
-        val stages = seen.toList()
+        val stages = recorder.seen.toList()
         assertTrue(stages.first() is WorkflowProgress.CreatingContainer, "$stages")
         assertTrue(stages.any { it is WorkflowProgress.Uploading }, "$stages")
         assertTrue(stages.any { it is WorkflowProgress.Running }, "$stages")
@@ -88,22 +105,53 @@ class WorkflowTest {
     }
 
     @Test
-    fun `cancelling the waiting coroutine cancels the workflow`() = runBlocking {
+    fun `a cancelled wait or a closed task leaves the workflow running, cancel() stops it`() = runBlocking {
         val client = emulator.client()
-        val task = Workflow(client).start(job(null), options)
+        val recorder = Recorder()
+        val task = Workflow(client).start(job(null), options, recorder)
+        // A screen rotation: the coroutine that waits is cancelled.
         val waiting = async { task.wait() }
-        withTimeout(60_000) {
-            while (task.processingId() == null) delay(10)
-        }
+        eventually(what = "the processing's start") { task.processingId() != null }
         waiting.cancelAndJoin()
-        val e = assertThrows<SvcException.Canceled> { runBlocking { task.wait() } }
+        assertFalse(task.isFinished())
+        // The object closed (or collected): the work goes on.
         val processingId = requireNotNull(task.processingId())
-        assertEquals(processingId, e.processingId)
+        task.close()
+        assertThrows<IllegalStateException> { task.processingId() }
+        eventually(what = "the end of the workflow") { recorder.done() }
+        assertEquals(ProcessingStatus.Processed, client.getProcessing(processingId).status)
+
+        // cancel() stops it, and every wait says so.
+        val stopped = Workflow(client).start(job(null), options)
+        eventually(what = "the processing's start") { stopped.processingId() != null }
+        stopped.cancel()
+        val e = assertThrows<SvcException.Canceled> { runBlocking { stopped.wait() } }
+        assertEquals(stopped.processingId(), e.processingId)
+        assertEquals(ErrorKind.CANCELED, e.kind())
         // The processing goes on in the cloud until cancelled there.
-        val processing = client.getProcessing(processingId)
+        val id = requireNotNull(stopped.processingId())
+        val processing = client.getProcessing(id)
         assertTrue(processing.status is ProcessingStatus.Pending || processing.status is ProcessingStatus.Processing, "$processing")
-        client.cancelProcessing(processingId)
-        assertEquals(ProcessingStatus.Canceled, client.getProcessing(processingId).status)
+        client.cancelProcessing(id)
+        assertEquals(ProcessingStatus.Canceled, client.getProcessing(id).status)
+    }
+
+    @Test
+    fun `a processing started earlier is resumed to its outputs`() = runBlocking {
+        val client = emulator.client()
+        // Started, not followed (as an app that was closed meanwhile).
+        val started = Workflow(client).start(job(null), options.copy(follow = false)).wait()
+        val processingId = started.processing.id
+        val out = Files.createTempDirectory("svc-resume").toFile()
+        val recorder = Recorder()
+        val outcome = Workflow(client).resume(processingId, out.path, options, recorder).wait()
+        assertTrue(outcome.succeeded, "$outcome")
+        assertEquals(processingId, outcome.processing.id)
+        assertTrue(File(out, "trajectory.csv").length() > 0)
+        assertTrue(recorder.done())
+        // An identifier that is not one: refused before anything is sent.
+        assertThrows<SvcException.InvalidInput> { Workflow(client).resume("nope", null, options) }
+        Unit
     }
 
     @Test
@@ -127,18 +175,38 @@ class WorkflowTest {
         assertEquals(client.listContainersAll().size, total)
 
         // 401: refused credentials.
-        val refused = svc.sdk.CloudClient.create(emulator.config(secret = "not-the-secret"))
+        val refused = CloudClient.create(emulator.config(secret = "not-the-secret"))
         val e = assertThrows<SvcException.Authentication> { runBlocking { refused.serverInfo() } }
         assertTrue(!e.toString().contains("not-the-secret"), e.toString())
-        // 404 with the service's body.
-        val missing = assertThrows<SvcException.NotFound> {
+        // 404 with the service's body, read through the common accessors.
+        val missing = assertThrows<SvcException> {
             runBlocking { client.getProcessing("00000000-0000-4000-8000-000000000000") }
         }
-        assertEquals(404.toUShort(), missing.status)
-        assertEquals("getProcessing", missing.operation)
+        assertEquals(ErrorKind.NOT_FOUND, missing.kind())
+        assertEquals(404, missing.status())
+        assertEquals("getProcessing", missing.operation())
+        assertNotNull(missing.title())
+        assertFalse(missing.retryable())
         // Refused before sending.
         assertThrows<SvcException.InvalidInput> { runBlocking { client.getContainer("not-a-uuid") } }
         Unit
+    }
+
+    @Test
+    fun `cancelling a pager's page cancels its request`() = runBlocking {
+        // A service that accepts connections and never answers.
+        ServerSocket(0).use { hung ->
+            val address = "http://127.0.0.1:${hung.localPort}"
+            val client = CloudClient.create(emulator.config().copy(baseUrl = address, authUrl = address))
+            val pager = client.listContainers()
+            val started = System.nanoTime()
+            assertNull(withTimeoutOrNull(300) { pager.nextPage() })
+            assertTrue(System.nanoTime() - started < 2_000_000_000L)
+            val page = async { client.listProcessings().nextPage() }
+            delay(100)
+            page.cancelAndJoin()
+            assertTrue(page.isCancelled)
+        }
     }
 
     @Test
