@@ -2,25 +2,22 @@
 the emulated unit and compare two settings exports — the quickstart notebook as a
 script (checked by ``mypy --strict``).
 
-Run from the repository's root: ``python bindings/python/examples/quickstart.py``.
+Runs from any folder: the sample survey ships with the package (``svc_sdk.samples``).
 """
 
 from __future__ import annotations
 
 import tempfile
-from pathlib import Path
 
-from svc_sdk import Emulator, Workflow, settings
-
-SAMPLES = Path(__file__).resolve().parents[3] / "samples"
+from svc_sdk import Emulator, Workflow, samples, settings
 
 
 def main() -> None:
     with Emulator(processing_time=1.0) as emulator, tempfile.TemporaryDirectory() as out:
         # 1. The whole workflow: upload, process in the (emulated) cloud, download.
         outcome = Workflow(emulator.cloud()).run(
-            [SAMPLES / "rover.nmea", SAMPLES / "imu.csv"],
-            SAMPLES / "processing.json",
+            samples.path("rover.nmea"),
+            samples.path("processing.json"),
             out=out,
             progress=False,
         )

@@ -104,12 +104,73 @@ impl Pager {
 #[pyclass(module = "svc_sdk._native", frozen)]
 pub(crate) struct CloudClient {
     pub(crate) core: Core,
+    /// How long its workflows wait out the service or its identity provider being
+    /// away (`WorkflowOptions::outage_tolerance`).
+    pub(crate) outage_tolerance: Duration,
+}
+
+/// A number of seconds longer than zero.
+pub(crate) fn positive_seconds(py: Python<'_>, name: &str, seconds: f64) -> PyResult<Duration> {
+    match Duration::try_from_secs_f64(seconds) {
+        Ok(duration) if !duration.is_zero() => Ok(duration),
+        _ => Err(SvcErr::new(
+            "invalid_input",
+            format!("{name} must be a finite number of seconds > 0, not {seconds}"),
+        )
+        .into_pyerr(py)),
+    }
+}
+
+/// The settings every constructor of [`CloudClient`] takes beside the addresses and
+/// credentials; `None`: the default.
+struct Tuning {
+    request_timeout: Option<f64>,
+    connect_timeout: Option<f64>,
+    max_attempts: Option<u32>,
+    page_size: Option<i64>,
+    outage_tolerance: Option<f64>,
+}
+
+impl Tuning {
+    /// The client of `config` with these settings (checked: 0 attempts, a timeout of
+    /// zero or a page size out of range are refused).
+    fn client(self, py: Python<'_>, mut config: CloudConfig) -> PyResult<CloudClient> {
+        if let Some(seconds) = self.request_timeout {
+            config.request_timeout = positive_seconds(py, "request_timeout", seconds)?;
+        }
+        if let Some(seconds) = self.connect_timeout {
+            config.connect_timeout = positive_seconds(py, "connect_timeout", seconds)?;
+        }
+        if let Some(attempts) = self.max_attempts {
+            config.retry.max_attempts = attempts;
+        }
+        if let Some(size) = self.page_size {
+            config.page_size = size;
+        }
+        let outage_tolerance = match self.outage_tolerance {
+            Some(seconds) => Duration::try_from_secs_f64(seconds).map_err(|_| {
+                SvcErr::new(
+                    "invalid_input",
+                    format!(
+                        "outage_tolerance must be a finite number of seconds >= 0, not {seconds}"
+                    ),
+                )
+                .into_pyerr(py)
+            })?,
+            None => svc_core::workflow::DEFAULT_OUTAGE_TOLERANCE,
+        };
+        let core = Core::new(config).map_err(|e| failures::cloud(py, e))?;
+        Ok(CloudClient {
+            core,
+            outage_tolerance,
+        })
+    }
 }
 
 #[pymethods]
 impl CloudClient {
     #[new]
-    #[pyo3(signature = (base_url, auth_url, notification_url, api_key, api_secret, organization_id, *, request_timeout=None, page_size=None, max_attempts=None))]
+    #[pyo3(signature = (base_url, auth_url, notification_url, api_key, api_secret, organization_id, *, request_timeout=None, connect_timeout=None, max_attempts=None, page_size=None, outage_tolerance=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -120,11 +181,13 @@ impl CloudClient {
         api_secret: String,
         organization_id: &str,
         request_timeout: Option<f64>,
-        page_size: Option<i64>,
+        connect_timeout: Option<f64>,
         max_attempts: Option<u32>,
+        page_size: Option<i64>,
+        outage_tolerance: Option<f64>,
     ) -> PyResult<Self> {
         let organization_id = uuid_arg(py, "organization_id", organization_id)?;
-        let mut config = CloudConfig::new(
+        let config = CloudConfig::new(
             base_url,
             auth_url,
             notification_url,
@@ -132,31 +195,38 @@ impl CloudClient {
             ApiSecret::new(api_secret),
             organization_id,
         );
-        if let Some(seconds) = request_timeout {
-            config.request_timeout = Duration::try_from_secs_f64(seconds).map_err(|_| {
-                SvcErr::new(
-                    "invalid_input",
-                    "request_timeout must be a finite number of seconds > 0",
-                )
-                .into_pyerr(py)
-            })?;
+        Tuning {
+            request_timeout,
+            connect_timeout,
+            max_attempts,
+            page_size,
+            outage_tolerance,
         }
-        if let Some(size) = page_size {
-            config.page_size = size;
-        }
-        if let Some(attempts) = max_attempts {
-            config.retry.max_attempts = attempts.max(1);
-        }
-        let core = Core::new(config).map_err(|e| failures::cloud(py, e))?;
-        Ok(Self { core })
+        .client(py, config)
     }
 
     /// A client from `SVC_BASE_URL`, `SVC_AUTH_URL`, `SVC_NOTIFICATION_URL`,
-    /// `SVC_API_KEY`, `SVC_API_SECRET` and `SVC_ORGANIZATION_ID`.
+    /// `SVC_API_KEY`, `SVC_API_SECRET` and `SVC_ORGANIZATION_ID`, with the same
+    /// settings as the constructor.
     #[staticmethod]
-    fn from_env(py: Python<'_>) -> PyResult<Self> {
-        let core = Core::from_env().map_err(|e| failures::cloud(py, e))?;
-        Ok(Self { core })
+    #[pyo3(signature = (*, request_timeout=None, connect_timeout=None, max_attempts=None, page_size=None, outage_tolerance=None))]
+    fn from_env(
+        py: Python<'_>,
+        request_timeout: Option<f64>,
+        connect_timeout: Option<f64>,
+        max_attempts: Option<u32>,
+        page_size: Option<i64>,
+        outage_tolerance: Option<f64>,
+    ) -> PyResult<Self> {
+        let config = CloudConfig::from_env().map_err(|e| failures::cloud(py, e))?;
+        Tuning {
+            request_timeout,
+            connect_timeout,
+            max_attempts,
+            page_size,
+            outage_tolerance,
+        }
+        .client(py, config)
     }
 
     #[getter]

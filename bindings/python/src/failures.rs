@@ -39,6 +39,7 @@ pub(crate) fn transfer(py: Python<'_>, e: TransferError) -> PyErr {
     let mut error = SvcErr::new(e.kind().as_str(), e.to_string())
         .subsystem("transfer")
         .retryable(e.kind().is_retryable());
+    error = with_local_file(py, error, e.local_file());
     if let Ok(list) = PyList::new(py, failed) {
         error = error.attr("failures", list.into_any());
     }
@@ -53,8 +54,30 @@ pub(crate) fn workflow(py: Python<'_>, e: WorkflowError) -> PyErr {
     }
 }
 
+/// `errno`, `strerror` and `filename` of a failure on a local file, so that Python
+/// raises its OS error class too (`FileNotFoundError`...).
+fn with_local_file<'py>(
+    py: Python<'py>,
+    mut error: SvcErr<'py>,
+    file: Option<(&std::path::Path, &std::io::Error)>,
+) -> SvcErr<'py> {
+    let Some((path, source)) = file else {
+        return error;
+    };
+    if let Some(code) = source.raw_os_error()
+        && let Ok(value) = code.into_pyobject(py)
+    {
+        error = error.attr("errno", value.into_any());
+    }
+    let strerror = pyo3::types::PyString::new(py, &source.kind().to_string());
+    error = error.attr("strerror", strerror.into_any());
+    let filename = pyo3::types::PyString::new(py, &path.to_string_lossy());
+    error.attr("filename", filename.into_any())
+}
+
 fn workflow_error(py: Python<'_>, e: WorkflowError) -> PyResult<PyErr> {
     let mut error = SvcErr::new(e.kind().as_str(), e.to_string()).subsystem("workflow");
+    error = with_local_file(py, error, e.local_file());
     if let Some(cloud) = e.cloud_error() {
         error = with_cloud(error, cloud);
     }

@@ -34,6 +34,39 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
         .map(|kind| kind.as_str())
         .collect();
     module.add("RETRYABLE_KINDS", retryable)?;
+    // svc-core's defaults, which the Python signatures show.
+    let config = svc_core::cloud::CloudConfig::new(
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+        svc_core::cloud::ApiSecret::new(""),
+        uuid::Uuid::nil(),
+    );
+    module.add(
+        "DEFAULT_REQUEST_TIMEOUT",
+        config.request_timeout.as_secs_f64(),
+    )?;
+    module.add(
+        "DEFAULT_CONNECT_TIMEOUT",
+        config.connect_timeout.as_secs_f64(),
+    )?;
+    module.add("DEFAULT_MAX_ATTEMPTS", config.retry.max_attempts)?;
+    module.add("DEFAULT_PAGE_SIZE", config.page_size)?;
+    module.add(
+        "DEFAULT_OUTAGE_TOLERANCE",
+        svc_core::workflow::DEFAULT_OUTAGE_TOLERANCE.as_secs_f64(),
+    )?;
+    module.add(
+        "DEFAULT_UNIT_TIMEOUT",
+        svc_core::unit::HTTP_TIMEOUT.as_secs_f64(),
+    )?;
+    module.add(
+        "DEFAULT_SERIAL_TIMEOUT",
+        svc_core::unit::serial_link::SerialOptions::default()
+            .answer_timeout
+            .as_secs_f64(),
+    )?;
     runtime::register(module)?;
     settings::register(module)?;
     webhook::register(module)?;

@@ -9,10 +9,11 @@ use ins_device_api::enums::UserName;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use serde_json::Value;
+use svc_core::unit::serial_link::SerialOptions;
 use svc_core::unit::{ApplyOptions, ApplyReport, Unit as Core, UnitError, WriteOutcome};
 
 use crate::call::{Call, output};
-use crate::cloud::json;
+use crate::cloud::{json, positive_seconds};
 use crate::convert::{ToValue, py_repr};
 use crate::errors::SvcErr;
 use crate::failures;
@@ -73,31 +74,54 @@ pub(crate) struct Unit {
     core: Core,
 }
 
+/// The serial link's options with `timeout` (seconds of silence) as its answer timeout.
+fn serial_options(py: Python<'_>, timeout: Option<f64>) -> PyResult<SerialOptions> {
+    let mut options = SerialOptions::default();
+    if let Some(seconds) = timeout {
+        options.answer_timeout = positive_seconds(py, "timeout", seconds)?;
+    }
+    Ok(options)
+}
+
 #[pymethods]
 impl Unit {
-    /// A session with the unit at `url` (e.g. `http://192.168.1.1`).
+    /// A session with the unit at `url` (e.g. `http://192.168.1.1`); each request may
+    /// take `timeout` seconds, answer included.
     #[staticmethod]
-    fn http(py: Python<'_>, url: &str) -> PyResult<Self> {
-        let core = Core::http(url).map_err(|e| failures::unit(py, e))?;
+    #[pyo3(signature = (url, *, timeout=None))]
+    fn http(py: Python<'_>, url: &str, timeout: Option<f64>) -> PyResult<Self> {
+        let timeout = match timeout {
+            Some(seconds) => positive_seconds(py, "timeout", seconds)?,
+            None => svc_core::unit::HTTP_TIMEOUT,
+        };
+        let core = Core::http_with_timeout(url, timeout).map_err(|e| failures::unit(py, e))?;
         Ok(Self { core })
     }
 
-    /// A session over a local serial port (e.g. `/dev/ttyUSB0`) at `baud`.
+    /// A session over a local serial port (e.g. `/dev/ttyUSB0`) at `baud`; `timeout`:
+    /// how long the line may stay silent while an answer is awaited.
     #[staticmethod]
-    #[pyo3(signature = (path, baud=115_200))]
-    fn serial(py: Python<'_>, path: &str, baud: u32) -> PyResult<Self> {
+    #[pyo3(signature = (path, baud=115_200, *, timeout=None))]
+    fn serial(py: Python<'_>, path: &str, baud: u32, timeout: Option<f64>) -> PyResult<Self> {
+        let options = serial_options(py, timeout)?;
         let runtime = runtime()?;
         let _inside = runtime.enter();
-        let core = Core::serial(path, baud).map_err(|e| failures::unit(py, e))?;
+        let core = Core::serial_with(path, baud, options).map_err(|e| failures::unit(py, e))?;
         Ok(Self { core })
     }
 
-    /// A session over a serial-over-IP bridge at `host:port`.
+    /// A session over a serial-over-IP bridge at `host:port`; `timeout` as for
+    /// `serial`.
     #[staticmethod]
-    fn serial_tcp(py: Python<'_>, address: &str) -> PyResult<Self> {
+    #[pyo3(signature = (address, *, timeout=None))]
+    fn serial_tcp(py: Python<'_>, address: &str, timeout: Option<f64>) -> PyResult<Self> {
+        let options = serial_options(py, timeout)?;
         let address = address.to_owned();
-        let core = block_on(py, async move { Core::serial_tcp(&address).await })?
-            .map_err(|e| failures::unit(py, e))?;
+        let core = block_on(
+            py,
+            async move { Core::serial_tcp_with(&address, options).await },
+        )?
+        .map_err(|e| failures::unit(py, e))?;
         Ok(Self { core })
     }
 

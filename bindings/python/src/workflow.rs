@@ -32,6 +32,8 @@ type Ended = Result<WorkflowOutcome, WorkflowError>;
 #[pyclass(module = "svc_sdk._native", frozen)]
 pub(crate) struct Workflow {
     core: Core,
+    /// The client's [`WorkflowOptions::outage_tolerance`].
+    outage_tolerance: Duration,
 }
 
 /// What a report of progress says, as a dict (`stage` and the stage's fields).
@@ -124,6 +126,7 @@ fn seconds(py: Python<'_>, name: &str, value: Option<f64>) -> PyResult<Option<Du
 
 /// Options that report progress into a queue read by [`WorkflowTask::wait`].
 fn options(
+    outage_tolerance: Duration,
     follow: bool,
     follow_timeout: Option<Duration>,
     wait_for_organization: bool,
@@ -135,6 +138,7 @@ fn options(
         follow_timeout,
         wait_for_free_organization: wait_for_organization,
         cleanup_on_failure,
+        outage_tolerance,
         on_progress: Some(Arc::new(move |p: &WorkflowProgress| {
             let _ = sender.send(p.clone());
         })),
@@ -149,6 +153,7 @@ impl Workflow {
     fn new(client: &CloudClient) -> Self {
         Self {
             core: Core::new(client.core.clone()),
+            outage_tolerance: client.outage_tolerance,
         }
     }
 
@@ -183,6 +188,7 @@ impl Workflow {
         }
         job.output_folder = out;
         let (options, progress) = options(
+            self.outage_tolerance,
             follow,
             seconds(py, "follow_timeout", follow_timeout)?,
             wait_for_organization,
@@ -206,6 +212,7 @@ impl Workflow {
     ) -> PyResult<WorkflowTask> {
         let id = uuid_arg(py, "processing_id", processing_id)?;
         let (options, progress) = options(
+            self.outage_tolerance,
             true,
             seconds(py, "follow_timeout", follow_timeout)?,
             false,
@@ -483,8 +490,19 @@ impl WorkflowTask {
     }
 }
 
+/// A processing configuration file (one JSON object) as a dict; a missing or unreadable
+/// file raises the SDK's file error (also an `OSError`), invalid JSON an
+/// `InvalidInputError` naming the file, line and column.
+#[pyfunction]
+fn read_processing_config(py: Python<'_>, path: PathBuf) -> PyResult<Py<PyAny>> {
+    let map =
+        svc_core::workflow::read_processing_config(&path).map_err(|e| failures::workflow(py, e))?;
+    json(py, &map)
+}
+
 pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<Workflow>()?;
     module.add_class::<WorkflowTask>()?;
+    module.add_function(wrap_pyfunction!(read_processing_config, module)?)?;
     Ok(())
 }

@@ -378,3 +378,39 @@ def test_a_failing_or_garbled_identity_provider(
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_timeouts_and_retries_are_set_on_every_constructor(monkeypatch: pytest.MonkeyPatch) -> None:
+    import inspect
+
+    from svc_sdk import InvalidInputError, Unit
+
+    with svc_sdk.Emulator(processing_time=0.5) as emulator:
+        for name, value in emulator.env.items():
+            monkeypatch.setenv(name, value)
+        settings = dict(request_timeout=5.0, connect_timeout=2.0, max_attempts=2, page_size=7,
+                        outage_tolerance=3.0)
+        built = [emulator.cloud(**settings), svc_sdk.CloudClient.from_env(**settings)]
+        for client in built:
+            assert client.server_info() is not None
+        # Refused with the setting named, before anything is sent.
+        for bad in (dict(max_attempts=0), dict(request_timeout=0.0), dict(connect_timeout=-1.0),
+                    dict(request_timeout=float("nan")), dict(page_size=0),
+                    dict(outage_tolerance=float("inf"))):
+            for make in (emulator.cloud, svc_sdk.CloudClient.from_env):
+                with pytest.raises(InvalidInputError) as caught:
+                    make(**bad)  # type: ignore[operator]
+                assert next(iter(bad)) in str(caught.value), caught.value
+        # The unit's links take a timeout too.
+        url = emulator.info["device_url"]
+        assert Unit.http(url, timeout=2.5).info()["serialNumber"]
+        assert Unit.serial_tcp(emulator.info["device_serial_tcp"], timeout=1.5).info()
+        with pytest.raises(InvalidInputError):
+            Unit.http(url, timeout=0)
+    # help() shows every keyword with its default.
+    for function in (svc_sdk.CloudClient.__init__, svc_sdk.CloudClient.from_env):
+        parameters = inspect.signature(function).parameters
+        for keyword in ("request_timeout", "connect_timeout", "max_attempts", "page_size",
+                        "outage_tolerance"):
+            assert parameters[keyword].default is not inspect.Parameter.empty, keyword
+    assert inspect.signature(Unit.http).parameters["timeout"].default == 10.0

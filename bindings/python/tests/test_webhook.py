@@ -53,7 +53,7 @@ def test_valid_event_is_the_body_as_sent(webhook_vectors: list[dict[str, Any]]) 
 
 
 def signed(body: bytes, secret: str = SECRET, timestamp: int = NOW) -> dict[str, str]:
-    return {"svc-timestamp": str(timestamp), "svc-signature": webhook.sign(secret, timestamp, body)}
+    return {"svc-timestamp": str(timestamp), "svc-signature": webhook.signature(secret, timestamp, body)}
 
 
 def event_body() -> bytes:
@@ -65,7 +65,7 @@ def event_body() -> bytes:
 
 def test_sign_matches_the_vectors(webhook_vectors: list[dict[str, Any]]) -> None:
     vector = webhook_vectors[0]
-    assert webhook.sign(SECRET, int(vector["timestamp"]), vector["body"].encode()) == vector["signature"]
+    assert webhook.signature(SECRET, int(vector["timestamp"]), vector["body"].encode()) == vector["signature"]
 
 
 def test_rotation_accepts_either_secret() -> None:
@@ -136,7 +136,7 @@ class MultiHeaders:
 @pytest.mark.parametrize("case", [str.lower, str.upper, str.title, lambda s: s])
 def test_header_names_in_any_case(case: Any) -> None:
     body = event_body()
-    sent = {case("Svc-Timestamp"): str(NOW), case("Svc-Signature"): webhook.sign(SECRET, NOW, body)}
+    sent = {case("Svc-Timestamp"): str(NOW), case("Svc-Signature"): webhook.signature(SECRET, NOW, body)}
     verifier = Webhook(SECRET)
     for headers in [
         sent,
@@ -249,3 +249,32 @@ def test_flask_helper() -> None:
     answer = client.post("/hook", data=body, headers={"Svc-Timestamp": str(NOW)})
     assert answer.status_code == 400
     assert b"missing_header" in answer.get_data()
+
+
+def test_sign_makes_a_delivery_for_your_own_tests() -> None:
+    event = {
+        "id": "2e4f6a8c-1b3d-4e5f-9a7b-c8d9e0f1a2b3",
+        "eventType": "cloud:processing-ended",
+        "createdAt": "2024-07-02T09:17:02.500Z",
+        "payload": {"id": "6f1c2a4e-8b3d-4c1e-9a7f-2d5e8b1c3a90", "status": "processed"},
+    }
+    headers, body = webhook.sign(SECRET, event)
+    assert set(headers) == {"Svc-Timestamp", "Svc-Signature", "Content-Type"}
+    verified = webhook.Webhook(SECRET).verify(headers, body)
+    assert verified["id"] == event["id"]
+    # A fixed timestamp: the same delivery every time.
+    assert webhook.sign(SECRET, body, timestamp=NOW) == webhook.sign(SECRET, body.decode(), timestamp=NOW)
+    old_headers, _ = webhook.sign(SECRET, event, timestamp=NOW - 3600)
+    with pytest.raises(webhook.WebhookVerificationError) as caught:
+        webhook.Webhook(SECRET).verify(old_headers, body)
+    assert caught.value.code == "too_old"
+
+
+def test_a_refused_event_names_the_fields_path() -> None:
+    event = {"id": "2e4f6a8c-1b3d-4e5f-9a7b-c8d9e0f1a2b3", "eventType": "cloud:processing-ended",
+             "createdAt": "2024-07-02T09:17:02Z", "payload": {"status": "processed"}}
+    headers, body = webhook.sign(SECRET, event)
+    with pytest.raises(webhook.WebhookVerificationError) as caught:
+        webhook.Webhook(SECRET).verify(headers, body)
+    assert caught.value.code == "untyped_event"
+    assert "payload.id" in str(caught.value), caught.value

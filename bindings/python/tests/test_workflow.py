@@ -214,6 +214,8 @@ def test_progress_bars_fill_when_tqdm_is_installed(
             for name in ("uploading", "processing", "downloading")}
     for name, line in last.items():
         assert line.lstrip().startswith("100%"), (name, line)
+    # The processing's bar ends on where the processing ended, not on a step.
+    assert last["processing"].rstrip().endswith("processed]"), last["processing"]
     assert shown.count("\n") == 3, shown  # three bars closed, none opened twice
 
 
@@ -337,5 +339,63 @@ def test_a_bad_job_is_refused_before_sending(emulator: Emulator, tmp_path: Path)
     assert caught.value.container_id is None
     config = tmp_path / "list.json"
     config.write_text(json.dumps([1, 2]))
-    with pytest.raises(ValueError):
+    with pytest.raises(InvalidInputError):
         Workflow(emulator.cloud()).run(INPUTS, config, progress=False)
+
+
+def test_local_files_raise_the_sdks_error_and_the_os_error(emulator: Emulator, tmp_path: Path) -> None:
+    import errno
+    import pickle
+
+    from svc_sdk import InvalidInputError, LocalFileError, SvcError
+
+    workflow = Workflow(emulator.cloud())
+    missing = tmp_path / "missing.nmea"
+    with pytest.raises(FileNotFoundError) as caught:
+        workflow.run([missing], CONFIG, progress=False)
+    error = caught.value
+    assert isinstance(error, SvcError) and isinstance(error, LocalFileError)
+    assert isinstance(error, WorkflowError)
+    assert error.errno == errno.ENOENT and error.filename == str(missing)
+    assert str(missing) in str(error)
+    again = pickle.loads(pickle.dumps(error))
+    assert type(again) is type(error) and again.errno == errno.ENOENT
+
+    # A missing configuration file, likewise; one that is not JSON names its line and
+    # column; one whose JSON is not an object is invalid input.
+    with pytest.raises(FileNotFoundError) as caught:
+        workflow.run(INPUTS, tmp_path / "nope.json", progress=False)
+    assert isinstance(caught.value, SvcError)
+    broken = tmp_path / "broken.json"
+    broken.write_text('{\n  "processing": {"type": "insSingle",}\n}\n')
+    with pytest.raises(InvalidInputError) as invalid:
+        workflow.run(INPUTS, broken, progress=False)
+    assert str(broken) in str(invalid.value) and "line 2" in str(invalid.value), invalid.value
+    listed = tmp_path / "list.json"
+    listed.write_text(json.dumps([1, 2]))
+    with pytest.raises(InvalidInputError):
+        workflow.run(INPUTS, listed, progress=False)
+
+
+def test_one_path_is_one_input(emulator: Emulator, tmp_path: Path) -> None:
+    outcome = Workflow(emulator.cloud()).run(str(SAMPLES / "rover.nmea"), CONFIG, out=tmp_path, progress=False)
+    assert outcome.succeeded
+    outcome = Workflow(emulator.cloud()).run(SAMPLES / "rover.nmea", CONFIG, progress=False)
+    assert outcome.succeeded
+    with pytest.raises(TypeError):
+        Workflow(emulator.cloud()).run(b"rover.nmea", CONFIG, progress=False)  # type: ignore[arg-type]
+
+
+def test_the_trajectory_of_a_failed_processing_says_it_failed(emulator: Emulator, tmp_path: Path) -> None:
+    from svc_sdk import SvcError
+
+    empty = tmp_path / "empty.nmea"
+    empty.write_text("no fix here\n")
+    outcome = Workflow(emulator.cloud()).run([empty], CONFIG, out=tmp_path / "out", progress=False)
+    assert outcome.failed, outcome
+    with pytest.raises(SvcError) as caught:
+        outcome.trajectory_rows()
+    message = str(caught.value)
+    assert "failed" in message and outcome.processing.id in message, message
+    assert "out=" not in message
+    assert isinstance(caught.value, FileNotFoundError)

@@ -187,7 +187,11 @@ async fn process(args: ProcessArgs) -> Result<ExitCode, ProcessFailure> {
     for file in args.inputs.iter().chain(&args.resources) {
         check_file(file)?;
     }
-    let processing_json = read_config(&args.config)?;
+    let processing_json =
+        svc_core::workflow::read_processing_config(&args.config).map_err(|e| {
+            let kind = e.kind();
+            ProcessFailure::local(Failure::invalid(e.to_string()), kind)
+        })?;
     let region = ContainerRegion::from(args.region.clone());
     if !region.is_known() {
         return Err(ProcessFailure::invalid(format!(
@@ -278,26 +282,6 @@ fn check_file(file: &Path) -> Result<(), ProcessFailure> {
         Err(e) => Err(ProcessFailure::invalid(format!(
             "cannot read `{}`: {e}; nothing was sent",
             file.display()
-        ))),
-    }
-}
-
-fn read_config(path: &Path) -> Result<serde_json::Map<String, serde_json::Value>, ProcessFailure> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        ProcessFailure::invalid(format!(
-            "cannot read the configuration `{}`: {e}; nothing was sent",
-            path.display()
-        ))
-    })?;
-    match serde_json::from_str::<serde_json::Value>(&text) {
-        Ok(serde_json::Value::Object(map)) => Ok(map),
-        Ok(_) => Err(ProcessFailure::invalid(format!(
-            "the configuration `{}` is not a JSON object; nothing was sent",
-            path.display()
-        ))),
-        Err(e) => Err(ProcessFailure::invalid(format!(
-            "the configuration `{}` is not valid JSON: {e}; nothing was sent",
-            path.display()
         ))),
     }
 }

@@ -547,13 +547,47 @@ fn decode_event(body: &[u8]) -> Result<WebhookEvent, WebhookError> {
     serde_json::from_slice(body).map_err(|typed| {
         match serde_json::from_slice::<serde_json::Value>(body) {
             Ok(raw) => WebhookError::UntypedEvent {
-                reason: crate::observe::without_values(&typed.to_string()),
+                reason: untyped_reason(&raw)
+                    .unwrap_or_else(|| crate::observe::without_values(&typed.to_string())),
                 raw: Box::new(raw),
             },
             Err(error) => {
                 WebhookError::InvalidPayload(crate::observe::without_values(&error.to_string()))
             }
         }
+    })
+}
+
+/// Why JSON does not type as an event, naming the field by its path from the event's
+/// root (`payload.id: missing`, `payload.status: invalid type: ...`), never its value.
+fn untyped_reason(raw: &serde_json::Value) -> Option<String> {
+    let error = serde_path_to_error::deserialize::<_, WebhookEvent>(raw).err()?;
+    let mut path: Vec<String> = error
+        .path()
+        .iter()
+        .filter_map(|segment| match segment {
+            serde_path_to_error::Segment::Map { key } => Some(key.clone()),
+            serde_path_to_error::Segment::Seq { index } => Some(index.to_string()),
+            serde_path_to_error::Segment::Enum { variant } => Some(variant.clone()),
+            serde_path_to_error::Segment::Unknown => None,
+        })
+        .collect();
+    let message = crate::observe::without_values(&error.inner().to_string());
+    // A missing field is reported at the object that lacks it: name the field itself.
+    let message = match message
+        .strip_prefix("missing field `")
+        .and_then(|rest| rest.split_once('`'))
+    {
+        Some((field, rest)) => {
+            path.push(field.to_owned());
+            format!("missing{rest}")
+        }
+        None => message,
+    };
+    Some(if path.is_empty() {
+        message
+    } else {
+        format!("{}: {message}", path.join("."))
     })
 }
 

@@ -14,13 +14,15 @@ inertial navigation units.
 - :mod:`svc_sdk.webhook`: :class:`Webhook` verifies the service's webhook deliveries
   (helpers for FastAPI and Flask);
 - :mod:`svc_sdk.rights`: the unit's rights matrix;
-- :mod:`svc_sdk.errors`: the exceptions (every one an :class:`SvcError`).
+- :mod:`svc_sdk.errors`: the exceptions (every one an :class:`SvcError`);
+- :mod:`svc_sdk.samples`: a sample survey (``samples.path("rover.nmea")``) for the
+  examples.
 
 The work is done by a native extension (Rust, ``svc_sdk._native``); importing the
 package imports nothing heavy (no pandas, no web framework).
 """
 
-from svc_sdk import errors, records, rights, settings, webhook
+from svc_sdk import errors, records, rights, samples, settings, webhook
 from svc_sdk._native import __version__
 from svc_sdk.cloud import CloudClient
 from svc_sdk.emulator import Emulator
@@ -30,6 +32,7 @@ from svc_sdk.errors import (
     ConflictError,
     InvalidInputError,
     InvalidResponseError,
+    LocalFileError,
     NodeError,
     NotFoundError,
     PermissionDeniedError,
@@ -59,6 +62,7 @@ __all__ = [
     "ConflictError",
     "InvalidInputError",
     "InvalidResponseError",
+    "LocalFileError",
     "NodeError",
     "NotFoundError",
     "PermissionDeniedError",
@@ -74,6 +78,7 @@ __all__ = [
     "__version__",
     "errors",
     "rights",
+    "samples",
     "settings",
     "webhook",
 ]

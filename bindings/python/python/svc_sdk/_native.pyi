@@ -6,10 +6,24 @@ from typing import Any, Callable, Final, Iterable, Mapping, Sequence, Union, fin
 
 __version__: Final[str]
 RETRYABLE_KINDS: Final[list[str]]
+DEFAULT_REQUEST_TIMEOUT: Final[float]
+DEFAULT_CONNECT_TIMEOUT: Final[float]
+DEFAULT_MAX_ATTEMPTS: Final[int]
+DEFAULT_PAGE_SIZE: Final[int]
+DEFAULT_OUTAGE_TOLERANCE: Final[float]
+DEFAULT_UNIT_TIMEOUT: Final[float]
+DEFAULT_SERIAL_TIMEOUT: Final[float]
 # Every name the extension registers (pyo3 lists them in the runtime `__all__`).
 __all__ = [
     "ABSENT",
     "Absent",
+    "DEFAULT_CONNECT_TIMEOUT",
+    "DEFAULT_MAX_ATTEMPTS",
+    "DEFAULT_OUTAGE_TOLERANCE",
+    "DEFAULT_PAGE_SIZE",
+    "DEFAULT_REQUEST_TIMEOUT",
+    "DEFAULT_SERIAL_TIMEOUT",
+    "DEFAULT_UNIT_TIMEOUT",
     "Call",
     "CloudClient",
     "Conflict",
@@ -34,6 +48,7 @@ __all__ = [
     "diff",
     "diff_json",
     "fleet_diff",
+    "read_processing_config",
     "may",
     "merge",
     "sign",
@@ -130,6 +145,7 @@ def apply(tree: _Json, patch: _Json) -> _Json: ...
 def merge(base: _Json, ours: _Json, theirs: _Json) -> Merge: ...
 def _diff_json_reference(old_text: _Text, new_text: _Text) -> Patch: ...
 def fleet_diff(reference: _Path, files: Sequence[_Path]) -> list[dict[str, Any]]: ...
+def read_processing_config(path: _Path) -> dict[str, Any]: ...
 
 # --- webhook ---------------------------------------------------------------------------
 
@@ -189,11 +205,20 @@ class CloudClient:
         organization_id: str,
         *,
         request_timeout: float | None = None,
-        page_size: int | None = None,
+        connect_timeout: float | None = None,
         max_attempts: int | None = None,
+        page_size: int | None = None,
+        outage_tolerance: float | None = None,
     ) -> CloudClient: ...
     @staticmethod
-    def from_env() -> CloudClient: ...
+    def from_env(
+        *,
+        request_timeout: float | None = None,
+        connect_timeout: float | None = None,
+        max_attempts: int | None = None,
+        page_size: int | None = None,
+        outage_tolerance: float | None = None,
+    ) -> CloudClient: ...
     @property
     def organization_id(self) -> str: ...
     @property
@@ -264,11 +289,11 @@ class Workflow:
 @final
 class Unit:
     @staticmethod
-    def http(url: str) -> Unit: ...
+    def http(url: str, *, timeout: float | None = None) -> Unit: ...
     @staticmethod
-    def serial(path: str, baud: int = 115200) -> Unit: ...
+    def serial(path: str, baud: int = 115200, *, timeout: float | None = None) -> Unit: ...
     @staticmethod
-    def serial_tcp(address: str) -> Unit: ...
+    def serial_tcp(address: str, *, timeout: float | None = None) -> Unit: ...
     @property
     def link(self) -> str: ...
     @property

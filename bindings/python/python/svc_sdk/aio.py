@@ -42,6 +42,7 @@ from svc_sdk.records import (
 from svc_sdk.errors import SvcError, WaitTimeoutError, WorkflowError
 from svc_sdk.unit import ApplyReport, Unit, WriteOutcome
 from svc_sdk.workflow import (
+    Files,
     PathLike,
     ProgressCallback,
     Workflow,
@@ -101,8 +102,9 @@ class AsyncCloudClient:
         self._n = self.sync._n
 
     @classmethod
-    def from_env(cls) -> AsyncCloudClient:
-        return cls.of(CloudClient.from_env())
+    def from_env(cls, **settings: Any) -> AsyncCloudClient:
+        """As :meth:`CloudClient.from_env` (same settings)."""
+        return cls.of(CloudClient.from_env(**settings))
 
     @classmethod
     def of(cls, client: CloudClient) -> AsyncCloudClient:
@@ -361,10 +363,10 @@ class AsyncWorkflow:
 
     def start(
         self,
-        inputs: Iterable[PathLike],
+        inputs: Files,
         config: Union[Mapping[str, Any], PathLike],
         *,
-        resources: Iterable[PathLike] = (),
+        resources: Files = (),
         name: Optional[str] = None,
         metadata: Optional[Mapping[str, str]] = None,
         out: Optional[PathLike] = None,
@@ -406,10 +408,10 @@ class AsyncWorkflow:
 
     async def run(
         self,
-        inputs: Iterable[PathLike],
+        inputs: Files,
         config: Union[Mapping[str, Any], PathLike],
         *,
-        resources: Iterable[PathLike] = (),
+        resources: Files = (),
         name: Optional[str] = None,
         metadata: Optional[Mapping[str, str]] = None,
         out: Optional[PathLike] = None,
@@ -466,19 +468,25 @@ class AsyncUnit:
         self._n = unit._n
 
     @classmethod
-    def http(cls, url: str) -> AsyncUnit:
-        return cls(Unit.http(url))
+    def http(cls, url: str, *, timeout: float = _native.DEFAULT_UNIT_TIMEOUT) -> AsyncUnit:
+        return cls(Unit.http(url, timeout=timeout))
 
     @classmethod
-    async def serial(cls, path: str, baud: int = 115_200) -> AsyncUnit:
+    async def serial(
+        cls, path: str, baud: int = 115_200, *, timeout: float = _native.DEFAULT_SERIAL_TIMEOUT
+    ) -> AsyncUnit:
         """The unit on a local serial port (e.g. ``/dev/ttyUSB0``) at ``baud``."""
         loop = asyncio.get_running_loop()
-        return cls(await loop.run_in_executor(None, Unit.serial, path, baud))
+        return cls(
+            await loop.run_in_executor(None, lambda: Unit.serial(path, baud, timeout=timeout))
+        )
 
     @classmethod
-    async def serial_tcp(cls, address: str) -> AsyncUnit:
+    async def serial_tcp(
+        cls, address: str, *, timeout: float = _native.DEFAULT_SERIAL_TIMEOUT
+    ) -> AsyncUnit:
         loop = asyncio.get_running_loop()
-        return cls(await loop.run_in_executor(None, Unit.serial_tcp, address))
+        return cls(await loop.run_in_executor(None, lambda: Unit.serial_tcp(address, timeout=timeout)))
 
     @property
     def link(self) -> str:

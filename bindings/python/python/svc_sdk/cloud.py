@@ -154,6 +154,19 @@ class CloudClient:
     >>> client = CloudClient.from_env()                        # doctest: +SKIP
     >>> for processing in client.list_processings():           # doctest: +SKIP
     ...     print(processing.id, processing.status)
+
+    Settings (the same for :meth:`from_env`):
+
+    - ``request_timeout``: seconds one request (one attempt) may take, answer included;
+    - ``connect_timeout``: seconds to establish a connection;
+    - ``max_attempts``: how many times a request is tried when it fails in a way a
+      retry can mend (at least 1; creations whose answer was lost are never repeated
+      blindly);
+    - ``page_size``: items per page of the lists (1 to 100);
+    - ``outage_tolerance``: seconds a workflow of this client waits out the service or
+      its identity provider being away before it fails.
+
+    A value out of range raises ``InvalidInputError`` naming it.
     """
 
     def __init__(
@@ -165,9 +178,11 @@ class CloudClient:
         api_secret: str,
         organization_id: Id,
         *,
-        request_timeout: Optional[float] = None,
-        page_size: Optional[int] = None,
-        max_attempts: Optional[int] = None,
+        request_timeout: float = _native.DEFAULT_REQUEST_TIMEOUT,
+        connect_timeout: float = _native.DEFAULT_CONNECT_TIMEOUT,
+        max_attempts: int = _native.DEFAULT_MAX_ATTEMPTS,
+        page_size: int = _native.DEFAULT_PAGE_SIZE,
+        outage_tolerance: float = _native.DEFAULT_OUTAGE_TOLERANCE,
     ) -> None:
         self._n = _native.CloudClient(
             base_url,
@@ -177,15 +192,34 @@ class CloudClient:
             api_secret,
             _id(organization_id),
             request_timeout=request_timeout,
-            page_size=page_size,
+            connect_timeout=connect_timeout,
             max_attempts=max_attempts,
+            page_size=page_size,
+            outage_tolerance=outage_tolerance,
         )
 
     @classmethod
-    def from_env(cls) -> CloudClient:
+    def from_env(
+        cls,
+        *,
+        request_timeout: float = _native.DEFAULT_REQUEST_TIMEOUT,
+        connect_timeout: float = _native.DEFAULT_CONNECT_TIMEOUT,
+        max_attempts: int = _native.DEFAULT_MAX_ATTEMPTS,
+        page_size: int = _native.DEFAULT_PAGE_SIZE,
+        outage_tolerance: float = _native.DEFAULT_OUTAGE_TOLERANCE,
+    ) -> CloudClient:
         """A client from ``SVC_BASE_URL``, ``SVC_AUTH_URL``, ``SVC_NOTIFICATION_URL``,
-        ``SVC_API_KEY``, ``SVC_API_SECRET`` and ``SVC_ORGANIZATION_ID``."""
-        return cls._wrap(_native.CloudClient.from_env())
+        ``SVC_API_KEY``, ``SVC_API_SECRET`` and ``SVC_ORGANIZATION_ID``, with the
+        settings of the constructor."""
+        return cls._wrap(
+            _native.CloudClient.from_env(
+                request_timeout=request_timeout,
+                connect_timeout=connect_timeout,
+                max_attempts=max_attempts,
+                page_size=page_size,
+                outage_tolerance=outage_tolerance,
+            )
+        )
 
     @classmethod
     def _wrap(cls, native: _native.CloudClient) -> CloudClient:

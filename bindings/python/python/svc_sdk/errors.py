@@ -34,6 +34,7 @@ library.
 from __future__ import annotations
 
 import builtins
+import errno as _errno
 from typing import Any, ClassVar, NamedTuple
 
 from . import _native
@@ -44,6 +45,7 @@ __all__ = [
     "ConflictError",
     "InvalidInputError",
     "InvalidResponseError",
+    "LocalFileError",
     "NodeError",
     "NotFoundError",
     "PermissionDeniedError",
@@ -154,7 +156,8 @@ class SvcError(Exception):
 def _rebuild(class_name: str, message: str, state: dict[str, Any]) -> SvcError:
     klass = globals().get(class_name) or __getattr__(class_name)
     error: SvcError = klass(message)
-    vars(error).update(state)
+    for name, value in state.items():
+        setattr(error, name, value)
     return error
 
 
@@ -234,6 +237,22 @@ class InvalidResponseError(SvcError):
     default_kind = "invalid_response"
 
 
+class LocalFileError(SvcError, OSError):
+    """A local file could not be read or written (an input, a configuration, an
+    output folder). Also a built-in :class:`OSError` with ``errno``, ``strerror`` and
+    ``filename``; a missing file is also a :class:`FileNotFoundError`, a refused one a
+    :class:`PermissionError` (and so on for the other OS errors with their own class),
+    so ``except FileNotFoundError`` catches it as it catches ``open()``'s."""
+
+    default_kind = "io"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # OSError keeps these outside the instance's __dict__.
+        state = dict(vars(self))
+        state.update(errno=self.errno, strerror=self.strerror, filename=self.filename)
+        return (_rebuild, (type(self).__name__, self.message, state))
+
+
 # --- Subsystems --------------------------------------------------------------------
 
 
@@ -275,9 +294,8 @@ class WebhookVerificationError(SvcError):
     Attributes:
         code: which check failed: ``missing_header``, ``invalid_timestamp``,
             ``too_old``, ``too_new``, ``bad_signature``, ``invalid_payload``,
-            ``untyped_event`` or ``no_secret``
-            (``svc_core::webhook::WebhookError::code()``, the outcomes of the shared
-            test vectors).
+            ``untyped_event`` or ``no_secret`` (the same codes in every language of
+            the SDK).
         raw: for ``untyped_event`` (the signature holds, the body is JSON but not an
             event this SDK can read: its ``id``, ``eventType`` or ``payload`` is missing
             or of another type), the body as it came; else None.
@@ -313,6 +331,18 @@ _KIND_CLASSES: dict[str, type[SvcError]] = {
     "canceled": CanceledError,
     "timeout": WaitTimeoutError,
     "invalid_response": InvalidResponseError,
+    "io": LocalFileError,
+}
+
+#: errno -> the built-in OS error class a :class:`LocalFileError` also is, and the end
+#: of the combined class's name (``LocalFileNotFoundError``).
+_OS_CLASSES: dict[int, tuple[type[OSError], str]] = {
+    _errno.ENOENT: (FileNotFoundError, "NotFoundError"),
+    _errno.EACCES: (PermissionError, "PermissionError"),
+    _errno.EPERM: (PermissionError, "PermissionError"),
+    _errno.EISDIR: (IsADirectoryError, "IsADirectoryError"),
+    _errno.ENOTDIR: (NotADirectoryError, "NotADirectoryError"),
+    _errno.EEXIST: (FileExistsError, "ExistsError"),
 }
 
 #: Subsystem name (as the native module gives it) -> class. Add an entry for a new
@@ -356,14 +386,46 @@ def _error_class(kind: str, subsystem: str | None = None) -> type[SvcError]:
     return combined
 
 
+def _os_error_class(klass: type[SvcError], errno: int) -> type[SvcError]:
+    """`klass` (a :class:`LocalFileError`) combined with the built-in OS error class of
+    `errno` (``FileNotFoundError`` for ``ENOENT``...), made once; `klass` itself when
+    errno has no class of its own."""
+    found = _OS_CLASSES.get(errno)
+    if found is None:
+        return klass
+    os_class, suffix = found
+    name = klass.__name__.removesuffix("Error") + suffix
+    key = (klass.__name__, name)
+    combined = _combined.get(key)
+    if combined is None:
+        combined = type(
+            name,
+            (klass, os_class),
+            {
+                "__module__": __name__,
+                "__qualname__": name,
+                "__doc__": f"A {klass.__name__} that is also a {os_class.__name__}.",
+            },
+        )
+        _combined[key] = combined
+    return combined
+
+
 def __getattr__(name: str) -> type[SvcError]:
-    """The combined classes by name (``WorkflowConflictError``), for pickling and for
+    """The combined classes by name (``WorkflowConflictError``,
+    ``LocalFileNotFoundError``), for pickling and for
     ``except svc_sdk.errors.WorkflowConflictError``."""
+    bases: list[type[SvcError]] = [LocalFileError]
     for subsystem, sub_class in _SUBSYSTEM_CLASSES.items():
         prefix = sub_class.__name__.removesuffix("Error")
         for kind, kind_class in _KIND_CLASSES.items():
             if name == prefix + kind_class.__name__:
                 return _error_class(kind, subsystem)
+        bases.append(_error_class("io", subsystem))
+    for base in bases:
+        for errno, (_, suffix) in _OS_CLASSES.items():
+            if name == base.__name__.removesuffix("Error") + suffix:
+                return _os_error_class(base, errno)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -375,5 +437,10 @@ def _new_error(
     **attributes: Any,
 ) -> SvcError:
     """The exception for a failure, as the native module builds it (keyword arguments:
-    ``retryable``, ``status``, ``title``, ``details`` and the subsystem's own)."""
-    return _error_class(kind, subsystem)(message, kind=kind, **attributes)
+    ``retryable``, ``status``, ``title``, ``details``, the subsystem's own, and for a
+    local file ``errno``, ``strerror`` and ``filename``)."""
+    klass = _error_class(kind, subsystem)
+    errno = attributes.get("errno")
+    if isinstance(errno, int) and issubclass(klass, OSError):
+        klass = _os_error_class(klass, errno)
+    return klass(message, kind=kind, **attributes)

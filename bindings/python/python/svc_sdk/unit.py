@@ -50,19 +50,26 @@ class Unit:
         self._n = native
 
     @classmethod
-    def http(cls, url: str) -> Unit:
-        """The unit at ``url`` (e.g. ``http://192.168.1.1``; plain HTTP only)."""
-        return cls(_native.Unit.http(url))
+    def http(cls, url: str, *, timeout: float = _native.DEFAULT_UNIT_TIMEOUT) -> Unit:
+        """The unit at ``url`` (e.g. ``http://192.168.1.1``; plain HTTP only). Each
+        request may take ``timeout`` seconds, answer included (``InvalidInputError``
+        for a timeout that is not a number of seconds > 0)."""
+        return cls(_native.Unit.http(url, timeout=timeout))
 
     @classmethod
-    def serial(cls, path: str, baud: int = 115_200) -> Unit:
-        """The unit on a local serial port (e.g. ``/dev/ttyUSB0``) at ``baud``."""
-        return cls(_native.Unit.serial(path, baud))
+    def serial(
+        cls, path: str, baud: int = 115_200, *, timeout: float = _native.DEFAULT_SERIAL_TIMEOUT
+    ) -> Unit:
+        """The unit on a local serial port (e.g. ``/dev/ttyUSB0``) at ``baud``. An answer
+        is given up after ``timeout`` seconds of silence on the line (reads and other
+        requests that are safe to repeat are then sent again)."""
+        return cls(_native.Unit.serial(path, baud, timeout=timeout))
 
     @classmethod
-    def serial_tcp(cls, address: str) -> Unit:
-        """The unit behind a serial-over-IP bridge at ``host:port``."""
-        return cls(_native.Unit.serial_tcp(address))
+    def serial_tcp(cls, address: str, *, timeout: float = _native.DEFAULT_SERIAL_TIMEOUT) -> Unit:
+        """The unit behind a serial-over-IP bridge at ``host:port``; ``timeout`` as for
+        :meth:`serial`."""
+        return cls(_native.Unit.serial_tcp(address, timeout=timeout))
 
     @property
     def link(self) -> str:

@@ -25,9 +25,12 @@ received: re-serialized JSON does not verify.
 Flask; neither framework is imported until they are called.
 """
 
-from typing import Any, Awaitable, Callable, Dict, Optional
+import json
+import time
+from typing import Any, Awaitable, Callable, Dict, Mapping, Optional, Tuple, Union
 
-from svc_sdk._native import SIGNATURE_HEADER, TIMESTAMP_HEADER, Webhook, sign
+from svc_sdk._native import SIGNATURE_HEADER, TIMESTAMP_HEADER, Webhook
+from svc_sdk._native import sign as signature
 from svc_sdk.errors import WebhookVerificationError
 
 __all__ = [
@@ -37,8 +40,37 @@ __all__ = [
     "WebhookVerificationError",
     "fastapi_dependency",
     "sign",
+    "signature",
     "verify_flask_request",
 ]
+
+def sign(
+    secret: str,
+    event: Union[Mapping[str, Any], bytes, str],
+    timestamp: Optional[int] = None,
+) -> Tuple[Dict[str, str], bytes]:
+    """A delivery of ``event`` signed as the notification service signs it, for your
+    own tests (as Stripe's and Svix's test helpers): the headers (``Svc-Timestamp``,
+    ``Svc-Signature``, ``Content-Type``) and the body to send. ``event`` is a dict
+    (written as compact JSON) or the body itself; ``timestamp`` (Unix seconds) defaults
+    to now::
+
+        headers, body = svc_sdk.webhook.sign(secret, {"id": ..., "eventType": ...})
+        response = test_client.post("/webhooks/svc", content=body, headers=headers)
+    """
+    if isinstance(event, bytes):
+        body = event
+    elif isinstance(event, str):
+        body = event.encode("utf-8")
+    else:
+        body = json.dumps(dict(event), separators=(",", ":")).encode("utf-8")
+    sent_at = int(time.time()) if timestamp is None else int(timestamp)
+    headers = {
+        TIMESTAMP_HEADER: str(sent_at),
+        SIGNATURE_HEADER: signature(secret, sent_at, body),
+        "Content-Type": "application/json",
+    }
+    return headers, body
 
 # The status a framework helper answers a refused delivery with.
 _REFUSED_STATUS = 400

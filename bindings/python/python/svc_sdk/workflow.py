@@ -18,6 +18,7 @@ result is ``failed`` is not an exception: the outcome holds it with its errors.
 from __future__ import annotations
 
 import csv
+import errno as _errnos
 import json
 import os
 from pathlib import Path
@@ -25,15 +26,27 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Union
 
 from svc_sdk import _native
 from svc_sdk.cloud import CloudClient, Id
+from svc_sdk import errors as _errors
 from svc_sdk.errors import WaitTimeoutError
 from svc_sdk.records import OutputFile, Processing, ProcessingError
 
-__all__ = ["Workflow", "WorkflowOutcome", "WorkflowTask", "ProgressCallback", "TRAJECTORY_COLUMNS"]
+__all__ = [
+    "Files",
+    "Workflow",
+    "WorkflowOutcome",
+    "WorkflowTask",
+    "ProgressCallback",
+    "TRAJECTORY_COLUMNS",
+]
 
 #: Called with each progress report: ``{"stage": "uploading", "done_bytes": ..., ...}``.
 ProgressCallback = Callable[[dict[str, Any]], None]
 
 PathLike = Union[str, "os.PathLike[str]"]
+
+#: Files given to a workflow: a list of paths, or one path (a ``str`` or
+#: ``os.PathLike``) for a single file (``run("rover.nmea", config)``).
+Files = Union[PathLike, Iterable[PathLike]]
 
 #: The columns of ``trajectory.csv``, with their dtypes in :meth:`WorkflowOutcome.trajectory`.
 TRAJECTORY_COLUMNS = {
@@ -78,9 +91,22 @@ class WorkflowOutcome:
         for path in self.downloaded:
             if path.name == name:
                 return path
-        raise FileNotFoundError(
-            f"{name} was not downloaded (give `out=` to the workflow; downloaded: "
-            f"{[p.name for p in self.downloaded]})"
+        p = self.processing
+        if not self.succeeded:
+            # Nothing to read: say why, with the processing's own errors.
+            ended = p.status if p.processing_result is None else f"{p.status}, {p.processing_result}"
+            errors = "; ".join(e.message or "(no message)" for e in self.error_messages())
+            reason = (
+                f"processing {p.id} ended {ended}: it has no {name}"
+                + (f" (its errors: {errors})" if errors else "")
+            )
+        else:
+            reason = (
+                f"{name} was not downloaded (give `out=` to the workflow; downloaded: "
+                f"{[d.name for d in self.downloaded]})"
+            )
+        raise _errors._new_error(
+            reason, kind="io", subsystem="workflow", errno=_errnos.ENOENT, filename=name
         )
 
     def trajectory(self) -> Any:
@@ -141,12 +167,14 @@ class _Bars:
         self._bar: Any = None
         self._name: Optional[str] = None
 
-    def close(self, full: bool) -> None:
+    def close(self, full: bool, label: Optional[str] = None) -> None:
         bar = self._bar
         if bar is not None:
             if full and bar.total is not None:
                 bar.n = bar.total
-                bar.refresh()
+            if label is not None:
+                bar.set_postfix_str(label, refresh=False)
+            bar.refresh()
             bar.close()
         self._bar = self._name = None
 
@@ -157,8 +185,15 @@ class _Bars:
             # A transfer is over when the next stage begins; the processing ended when
             # the download begins or the workflow is done (the last report while
             # running may have said less than 100 %).
+            # The processing's bar ends on where it ended ("processed, succeeded"), not on
+            # the step of the last report before the end.
+            label = None
+            if self._name == "processing" and stage == "done":
+                label = ", ".join(str(v) for v in (p.get("status"), p.get("result")) if v)
+            elif self._name == "processing" and stage == "downloading":
+                label = "processed"
             self.close(full=self._name != "processing" or stage == "downloading"
-                       or (stage == "done" and p.get("result") == "succeeded"))
+                       or (stage == "done" and p.get("result") == "succeeded"), label=label)
             if name == "processing":
                 self._bar = self._tqdm(total=100, unit="%", desc="processing")
             elif name is not None:
@@ -237,18 +272,22 @@ class WorkflowTask:
         return f"WorkflowTask(container_id={self.container_id!r}, processing_id={self.processing_id!r})"
 
 
-def _paths(paths: Iterable[PathLike]) -> list[str]:
+def _paths(paths: Files) -> list[str]:
+    """The paths of `paths`: one path (``str``, ``os.PathLike``) is one file, never
+    split into its characters; ``bytes`` are refused (a path is text here)."""
+    if isinstance(paths, (str, os.PathLike)):
+        return [os.fspath(paths)]
+    if isinstance(paths, (bytes, bytearray)):
+        raise TypeError("give file paths as str or os.PathLike, not bytes")
     return [os.fspath(p) for p in paths]
 
 
 def _config(config: Union[Mapping[str, Any], PathLike]) -> dict[str, Any]:
     if isinstance(config, Mapping):
         return dict(config)
-    with open(config, encoding="utf-8") as f:
-        loaded = json.load(f)
-    if not isinstance(loaded, dict):
-        raise ValueError(f"{os.fspath(config)} is not a JSON object")
-    return loaded
+    # A missing file raises LocalFileError (also FileNotFoundError), invalid JSON an
+    # InvalidInputError naming the file, line and column.
+    return _native.read_processing_config(os.fspath(config))
 
 
 class Workflow:
@@ -260,10 +299,10 @@ class Workflow:
 
     def start(
         self,
-        inputs: Iterable[PathLike],
+        inputs: Files,
         config: Union[Mapping[str, Any], PathLike],
         *,
-        resources: Iterable[PathLike] = (),
+        resources: Files = (),
         name: Optional[str] = None,
         metadata: Optional[Mapping[str, str]] = None,
         out: Optional[PathLike] = None,
@@ -274,8 +313,11 @@ class Workflow:
         cleanup_on_failure: bool = False,
         progress: Union[bool, ProgressCallback, None] = False,
     ) -> WorkflowTask:
-        """Starts a workflow and returns at once. ``config`` is the processing
-        configuration (a dict, or the path of a JSON file); ``out`` the folder the
+        """Starts a workflow and returns at once. ``inputs`` and ``resources`` are lists
+        of files, or one file each (a ``str`` or ``os.PathLike``). ``config`` is the
+        processing configuration (a dict, or the path of a JSON file: a missing one
+        raises ``LocalFileError``, also a ``FileNotFoundError``; invalid JSON an
+        ``InvalidInputError`` naming its line and column); ``out`` the folder the
         outputs are downloaded to (``{processing_id}`` in it is replaced).
         ``cleanup_on_failure`` deletes the container when the workflow fails before a
         processing was started (the error's ``cleaned_up`` says whether it was)."""
@@ -296,10 +338,10 @@ class Workflow:
 
     def run(
         self,
-        inputs: Iterable[PathLike],
+        inputs: Files,
         config: Union[Mapping[str, Any], PathLike],
         *,
-        resources: Iterable[PathLike] = (),
+        resources: Files = (),
         name: Optional[str] = None,
         metadata: Optional[Mapping[str, str]] = None,
         out: Optional[PathLike] = None,

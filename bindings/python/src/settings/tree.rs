@@ -63,7 +63,7 @@ impl SettingsTree {
     /// call with the GIL released: the fleet case, a reference kept and each unit's
     /// export arriving as text. The first call writes this tree's compact text and
     /// indexes it; a text written the same way is then compared byte by byte and only
-    /// its differing values are parsed (`svc_core::settings::SettingsTree::diff_json`).
+    /// its differing values are parsed.
     fn diff_json(&self, py: Python<'_>, new: &Bound<'_, PyAny>) -> PyResult<Patch> {
         let text = Text::from_object(new)?;
         let bytes = text.as_bytes();

@@ -89,6 +89,8 @@ pub struct CloudConfig {
     pub retry: RetryPolicy,
     /// How long one request (one attempt) may take, answer included.
     pub request_timeout: Duration,
+    /// How long establishing a connection may take (at most the request timeout).
+    pub connect_timeout: Duration,
     /// Items asked for per page by the list streams and the `_all` lists (1 to 100).
     pub page_size: i64,
 }
@@ -107,6 +109,7 @@ impl fmt::Debug for CloudConfig {
             .field("organization_id", &self.organization_id)
             .field("retry", &self.retry)
             .field("request_timeout", &self.request_timeout)
+            .field("connect_timeout", &self.connect_timeout)
             .field("page_size", &self.page_size)
             .finish()
     }
@@ -115,6 +118,8 @@ impl fmt::Debug for CloudConfig {
 impl CloudConfig {
     /// The default [`CloudConfig::request_timeout`].
     pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+    /// The default [`CloudConfig::connect_timeout`].
+    pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
     /// Settings with the default retry policy, request timeout and page size (100).
     pub fn new(
@@ -134,6 +139,7 @@ impl CloudConfig {
             organization_id,
             retry: RetryPolicy::default(),
             request_timeout: Self::DEFAULT_REQUEST_TIMEOUT,
+            connect_timeout: Self::DEFAULT_CONNECT_TIMEOUT,
             page_size: limits::MAX_PER_PAGE,
         }
     }
@@ -241,6 +247,15 @@ impl CloudConfig {
         }
         if self.request_timeout.is_zero() {
             return Err(config_error("request_timeout", "must be longer than zero"));
+        }
+        if self.connect_timeout.is_zero() {
+            return Err(config_error("connect_timeout", "must be longer than zero"));
+        }
+        if self.retry.max_attempts == 0 {
+            return Err(config_error(
+                "max_attempts",
+                "must be at least 1 (1: every request is tried once)",
+            ));
         }
         if !(limits::MIN_PER_PAGE..=limits::MAX_PER_PAGE).contains(&self.page_size) {
             return Err(config_error(

@@ -130,9 +130,6 @@ pub use svc_cloud_api::notification::types::{
 };
 pub use svc_cloud_api::{AccessToken, ContainerPath, Metadata, Timestamp, UploadFields};
 
-/// The longest time allowed to open a connection (shorter when the request timeout is).
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-
 /// How long an idle connection to the service is kept for the next request: less than
 /// the 60 s after which common load balancers close an idle connection (reqwest's own
 /// default is 90 s), so that a request is not sent on a connection being closed — its
@@ -185,7 +182,7 @@ impl CloudClient {
     pub fn new(config: CloudConfig) -> Result<Self, CloudError> {
         let config = config.checked()?;
         let http = reqwest::Client::builder()
-            .connect_timeout(config.request_timeout.min(CONNECT_TIMEOUT))
+            .connect_timeout(config.request_timeout.min(config.connect_timeout))
             .timeout(config.request_timeout)
             .pool_idle_timeout(POOL_IDLE)
             .build()

@@ -225,6 +225,18 @@ fn list(failures: &[TransferError]) -> String {
 }
 
 impl TransferError {
+    /// The local file and the system's error when the transfer failed on a local
+    /// file (reading an upload, writing a download; the only failure of a transfer).
+    pub fn local_file(&self) -> Option<(&std::path::Path, &std::io::Error)> {
+        match self {
+            Self::LocalFile { file, source } | Self::LocalWrite { file, source } => {
+                Some((file, source))
+            }
+            Self::Failed { failures, .. } if failures.len() == 1 => failures[0].local_file(),
+            _ => None,
+        }
+    }
+
     /// The errors of the failed files: the list of [`TransferError::Failed`], nothing
     /// for [`TransferError::Canceled`], otherwise this error alone.
     pub fn failures(&self) -> &[TransferError] {

@@ -18,12 +18,12 @@ pub const HTTP_TIMEOUT: Duration = Duration::from_secs(10);
 /// repeated. A new connection on the local network costs about a millisecond.
 pub const HTTP_POOL_IDLE: Duration = Duration::from_secs(4);
 
-/// The unit sessions' own HTTP client: [`HTTP_TIMEOUT`], [`HTTP_POOL_IDLE`], and 5 s to
-/// connect.
-pub(crate) fn http_client() -> reqwest::Result<reqwest::Client> {
+/// The unit sessions' own HTTP client: `timeout` per request ([`HTTP_TIMEOUT`] by
+/// default), [`HTTP_POOL_IDLE`], and 5 s (at most `timeout`) to connect.
+pub(crate) fn http_client(timeout: Duration) -> reqwest::Result<reqwest::Client> {
     reqwest::Client::builder()
-        .connect_timeout(Duration::from_secs(5))
-        .timeout(HTTP_TIMEOUT)
+        .connect_timeout(Duration::from_secs(5).min(timeout))
+        .timeout(timeout)
         .pool_idle_timeout(HTTP_POOL_IDLE)
         .build()
 }
@@ -34,7 +34,22 @@ impl Unit {
     /// # Errors
     /// [`UnitError::InvalidRequest`] when the URL is not an `http://` address.
     pub fn http(url: &str) -> Result<Self, UnitError> {
-        let http = http_client().map_err(|e| UnitError::InvalidRequest {
+        Self::http_with_timeout(url, HTTP_TIMEOUT)
+    }
+
+    /// As [`Unit::http`], with `timeout` for each request (answer included) instead of
+    /// [`HTTP_TIMEOUT`].
+    ///
+    /// # Errors
+    /// As [`Unit::http`]; [`UnitError::InvalidRequest`] for a zero timeout.
+    pub fn http_with_timeout(url: &str, timeout: Duration) -> Result<Self, UnitError> {
+        if timeout.is_zero() {
+            return Err(UnitError::InvalidRequest {
+                operation: "connect",
+                reason: "the timeout must be longer than zero".to_owned(),
+            });
+        }
+        let http = http_client(timeout).map_err(|e| UnitError::InvalidRequest {
             operation: "connect",
             reason: e.to_string(),
         })?;

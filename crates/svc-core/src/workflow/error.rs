@@ -261,6 +261,17 @@ impl WorkflowError {
         }
     }
 
+    /// The local file and the system's error, for [`WorkflowError::LocalFile`] and a
+    /// transfer that failed on a local file (a binding raises its platform's file
+    /// error with them: errno and file name).
+    pub fn local_file(&self) -> Option<(&std::path::Path, &std::io::Error)> {
+        match self {
+            Self::LocalFile { path, source } => Some((path, source)),
+            Self::Transfer { source, .. } => source.local_file(),
+            _ => None,
+        }
+    }
+
     /// Whether nothing was sent: the job was refused by the local checks.
     pub fn is_refused_before_sending(&self) -> bool {
         match self {

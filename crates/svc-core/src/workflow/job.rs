@@ -55,6 +55,38 @@ impl ProcessingJob {
     }
 }
 
+/// Reads a processing configuration file: one JSON object (the `processingJson` of the
+/// start), as [`ProcessingJob::processing_json`] takes it.
+///
+/// # Errors
+/// [`WorkflowError::LocalFile`] when the file cannot be read (missing, a folder,
+/// unreadable: the system's error kept, with its code); [`WorkflowError::InvalidJob`]
+/// naming the file, the line and the column when it is not JSON (the parser's message,
+/// without the file's values), or when its JSON is not an object.
+pub fn read_processing_config(
+    path: &std::path::Path,
+) -> Result<serde_json::Map<String, serde_json::Value>, WorkflowError> {
+    let text = std::fs::read_to_string(path).map_err(|source| WorkflowError::LocalFile {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let invalid = |reason: String| WorkflowError::InvalidJob { reason };
+    match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(serde_json::Value::Object(map)) => Ok(map),
+        Ok(_) => Err(invalid(format!(
+            "the processing configuration `{}` is not a JSON object",
+            path.display()
+        ))),
+        Err(e) => Err(invalid(format!(
+            "the processing configuration `{}` is not valid JSON at line {}, column {}: {}",
+            path.display(),
+            e.line(),
+            e.column(),
+            crate::observe::without_values(&e.to_string())
+        ))),
+    }
+}
+
 /// A local file of the job.
 pub(super) struct LocalFile {
     pub(super) path: PathBuf,

@@ -107,7 +107,7 @@ pub use events::EventSource;
 #[cfg(feature = "webhook-listener")]
 pub use events::{ListenerOptions, WebhookListener};
 pub use handle::{WorkflowCanceler, WorkflowHandle};
-pub use job::{ProcessingJob, check_output_folder};
+pub use job::{ProcessingJob, check_output_folder, read_processing_config};
 pub use options::{
     DEFAULT_OUTAGE_TOLERANCE, PollSettings, WorkflowOptions, WorkflowProgress,
     WorkflowProgressCallback,

@@ -320,7 +320,10 @@ fn an_invalid_payload_message_quotes_no_text_of_the_body() {
     let message = error.to_string();
     assert!(!message.contains("confidential"), "{message}");
     assert!(message.contains("invalid type: string \"…\""), "{message}");
-    assert!(message.contains("line 1 column"), "{message}");
+    assert!(
+        message.contains("payload.errorCount"),
+        "the field's path: {message}"
+    );
     // Authentic JSON that does not type is handed over, not refused as forged; its
     // `Debug` (what a log shows) gives its size, not its content.
     assert_eq!(error.code(), "untyped_event");
@@ -390,11 +393,29 @@ fn a_signed_event_without_its_identity_is_untyped_not_forged() {
         .unwrap_err();
     assert_eq!(error.code(), "untyped_event");
     assert_eq!(error.kind(), svc_core::ErrorKind::InvalidResponse);
-    assert!(error.to_string().contains("missing field `id`"), "{error}");
+    // The field is named by its path from the event's root.
+    assert!(error.to_string().contains("payload.id: missing"), "{error}");
     let WebhookError::UntypedEvent { raw, .. } = error else {
         panic!("expected an untyped event");
     };
     assert_eq!(raw["payload"]["status"], "processing");
+    let mut body: serde_json::Value = serde_json::from_str(PROGRESS_BODY).unwrap();
+    body["payload"]["processingProgress"] = serde_json::json!("half, secretly");
+    let body = body.to_string();
+    let error = Webhook::new(secret())
+        .verify_parts(
+            Some("1719911822"),
+            Some(&sign(&secret(), SENT_AT, body.as_bytes())),
+            body.as_bytes(),
+            SENT_AT,
+        )
+        .unwrap_err();
+    let shown = error.to_string();
+    assert!(
+        shown.contains("payload.processingProgress: invalid type"),
+        "{shown}"
+    );
+    assert!(!shown.contains("secretly"), "{shown}");
 }
 
 #[test]

@@ -108,6 +108,9 @@ pub async fn serve_link<S>(
             }
         };
         let read = tokio::select! {
+            // Bytes already waiting win over the gap timer: a task that ran late must
+            // not drop a frame whose rest has arrived meanwhile.
+            biased;
             read = link.read(&mut buf) => Some(read),
             () = expiry => None,
             _ = stop.wait_for(|stopped| *stopped) => return,
