@@ -163,7 +163,8 @@ pub fn ci(root: &Path) -> Result<()> {
     swift(root)
 }
 
-/// `cargo xtask kotlin`: bindings, the `svc` binary the tests start, then `mvn test`.
+/// `cargo xtask kotlin`: bindings, the `svc` binary the tests start, `mvn test`, then
+/// the R8 check of the consumer rules ([`r8_check`]).
 pub fn kotlin(root: &Path) -> Result<()> {
     let started = Instant::now();
     bindings(root, "kotlin")?;
@@ -173,8 +174,125 @@ pub fn kotlin(root: &Path) -> Result<()> {
         "kotlin tests",
         Command::new(mvn).args(["-B", "-ntp", "test"]),
     )?;
+    if let Ok(memory) = std::fs::read_to_string(root.join("target/kotlin-memory.txt")) {
+        println!("{}", memory.trim());
+    }
+    r8_check(root, mvn)?;
     println!(
         "kotlin bindings checked in {:.0} s",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// The property `name` of bindings/kotlin/pom.xml (`<name>value</name>`).
+fn pom_property(root: &Path, name: &str) -> Result<String> {
+    let pom = std::fs::read_to_string(root.join("bindings/kotlin/pom.xml"))
+        .context("reading bindings/kotlin/pom.xml")?;
+    pom.split(&format!("<{name}>"))
+        .nth(1)
+        .and_then(|rest| rest.split(&format!("</{name}>")).next())
+        .map(|v| v.trim().to_owned())
+        .with_context(|| format!("no <{name}> in bindings/kotlin/pom.xml"))
+}
+
+/// The JDK the `java` on the PATH belongs to (R8's library: the JDK's classes).
+fn java_home() -> Result<String> {
+    let output = Command::new("java")
+        .args(["-XshowSettings:properties", "-version"])
+        .output()
+        .context("running java")?;
+    let text = String::from_utf8_lossy(&output.stderr);
+    text.lines()
+        .find_map(|l| l.trim().strip_prefix("java.home = "))
+        .map(str::to_owned)
+        .context("java does not say its java.home")
+}
+
+/// The consumer rules an app ships (`bindings/kotlin/consumer-rules.pro`), checked as an
+/// app's release build uses them: R8 (from Maven Central) shrinks and obfuscates a small
+/// app (`bindings/kotlin/src/r8`) with the generated bindings, kotlinx-coroutines and
+/// JNA, with those rules alone, to class files; the result runs on the JVM and makes
+/// every kind of call across the boundary. A rule missing (a structure JNA reads by
+/// reflection, a callback) fails here, not in an app's release build.
+fn r8_check(root: &Path, mvn: &str) -> Result<()> {
+    let kotlin = root.join("bindings/kotlin");
+    let out = kotlin.join("target/r8");
+    let _ = std::fs::remove_dir_all(&out);
+    let version = pom_property(root, "r8.version")?;
+    let libs = out.join("libs");
+    run(
+        &kotlin,
+        "the app's dependencies and R8 (Maven Central)",
+        Command::new(mvn).args([
+            "-B",
+            "-ntp",
+            "-q",
+            "jar:jar",
+            "dependency:copy-dependencies",
+            "-DincludeScope=runtime",
+            &format!("-DoutputDirectory={}", libs.display()),
+        ]),
+    )?;
+    run(
+        &kotlin,
+        "R8",
+        Command::new(mvn).args([
+            "-B",
+            "-ntp",
+            "-q",
+            "dependency:copy",
+            &format!("-Dartifact=com.android.tools:r8:{version}"),
+            &format!("-DoutputDirectory={}", out.display()),
+        ]),
+    )?;
+    let mut inputs = vec![kotlin.join(format!(
+        "target/svc-sdk-kotlin-{}.jar",
+        pom_property(root, "version")?
+    ))];
+    for entry in std::fs::read_dir(&libs).context("the copied dependencies")? {
+        inputs.push(entry?.path());
+    }
+    let shrunk = out.join("app.jar");
+    let started = Instant::now();
+    run(
+        &kotlin,
+        "R8 over the app, the bindings and their dependencies",
+        Command::new("java")
+            .arg("-cp")
+            .arg(out.join(format!("r8-{version}.jar")))
+            .args(["com.android.tools.r8.R8", "--release", "--classfile"])
+            .args(["--lib", &java_home()?])
+            .arg("--pg-conf")
+            .arg(kotlin.join("consumer-rules.pro"))
+            .arg("--pg-conf")
+            .arg(kotlin.join("src/r8/app-rules.pro"))
+            .arg("--output")
+            .arg(&shrunk)
+            .args(&inputs),
+    )?;
+    let before: u64 = inputs
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum();
+    let after = std::fs::metadata(&shrunk).map(|m| m.len()).unwrap_or(0);
+    run(
+        &kotlin,
+        "the shrunk app",
+        Command::new("java")
+            .arg(format!(
+                "-Djna.library.path={}",
+                library(root, "debug").parent().unwrap_or(root).display()
+            ))
+            .arg("-cp")
+            .arg(&shrunk)
+            .arg("svc.sdk.app.MainKt"),
+    )?;
+    println!(
+        "R8 {version}: {:.1} MB of classes in, {:.1} MB out, in {:.0} s; the shrunk app ran",
+        before as f64 / 1e6,
+        after as f64 / 1e6,
         started.elapsed().as_secs_f64()
     );
     Ok(())
@@ -358,6 +476,10 @@ pub fn swift(root: &Path) -> Result<()> {
         root.join("tests/data/webhook_vectors.json"),
         fixtures.join("webhook_vectors.json"),
     )?;
+    std::fs::copy(
+        root.join("crates/svc-test-support/src/settings/unit_default.json"),
+        fixtures.join("unit_default.json"),
+    )?;
 
     // The emulator, on the host.
     let mut emulator = Command::new(root.join("target/debug/svc"))
@@ -424,6 +546,11 @@ pub fn swift(root: &Path) -> Result<()> {
             ]),
     )?;
     drop(guard);
+    // The figures of the 10,000-call loop (AppTests), for the record.
+    if let Ok(memory) = std::fs::read_to_string(fixtures.join("memory.txt")) {
+        println!("{}", memory.trim());
+        let _ = std::fs::write(root.join("target/swift-memory.txt"), memory);
+    }
     println!(
         "swift bindings checked in {:.0} s",
         started.elapsed().as_secs_f64()
