@@ -18,9 +18,10 @@
 //! Python tools in `target/dist-tools/venv`, an arm64 CPython under
 //! `~/.cache/svc-sdk/` ([`tools`]).
 //!
-//! What needs other hosts (macOS and Windows MSVC wheels, Android, iOS) is built by
-//! `.github/workflows/release.yml` with `--hosted python` (the host's own wheel, installed
-//! and smoke-tested in a fresh venv).
+//! What needs other hosts is built by `.github/workflows/release.yml`: the macOS and
+//! Windows MSVC wheels with `--hosted python` (the host's own wheel, installed and
+//! smoke-tested in a fresh venv), the mobile packages by the workflow it calls
+//! (`mobile.yml`).
 //!
 //! [`ci_checks`] is the cheap part that `cargo xtask ci` runs: version agreement, the
 //! sdist's and each crate package's file lists, the workflow file through actionlint.
@@ -77,8 +78,6 @@ enum Mode {
     /// On a hosted runner: the host's own Python wheel (optionally for a target such as
     /// `universal2-apple-darwin`), installed and smoke-tested.
     HostedPython { target: Option<String> },
-    /// On a hosted runner: the mobile packages (`android`, `ios`).
-    MobileHosted { platform: String },
     /// The cheap checks `cargo xtask ci` runs.
     Ci,
 }
@@ -88,7 +87,6 @@ fn parse(args: &[&str]) -> Result<Mode> {
     let mut parts: Option<Vec<Part>> = None;
     let mut hosted = false;
     let mut target = None;
-    let mut mobile = None;
     let mut rest = args.iter();
     while let Some(&arg) = rest.next() {
         match arg {
@@ -113,22 +111,12 @@ fn parse(args: &[&str]) -> Result<Mode> {
                         .to_string(),
                 );
             }
-            "--mobile-hosted" => {
-                mobile = Some(
-                    rest.next()
-                        .context("--mobile-hosted needs android or ios")?
-                        .to_string(),
-                );
-            }
             other => bail!(
                 "unknown argument {other:?}\nusage: cargo xtask dist [--check] [--only python,crates,cli,jvm]\n       \
-                 cargo xtask dist --hosted python [--target TRIPLE]\n       cargo xtask dist --mobile-hosted android|ios\n       \
+                 cargo xtask dist --hosted python [--target TRIPLE]\n       \
                  cargo xtask dist --ci   (the cheap checks of `cargo xtask ci`)"
             ),
         }
-    }
-    if let Some(platform) = mobile {
-        return Ok(Mode::MobileHosted { platform });
     }
     if hosted {
         return Ok(Mode::HostedPython { target });
@@ -148,10 +136,6 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
         Mode::Local { check, parts } => local(root, check, &parts),
         Mode::HostedPython { target } => python::hosted(root, target.as_deref()),
         Mode::Ci => ci_checks(root),
-        Mode::MobileHosted { platform } => bail!(
-            "the {platform} package is built on its hosted runner by the mobile part of \
-             `cargo xtask dist`, which is not written yet"
-        ),
     }
 }
 
