@@ -56,6 +56,8 @@ pub fn run(root: &Path) -> Result<()> {
         &["test", "--workspace", "--doc", "--locked"],
     )?;
     crate::python::run(root)?;
+    // The documentation site: mkdocs --strict and rustdoc -D warnings (about 1 min).
+    crate::docs::run(root)?;
     crate::mobile::ci(root)?;
     conformance(root)?;
     // 64 clients, 2 s warm-up + 3 s per scenario on the debug emulator (~20 s).

@@ -11,10 +11,13 @@
 //!   figures, the heavy scale variant included (see `faults.rs`).
 //! - `dist [--check] [--only PART,...]`: the release artifacts into `target/dist/`, with
 //!   `SHA256SUMS` (`--check`: and verify them; see `dist/`).
+//! - `docs`: the documentation site into `target/site/` (mkdocs `--strict` and rustdoc
+//!   `-D warnings`; see `docs.rs`).
 //! - `ci`: everything CI runs, in order, installing what it needs.
 
 mod ci;
 mod dist;
+mod docs;
 mod faults;
 mod fuzz;
 mod generate;
@@ -39,6 +42,7 @@ fn main() -> ExitCode {
         ["kotlin-bench"] => mobile::kotlin_bench(&root()),
         ["swift"] => mobile::swift(&root()),
         ["python"] => python::run(&root()),
+        ["docs"] => docs::run(&root()),
         ["ci"] => ci::run(&root()),
         ["dist", rest @ ..] => dist::run(&root(), rest),
         ["load", rest @ ..] => load::run(&root(), rest),
@@ -57,6 +61,7 @@ fn main() -> ExitCode {
                  kotlin-bench        the settings diff through the Kotlin binding vs pure Kotlin\n  \
                  swift               the Swift package's tests in a Debian trixie folder with swiftlang\n  \
                  python              the Python package: release wheel, pytest, mypy, stubtest\n  \
+                 docs                the documentation site (mkdocs --strict, rustdoc -D warnings) into target/site\n  \
                  load [--seconds N] [--clients N] [--warmup S] [--check] [--debug]\n                      \
                  64 clients against the emulator: latency, requests/s, errors, memory\n  \
                  fuzz [--seconds N] [target...]\n                      \

@@ -46,7 +46,7 @@ pub mod cloud {
 
 /// The notification (webhook endpoint) service client (`{notification_url}/api/v2`).
 /// Schemas it shares with the cloud document (`Processing`, `Error`, ...) are the
-/// [`cloud::types`](crate::cloud::types) ones.
+/// [`cloud::types`] ones.
 pub mod notification {
     pub use crate::notification_generated::*;
 }

@@ -7,7 +7,7 @@
 //! to the application's [`LogSink`]. Events of other crates (the HTTP and TLS stacks,
 //! which may write addresses with their query or headers at `trace`) are never
 //! forwarded. What the SDK writes holds no secret (see the parent module); as a second
-//! line of defence, a field value that is an address is written as [`super::url`]
+//! line of defence, a field value that is an address is written as `observe::url`
 //! writes it, without query, fragment or user information.
 //!
 //! [`forward_globally`] installs one forwarder as the process's default subscriber (the
