@@ -6,8 +6,8 @@ use svc_core::unit::rights;
 
 /// The unit's user of that name; a name this version does not know is kept as is (and
 /// the matrix then answers `None`).
-fn user_name(name: &str) -> ins_device_api::enums::UserName {
-    ins_device_api::enums::UserName::from(name)
+fn user_name(name: &str) -> svc_core::unit::UserName {
+    svc_core::unit::UserName::from(name)
 }
 
 /// Whether `user` may run the operation `operation` (an `operationId` of the unit's

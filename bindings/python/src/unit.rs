@@ -4,13 +4,13 @@
 
 use std::time::Duration;
 
-use ins_device_api::Password;
-use ins_device_api::enums::UserName;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use serde_json::Value;
 use svc_core::unit::serial_link::SerialOptions;
-use svc_core::unit::{ApplyOptions, ApplyReport, Unit as Core, UnitError, WriteOutcome};
+use svc_core::unit::{
+    ApplyOptions, ApplyReport, Password, Unit as Core, UnitError, UserName, WriteOutcome,
+};
 
 use crate::call::{Call, output};
 use crate::cloud::{json, positive_seconds};

@@ -13,10 +13,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
-use ins_device_api::Password;
-use ins_device_api::enums::UserName;
 use serde_json::{Value, json};
-use svc_core::unit::{ApplyOptions, Unit};
+use svc_core::unit::{ApplyOptions, Password, Unit, UserName};
 
 use crate::exit::Failure;
 

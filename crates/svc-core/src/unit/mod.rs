@@ -28,11 +28,16 @@ mod settings;
 
 use std::sync::{Arc, Mutex};
 
-use ins_device_api::enums::UserName;
-use ins_device_api::types::{self, DeviceInfo};
-use ins_device_api::{Client, DeviceState, Password};
+use ins_device_api::types::DeviceInfo;
+use ins_device_api::{Client, DeviceState};
 
 pub use connect::{HTTP_POOL_IDLE, HTTP_TIMEOUT};
+/// The unit's own types, so that a program (the CLI, a binding) needs no other crate:
+/// its secrets ([`Password`], [`AuthToken`]: `Debug` prints `[redacted]`), its value
+/// sets ([`enums`]: [`UserName`]...) and its records and typed settings tree
+/// ([`types`]: `DeviceInfo`, `Settings`...).
+pub use ins_device_api::enums::UserName;
+pub use ins_device_api::{AuthToken, Password, enums, types};
 pub use error::{NodeError, UnitError};
 pub use ins_device_api::hooks::{Exchange, ExchangeFuture, ExchangeReply, ExchangeRequest};
 pub use settings::{ApplyOptions, ApplyReport, WriteOutcome};
