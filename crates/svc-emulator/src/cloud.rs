@@ -9,7 +9,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, RawQuery};
-use axum::response::Response;
+use axum::response::{IntoResponse as _, Response};
 use axum::routing::{get, post};
 use serde_json::Value;
 use svc_cloud_api::cloud::types::{
@@ -329,7 +329,8 @@ async fn add_files(
         .filter_map(|f| db.files.get(f))
         .map(|f| app.file_view(f))
         .collect();
-    Ok(ok(files))
+    // 201 Created, as the service answers (its own API collection checks for it).
+    Ok((axum::http::StatusCode::CREATED, axum::Json(files)).into_response())
 }
 
 /// The file, if its container belongs to the caller's organization (404 otherwise).

@@ -96,6 +96,20 @@ impl Resp {
         &self.json
     }
 
+    /// Asserts a 201 success (adding files to a container answers it, as the service
+    /// does) and returns the JSON body.
+    #[track_caller]
+    pub fn created(&self) -> &Value {
+        assert_eq!(
+            self.status,
+            StatusCode::CREATED,
+            "expected 201, got {} with body {}",
+            self.status,
+            self.text
+        );
+        &self.json
+    }
+
     /// Asserts an error status with a JSON `{title, details}` body; returns `details`.
     #[track_caller]
     pub fn err(&self, status: u16) -> String {

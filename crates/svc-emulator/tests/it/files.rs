@@ -30,7 +30,7 @@ async fn empty_container(env: &Env) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn add_files_answers_a_bare_array_in_request_order() {
+async fn add_files_answers_201_with_a_bare_array_in_request_order() {
     let env = Env::start().await;
     let id = empty_container(&env).await;
     assert_eq!(env.container(&id).await["status"], "empty");
@@ -46,7 +46,7 @@ async fn add_files_answers_a_bare_array_in_request_order() {
         )
         .await;
     let list = r
-        .ok()
+        .created()
         .as_array()
         .unwrap_or_else(|| panic!("add files answers a bare array: {}", r.text))
         .clone();
@@ -83,7 +83,7 @@ async fn path_held_by_another_file_is_409_and_nothing_registered() {
         &json!({"files": [{"path": "day1/rover.nmea", "type": "input", "size": 1}]}),
     )
     .await
-    .ok();
+    .created();
     let r = env
         .post(
             &path,
@@ -166,7 +166,7 @@ async fn invalid_paths_are_422() {
                 &json!({"files": [{"path": p, "type": "input", "size": 1}]}),
             )
             .await;
-        assert_eq!(r.ok()[0]["path"], p);
+        assert_eq!(r.created()[0]["path"], p);
     }
 }
 
@@ -266,7 +266,7 @@ async fn rename_onto_another_files_path_is_409() {
         &json!({"files": [{"path": "one.nmea", "type": "input", "size": 1}]}),
     )
     .await
-    .ok();
+    .created();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -351,7 +351,7 @@ async fn delete_file_removes_it() {
         &json!({"files": [{"path": "drop.nmea", "type": "input", "size": 1}]}),
     )
     .await
-    .ok();
+    .created();
     // A container whose files are all deleted is empty again.
     for f in env.container(id).await["files"].as_array().unwrap() {
         let r = env

@@ -64,7 +64,7 @@ async fn start_with_a_file_not_uploaded_is_409() {
             &json!({"files": [{"path": "extra.bin", "type": "input", "size": 9}]}),
         )
         .await;
-    let extra = added.ok()[0]["id"].as_str().unwrap().to_owned();
+    let extra = added.created()[0]["id"].as_str().unwrap().to_owned();
     env.start_processing_raw(&start_body(&ready)).await.err(409);
     let r = env
         .delete(&format!("/api/v2/container-files/{extra}"))
