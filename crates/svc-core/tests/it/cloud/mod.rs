@@ -16,6 +16,7 @@ mod lists;
 mod operations;
 mod proxy;
 mod settings;
+mod success_statuses;
 mod tokens;
 
 use std::time::{Duration, Instant};
