@@ -10,10 +10,12 @@
 //!
 //! Properties checked:
 //! 1. nothing panics; every answer is 204 or an S3 error of a documented status;
-//! 2. the form as handed out uploads the file (stored byte for byte, reported once);
-//!    each change answers as documented: a changed, missing, repeated or uncovered
-//!    field 403, a field after the file or a wrong size 400, an expired policy 403,
-//!    while `x-ignore-*` fields and field names in another case are accepted;
+//! 2. the form as handed out (its fields in the documented order, the session token and
+//!    an extra field of the storage included) uploads the file (stored byte for byte,
+//!    reported once); each change answers as documented: a changed, missing, repeated
+//!    or uncovered field 403, a field after the file or a wrong size 400, an expired
+//!    policy 403, while `x-ignore-*` fields and field names in another case are
+//!    accepted;
 //! 3. the answer does not depend on how the body is split into pieces.
 #![no_main]
 
@@ -32,6 +34,21 @@ const BUCKET: &str = "svc-eu-west-3";
 const BOUNDARY: &str = "svcfuzzBoundary7MA4YWxkTrZu0gW";
 const UPLOAD_TTL: Duration = Duration::from_secs(3600);
 const MAX_FILE: usize = 2048;
+/// The fields of every handed-out form, in the order the service hands them out (the
+/// order of svc-test-support's `UPLOAD_FIELDS`), then the fixture's extra field.
+const HANDED_OUT: [&str; 9] = [
+    "bucket",
+    "X-Amz-Algorithm",
+    "X-Amz-Credential",
+    "X-Amz-Date",
+    "key",
+    "Policy",
+    "X-Amz-Signature",
+    "X-Amz-Security-Token",
+    EXTRA_FIELD.0,
+];
+/// A field the storage adds to its forms, signed into the policy like the others.
+const EXTRA_FIELD: (&str, &str) = ("x-amz-meta-origin", "fuzz");
 
 struct Fixture {
     runtime: tokio::runtime::Runtime,
@@ -52,6 +69,8 @@ fn fixture() -> &'static Fixture {
             public_url: "http://127.0.0.1:4566".to_owned(),
             access_key: "AKIAFUZZ".to_owned(),
             secret_key: "fuzz-secret-key".to_owned(),
+            session_token: "IQoJb3JpZ2luX2VjEFUZZ//////////wEaCWV1LXdlc3QtMy+fuzz==".to_owned(),
+            extra_fields: vec![(EXTRA_FIELD.0.to_owned(), EXTRA_FIELD.1.to_owned())],
             upload_ttl: UPLOAD_TTL,
             download_ttl: UPLOAD_TTL,
             on_upload: Arc::new(move |event: &UploadEvent| {
@@ -182,6 +201,11 @@ fn form(fixture: &Fixture, chunk: usize, data: &[u8]) {
         content.iter().copied().cycle().take(size).collect()
     };
     let (_url, handed_out) = fixture.storage.presign_upload(BUCKET, &key, size as u64);
+    assert!(
+        handed_out.keys().map(String::as_str).eq(HANDED_OUT),
+        "the form's fields are not in the order {HANDED_OUT:?}: {:?}",
+        handed_out.keys().collect::<Vec<_>>()
+    );
     let mut fields: Vec<(String, Vec<u8>)> = handed_out
         .into_iter()
         .map(|(name, value)| (name, value.into_bytes()))

@@ -71,6 +71,12 @@ pub struct EmulatorArgs {
         conflicts_with = "no_device"
     )]
     pub devices: usize,
+    /// A field added to every upload form the storage hands out, after the standard
+    /// ones and signed into the form's policy, NAME=VALUE (repeatable): for tests that a
+    /// client sends the form fields it does not know, e.g.
+    /// `--upload-extra-field x-amz-meta-origin=tests`.
+    #[arg(long = "upload-extra-field", value_name = "NAME=VALUE")]
+    pub upload_extra_fields: Vec<String>,
 }
 
 impl EmulatorArgs {
@@ -117,6 +123,18 @@ impl EmulatorArgs {
             })?;
             passwords.insert(user.to_owned(), password.to_owned());
         }
+        let mut upload_extra_fields: Vec<(String, String)> = Vec::new();
+        for entry in &self.upload_extra_fields {
+            let (name, value) = entry
+                .split_once('=')
+                .ok_or_else(|| format!("--upload-extra-field takes NAME=VALUE, got `{entry}`"))?;
+            if let Some(problem) =
+                crate::storage::extra_field_problem(name, value, &upload_extra_fields)
+            {
+                return Err(format!("--upload-extra-field: {problem}"));
+            }
+            upload_extra_fields.push((name.to_owned(), value.to_owned()));
+        }
         let device = (!self.no_device && self.devices > 0).then(|| crate::device::DeviceConfig {
             passwords,
             pty: !self.no_device_pty,
@@ -141,6 +159,7 @@ impl EmulatorArgs {
                 rate: self.fault_rate,
                 ..FaultConfig::default()
             },
+            upload_extra_fields,
             ..EmulatorConfig::default()
         })
     }

@@ -53,6 +53,12 @@ pub struct EmulatorConfig {
     /// client's fallbacks are tested with them, e.g. a service that cancels only at the
     /// vendor collection's `/processings/{id}/cancel` (`["cancelProcessing"]`).
     pub missing_operations: Vec<String>,
+    /// Fields (name, value) the storage adds to every upload form it hands out, after
+    /// the standard ones, each signed into the form's policy: an upload without one, or
+    /// with another value, is refused with 403. For tests that a client sends the fields
+    /// it does not know; empty by default (the service's forms). A name may not be a
+    /// standard field's, `file` or `x-ignore-*`, nor repeat (the emulator does not start).
+    pub upload_extra_fields: Vec<(String, String)>,
 }
 
 impl Default for EmulatorConfig {
@@ -74,6 +80,7 @@ impl Default for EmulatorConfig {
             device: Some(device::DeviceConfig::default()),
             devices: 1,
             missing_operations: Vec::new(),
+            upload_extra_fields: Vec::new(),
         }
     }
 }

@@ -149,6 +149,8 @@ impl App {
             public_url: urls.storage.clone(),
             access_key: format!("EMU{}", random_hex(8).to_uppercase()),
             secret_key: random_hex(20),
+            session_token: crate::storage::new_session_token(),
+            extra_fields: config.upload_extra_fields.clone(),
             upload_ttl: config.upload_ttl,
             download_ttl: config.download_ttl,
             on_upload: Arc::new(move |event: &UploadEvent| mark_uploaded(&uploads, event)),

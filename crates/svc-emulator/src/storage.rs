@@ -12,16 +12,27 @@
 //! complete and checked; the temporary file is removed on any failure (a guard also
 //! removes it when the request is abandoned mid-way).
 //!
+//! # Upload forms
+//!
+//! [`Storage::presign_upload`] hands out, in this order, `bucket`, `X-Amz-Algorithm`,
+//! `X-Amz-Credential`, `X-Amz-Date`, `key`, `Policy`, `X-Amz-Signature` and
+//! `X-Amz-Security-Token` (the forms of temporary credentials, as the service's own
+//! clients send them), then the extra fields of [`StorageConfig::extra_fields`]. The
+//! policy holds one condition per handed-out field but `Policy` and `X-Amz-Signature`,
+//! and `content-length-range` equal to the registered size.
+//!
 //! # Upload checks (`POST /{bucket}`)
 //!
 //! In this order: unknown bucket → 404 `NoSuchBucket`; no `Content-Length` → 411
 //! `MissingContentLength`; not `multipart/form-data` → 400. When the `file` part
-//! arrives, the fields sent before it are checked (403 `AccessDenied`): each of the 7
-//! fields present once, every field but `x-ignore-*` valid UTF-8 (a value that is not
-//! cannot match its signature), bucket field equal to the bucket in the address,
-//! algorithm, credential (known access key), signature of the `Policy` string (lower-case
-//! hex, as SigV4 writes it: an upper-case signature does not match), expiration, every
-//! policy condition, every form field covered by a condition (S3's exemptions:
+//! arrives, the fields sent before it are checked (403 `AccessDenied`): each of the 8
+//! standard fields present once, every field but `x-ignore-*` valid UTF-8 (a value that
+//! is not cannot match its signature), bucket field equal to the bucket in the address,
+//! algorithm, credential (known access key), security token (the session token of that
+//! temporary access key), signature of the `Policy` string (lower-case hex, as SigV4
+//! writes it: an upper-case signature does not match), expiration, every policy
+//! condition (one per handed-out field, the security token's and any extra field's
+//! included), every form field covered by a condition (S3's exemptions:
 //! `X-Amz-Signature`, `Policy`, `file`, `x-ignore-*`), and, with an upload gate
 //! ([`Storage::with_upload_gate`]), that the object is still wanted (the emulator's: its
 //! file was not deleted, alone or with its container). The file is then streamed to
@@ -72,6 +83,7 @@ use axum::extract::{Path as UrlPath, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use base64::Engine as _;
 use chrono::{DateTime, Utc};
 
 use tokio::io::AsyncReadExt as _;
@@ -80,6 +92,7 @@ use error::S3Error;
 pub(crate) use error::s3_error;
 use files::{TempFile, invalid_bucket, object_file_name, valid_bucket_name};
 use form::{drain_body, drain_form};
+pub(crate) use policy::extra_field_problem;
 
 /// Called once an upload has been accepted, before the 204 is answered.
 pub type OnUpload = Arc<dyn Fn(&UploadEvent) + Send + Sync>;
@@ -106,8 +119,19 @@ pub struct StorageConfig {
     pub root: PathBuf,
     /// The address clients reach the storage at, e.g. `http://127.0.0.1:4566` (no trailing slash).
     pub public_url: String,
+    /// The access key and secret of the signatures: temporary (STS-like) credentials,
+    /// which go with `session_token`.
     pub access_key: String,
     pub secret_key: String,
+    /// The session token of the temporary credentials: every upload form carries it as
+    /// `X-Amz-Security-Token`, with a policy condition on it, and a form without it or
+    /// with another value is refused ([`new_session_token`] makes one).
+    pub session_token: String,
+    /// Fields every upload form carries after the standard ones, in this order, each
+    /// with a policy condition on its value (a form without one, or with another value,
+    /// is refused): tests use them to check that a client sends fields it does not
+    /// know. Empty for the service's forms. Names are checked by [`Storage::new`].
+    pub extra_fields: Vec<(String, String)>,
     /// How long a pre-signed upload form is valid.
     pub upload_ttl: Duration,
     /// How long a pre-signed download address is valid.
@@ -137,8 +161,41 @@ const READ_CHUNK: usize = 64 * 1024;
 /// Write buffer of an object the emulator writes itself.
 const WRITE_BUFFER: usize = 64 * 1024;
 
+/// A new session token of temporary credentials, in base64 as STS hands them out: 100
+/// random bytes, so it ends with `==` (and `+`, `/` and `=` must reach the storage
+/// unchanged).
+pub fn new_session_token() -> String {
+    let mut bytes = [0_u8; 100];
+    if getrandom::fill(&mut bytes).is_err() {
+        // No system randomness: UUIDs (still unpredictable enough for an emulator).
+        let random = std::iter::repeat_with(|| *uuid::Uuid::new_v4().as_bytes()).flatten();
+        for (byte, from) in bytes.iter_mut().zip(random) {
+            *byte = from;
+        }
+    }
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
 impl Storage {
+    /// A storage with its bucket folders created.
+    ///
+    /// # Errors
+    ///
+    /// An empty session token, an extra field that cannot be handed out (a standard
+    /// field's name, `file`, `x-ignore-*`, a name repeated or not made of ASCII letters,
+    /// digits, `-`, `_` and `.`, a value over 64 KiB), a folder that cannot be created.
     pub fn new(config: StorageConfig) -> std::io::Result<Self> {
+        let invalid =
+            |reason: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, reason);
+        if config.session_token.is_empty() {
+            return Err(invalid("the storage needs a session token".to_owned()));
+        }
+        for (i, (name, value)) in config.extra_fields.iter().enumerate() {
+            let before = config.extra_fields.get(..i).unwrap_or_default();
+            if let Some(problem) = policy::extra_field_problem(name, value, before) {
+                return Err(invalid(problem));
+            }
+        }
         std::fs::create_dir_all(&config.root)?;
         for region in REGIONS {
             std::fs::create_dir_all(config.root.join(Self::bucket_for_region(region)))?;

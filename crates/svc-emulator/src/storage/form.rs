@@ -15,7 +15,7 @@ use super::policy::Expected;
 use super::{Storage, UploadEvent};
 
 /// Longest accepted value of a non-file form field.
-const MAX_FIELD_LEN: usize = 64 * 1024;
+pub(super) const MAX_FIELD_LEN: usize = 64 * 1024;
 /// Most non-file form fields accepted.
 const MAX_FIELDS: usize = 100;
 /// Write buffer when streaming an upload to disk.

@@ -10,16 +10,22 @@ use super::Storage;
 use super::error::S3Error;
 use super::sigv4::{ALGORITHM, Credential, add_duration, hmac_for, hmac_sha256, signature_bytes};
 
-/// The 7 upload fields, in the order they are handed out.
-pub(super) const UPLOAD_FIELDS: [&str; 7] = [
-    "key",
+/// The 8 upload fields every form carries, in the order they are handed out (the order
+/// the service's own clients send them in); the storage's extra fields
+/// ([`super::StorageConfig::extra_fields`]) follow.
+pub(super) const UPLOAD_FIELDS: [&str; 8] = [
     "bucket",
     "X-Amz-Algorithm",
     "X-Amz-Credential",
     "X-Amz-Date",
+    "key",
     "Policy",
     "X-Amz-Signature",
+    "X-Amz-Security-Token",
 ];
+
+/// The field of the session token of temporary credentials.
+const SECURITY_TOKEN: &str = "X-Amz-Security-Token";
 
 impl Storage {
     /// `uploadInfo` for one registered file: the form's address and its fields, in order.
@@ -37,31 +43,41 @@ impl Storage {
         let expiration = add_duration(now, self.config.upload_ttl)
             .format("%Y-%m-%dT%H:%M:%S%.3fZ")
             .to_string();
+        let token = self.config.session_token.as_str();
+        let mut conditions = vec![
+            serde_json::json!({"bucket": bucket}),
+            serde_json::json!({"x-amz-algorithm": ALGORITHM}),
+            serde_json::json!({"x-amz-credential": credential}),
+            serde_json::json!({"x-amz-date": amz_date}),
+            serde_json::json!({"key": key}),
+            serde_json::json!({"x-amz-security-token": token}),
+        ];
+        for (name, value) in &self.config.extra_fields {
+            let mut condition = serde_json::Map::new();
+            condition.insert(name.clone(), serde_json::Value::String(value.clone()));
+            conditions.push(serde_json::Value::Object(condition));
+        }
+        conditions.push(serde_json::json!(["content-length-range", size, size]));
         let policy = serde_json::json!({
             "expiration": expiration,
-            "conditions": [
-                {"key": key},
-                {"bucket": bucket},
-                {"x-amz-algorithm": ALGORITHM},
-                {"x-amz-credential": credential},
-                {"x-amz-date": amz_date},
-                ["content-length-range", size, size],
-            ],
+            "conditions": conditions,
         });
         let policy = base64::engine::general_purpose::STANDARD.encode(policy.to_string());
         let signature = hex::encode(hmac_sha256(
             &self.signing_key(&date, region),
             policy.as_bytes(),
         ));
-        let fields = IndexMap::from([
-            ("key".to_owned(), key.to_owned()),
+        let mut fields = IndexMap::from([
             ("bucket".to_owned(), bucket.to_owned()),
             ("X-Amz-Algorithm".to_owned(), ALGORITHM.to_owned()),
             ("X-Amz-Credential".to_owned(), credential),
             ("X-Amz-Date".to_owned(), amz_date),
+            ("key".to_owned(), key.to_owned()),
             ("Policy".to_owned(), policy),
             ("X-Amz-Signature".to_owned(), signature),
+            (SECURITY_TOKEN.to_owned(), token.to_owned()),
         ]);
+        fields.extend(self.config.extra_fields.iter().cloned());
         (format!("{}/{bucket}", self.config.public_url), fields)
     }
 
@@ -120,6 +136,12 @@ impl Storage {
                 "The access key in X-Amz-Credential is unknown",
             ));
         }
+        // The access key is a temporary one: it goes with its session's token only.
+        if !same_secret(field(SECURITY_TOKEN), &self.config.session_token) {
+            return Err(S3Error::denied(
+                "The security token in X-Amz-Security-Token is not the session token of the access key",
+            ));
+        }
         let policy_b64 = field("Policy");
         let signature = signature_bytes(field("X-Amz-Signature"));
         let mac = hmac_for(
@@ -141,7 +163,7 @@ impl Storage {
                     if get(name) != Some(value.as_str()) {
                         return Err(S3Error::denied(format!(
                             "Field {} does not match the policy",
-                            display_name(name)
+                            self.display_name(name)
                         )));
                     }
                 }
@@ -149,7 +171,7 @@ impl Storage {
                     if !get(name).is_some_and(|v| v.starts_with(prefix.as_str())) {
                         return Err(S3Error::denied(format!(
                             "Field {} does not match the policy",
-                            display_name(name)
+                            self.display_name(name)
                         )));
                     }
                 }
@@ -179,13 +201,75 @@ pub(super) struct Expected {
     pub(super) length_range: Option<(u64, u64)>,
 }
 
-/// The name a policy condition's field has in the handed-out form.
-fn display_name(lower: &str) -> &str {
-    UPLOAD_FIELDS
+impl Storage {
+    /// The name a policy condition's field has in the handed-out form.
+    fn display_name<'a>(&'a self, lower: &'a str) -> &'a str {
+        UPLOAD_FIELDS
+            .iter()
+            .copied()
+            .chain(
+                self.config
+                    .extra_fields
+                    .iter()
+                    .map(|(name, _)| name.as_str()),
+            )
+            .find(|f| f.eq_ignore_ascii_case(lower))
+            .unwrap_or(lower)
+    }
+}
+
+/// Whether a received secret equals the expected one, in a time that does not depend on
+/// where they differ.
+fn same_secret(received: &str, expected: &str) -> bool {
+    received.len() == expected.len()
+        && received
+            .bytes()
+            .zip(expected.bytes())
+            .fold(0_u8, |diff, (a, b)| diff | (a ^ b))
+            == 0
+}
+
+/// Why an extra form field ([`super::StorageConfig::extra_fields`]) cannot be handed out, if
+/// it cannot: a name that is empty, not made of ASCII letters, digits, `-`, `_` and
+/// `.`, one of the 8 standard fields, `file`, an ignored field (`x-ignore-*`: not
+/// checked, it would prove nothing) or given twice; a value longer than a form field may
+/// be.
+pub(crate) fn extra_field_problem(
+    name: &str,
+    value: &str,
+    before: &[(String, String)],
+) -> Option<String> {
+    let lower = name.to_ascii_lowercase();
+    if name.is_empty() {
+        Some("an extra upload field needs a name".to_owned())
+    } else if !name
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+    {
+        Some(format!(
+            "the extra upload field {name:?} may hold only ASCII letters, digits, `-`, `_` and `.`"
+        ))
+    } else if lower == "file" || UPLOAD_FIELDS.iter().any(|f| f.eq_ignore_ascii_case(name)) {
+        Some(format!(
+            "the extra upload field {name} is a field every form has"
+        ))
+    } else if lower.starts_with("x-ignore-") {
+        Some(format!(
+            "the extra upload field {name} would be ignored by the storage (x-ignore-*)"
+        ))
+    } else if before
         .iter()
-        .find(|f| f.eq_ignore_ascii_case(lower))
-        .copied()
-        .unwrap_or(lower)
+        .any(|(other, _)| other.eq_ignore_ascii_case(name))
+    {
+        Some(format!("the extra upload field {name} is given twice"))
+    } else if value.len() > super::form::MAX_FIELD_LEN {
+        Some(format!(
+            "the value of the extra upload field {name} is longer than {} bytes",
+            super::form::MAX_FIELD_LEN
+        ))
+    } else {
+        None
+    }
 }
 
 /// A parsed POST policy (field names lower-cased, without `$`).

@@ -187,6 +187,15 @@ async fn bad_flags_exit_non_zero_with_a_message() {
     for args in [
         &["--port", "0", "--fault-rate", "2"][..],
         &["--port", "0", "--no-such-flag"][..],
+        &["--port", "0", "--upload-extra-field", "x-amz-meta-origin"][..],
+        &["--port", "0", "--upload-extra-field", "file=x"][..],
+        &[
+            "--port",
+            "0",
+            "--upload-extra-field",
+            "X-Amz-Security-Token=x",
+        ][..],
+        &["--port", "0", "--upload-extra-field", "x-ignore-note=x"][..],
     ] {
         let child = Command::new(BIN)
             .args(args)
@@ -220,4 +229,81 @@ async fn bad_flags_exit_non_zero_with_a_message() {
         );
         assert!(stdout.trim().is_empty(), "{args:?}: no JSON line: {stdout}");
     }
+}
+
+/// `--upload-extra-field NAME=VALUE` (repeatable; the value may hold `=`): the forms the
+/// binary's service hands out end with these fields, in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upload_extra_fields_from_the_command_line_reach_the_forms() {
+    let child = Command::new(BIN)
+        .args([
+            "--port",
+            "0",
+            "--no-device",
+            "--upload-extra-field",
+            "x-amz-meta-origin=cli=1",
+            "--upload-extra-field",
+            "Content-Type=application/octet-stream",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the binary starts");
+    let mut proc = Proc(child);
+    let stdout = proc.0.stdout.take().unwrap();
+    let line = tokio::task::spawn_blocking(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        line
+    })
+    .await
+    .unwrap();
+    let info: Value = serde_json::from_str(line.trim_end())
+        .unwrap_or_else(|e| panic!("one JSON object ({e}): {line:?}"));
+    let s = |k: &str| info[k].as_str().unwrap().to_owned();
+    let http = client();
+    let access = token(&http, &s("auth_url"), &s("api_key"), &s("api_secret")).await;
+    let r = Resp::read(
+        http.post(format!(
+            "{}/api/v2/organizations/{}/containers",
+            s("base_url"),
+            s("organization_id")
+        ))
+        .bearer_auth(&access)
+        .json(&serde_json::json!({
+            "region": "eu-west-3",
+            "files": [{"path": "a.nmea", "type": "input", "size": 1}],
+        }))
+        .send()
+        .await
+        .unwrap(),
+    )
+    .await;
+    let fields: Vec<(String, String)> = r.ok()["files"][0]["uploadInfo"]["fields"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_owned()))
+        .collect();
+    assert_eq!(
+        fields.len(),
+        crate::common::UPLOAD_FIELDS.len() + 2,
+        "{fields:?}"
+    );
+    assert_eq!(
+        fields[crate::common::UPLOAD_FIELDS.len()..],
+        [
+            ("x-amz-meta-origin".to_owned(), "cli=1".to_owned()),
+            (
+                "Content-Type".to_owned(),
+                "application/octet-stream".to_owned()
+            ),
+        ]
+    );
+    let _ = Command::new("kill")
+        .args(["-TERM", &proc.0.id().to_string()])
+        .status();
+    let status = wait_exit(&mut proc.0, Duration::from_secs(30)).await;
+    assert!(status.success(), "{status:?}");
 }

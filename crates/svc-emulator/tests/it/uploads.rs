@@ -215,3 +215,136 @@ async fn an_expired_policy_is_403_and_a_fresh_one_works() {
     assert_eq!(status, 204, "{body}");
     assert_eq!(file_status(&env, &container).await, "ready");
 }
+
+/// The forms of temporary credentials: the session token is handed out with the
+/// container's forms and is required: without it, empty (the form the service's own
+/// clients once sent) or with another value, 403.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_security_token_is_handed_out_and_required() {
+    let env = Env::start().await;
+    let (container, file) = pending_file(&env).await;
+    let fields = upload_fields(&file);
+    let token = fields
+        .iter()
+        .find(|(k, _)| k == "X-Amz-Security-Token")
+        .map(|(_, v)| v.clone())
+        .expect("a security token field");
+    assert!(!token.is_empty());
+    assert_eq!(
+        fields.last().map(|(k, _)| k.as_str()),
+        Some("X-Amz-Security-Token"),
+        "the token is the last field handed out"
+    );
+    assert!(
+        decode_policy(&file)["conditions"]
+            .as_array()
+            .unwrap()
+            .contains(&json!({"x-amz-security-token": token})),
+        "the policy holds the token"
+    );
+    let other = env
+        .create_container(json!([{"path": "other.nmea", "type": "input", "size": 1}]))
+        .await;
+    assert_eq!(
+        upload_fields(&other["files"][0])
+            .iter()
+            .find(|(k, _)| k == "X-Amz-Security-Token")
+            .map(|(_, v)| v.as_str()),
+        Some(token.as_str()),
+        "one session for every form of the emulator"
+    );
+    for value in [None, Some(""), Some("IQoJb3JpZ2luX2VjEOther==")] {
+        let sent: Vec<(String, String)> = fields
+            .iter()
+            .filter_map(|(k, v)| match (k.as_str(), value) {
+                ("X-Amz-Security-Token", None) => None,
+                ("X-Amz-Security-Token", Some(other)) => Some((k.clone(), other.to_owned())),
+                _ => Some((k.clone(), v.clone())),
+            })
+            .collect();
+        let (status, body) = post_form(
+            &env.http,
+            &upload_url(&file),
+            &sent,
+            Some(CONTENT.to_vec()),
+            &[],
+        )
+        .await;
+        assert_eq!(status, 403, "token {value:?}: {body}");
+        assert_storage_error(&body);
+        assert!(!body.contains(&token), "the token is not echoed: {body}");
+    }
+    assert_eq!(file_status(&env, &container).await, "pending");
+    let (status, body) = upload(&env.http, &file, CONTENT.to_vec()).await;
+    assert_eq!(status, 204, "{body}");
+}
+
+/// `upload_extra_fields`: every form the service hands out (at creation, when files are
+/// added, read or listed) carries the extra fields after the standard ones, signed into
+/// its policy; the upload needs them unchanged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extra_upload_fields_are_handed_out_signed_and_required() {
+    let env = Env::with(EmulatorConfig {
+        upload_extra_fields: vec![
+            (
+                "x-amz-meta-origin".to_owned(),
+                "emulator tests/1".to_owned(),
+            ),
+            ("success_action_status".to_owned(), "204".to_owned()),
+        ],
+        ..config()
+    })
+    .await;
+    let (container, file) = pending_file(&env).await;
+    let added = env
+        .post(
+            &format!("/api/v2/containers/{container}/files"),
+            &json!({"files": [{"path": "more.nmea", "type": "input", "size": 3}]}),
+        )
+        .await;
+    let mut expected: Vec<&str> = UPLOAD_FIELDS.to_vec();
+    expected.extend(["x-amz-meta-origin", "success_action_status"]);
+    let listed = env
+        .get(&format!(
+            "/api/v2/organizations/{}/containers?page=0&perPage=10",
+            env.org()
+        ))
+        .await;
+    for form in [
+        &file,
+        &added.created()[0],
+        &env.container(&container).await["files"][1],
+        &listed.ok()["containers"][0]["files"][0],
+    ] {
+        let names: Vec<String> = upload_fields(form).into_iter().map(|(k, _)| k).collect();
+        assert_eq!(names, expected, "{form}");
+    }
+    let fields = upload_fields(&file);
+    assert_eq!(fields[8].1, "emulator tests/1");
+    let conditions = decode_policy(&file)["conditions"].clone();
+    assert!(
+        conditions
+            .as_array()
+            .unwrap()
+            .contains(&json!({"x-amz-meta-origin": "emulator tests/1"})),
+        "{conditions}"
+    );
+    for name in ["x-amz-meta-origin", "success_action_status"] {
+        let without: Vec<(String, String)> =
+            fields.iter().filter(|(k, _)| k != name).cloned().collect();
+        let (status, body) = post_form(
+            &env.http,
+            &upload_url(&file),
+            &without,
+            Some(CONTENT.to_vec()),
+            &[],
+        )
+        .await;
+        assert_eq!(status, 403, "without {name}: {body}");
+        assert_storage_error(&body);
+    }
+    assert_eq!(file_status(&env, &container).await, "pending");
+    let (status, body) = upload(&env.http, &file, CONTENT.to_vec()).await;
+    assert_eq!(status, 204, "{body}");
+    assert_eq!(file_status(&env, &container).await, "ready");
+}

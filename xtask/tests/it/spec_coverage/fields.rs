@@ -51,14 +51,16 @@ const CONTAINER_FILE_FIELDS: &[(&str, T)] = &[
     ("uploadInfo", T::O),
     ("uploadInfo.url", T::Url),
     ("uploadInfo.fields", T::O),
-    // decided: the fields carried by uploadInfo.fields
-    ("uploadInfo.fields.key", T::S),
+    // the fields carried by uploadInfo.fields, as the vendor's API collection sends
+    // them (temporary credentials: the session token too)
     ("uploadInfo.fields.bucket", T::S),
     ("uploadInfo.fields.X-Amz-Algorithm", T::S),
     ("uploadInfo.fields.X-Amz-Credential", T::S),
     ("uploadInfo.fields.X-Amz-Date", T::S),
+    ("uploadInfo.fields.key", T::S),
     ("uploadInfo.fields.Policy", T::S),
     ("uploadInfo.fields.X-Amz-Signature", T::S),
+    ("uploadInfo.fields.X-Amz-Security-Token", T::S),
 ];
 
 /// The upload form's fields, in the order the service sends them (and they must be
@@ -327,7 +329,7 @@ fn cloud_resource_fields() {
     let mut ck = Ck::new("cloud_resource_fields");
     let doc = cloud();
     check_schema_fields(&mut ck, doc, CLOUD_SCHEMA_FIELDS);
-    // the upload form fields, in the decided order
+    // the upload form fields, in the order the service hands them out
     if let Ok(fields) = schema(doc, "ContainerFile")
         .ok_or_else(String::new)
         .and_then(|s| walk(doc.root, s, "uploadInfo.fields"))
@@ -351,14 +353,31 @@ fn cloud_resource_fields() {
                 format!("cloud.yaml: uploadInfo.fields.{f} is not required")
             });
         }
-        // every entry is a string form field
+        // every entry is a string form field; other fields may be handed out
         let extra_ok = match flat.get("additionalProperties") {
-            None | Some(Value::Bool(_)) => true,
+            None | Some(Value::Bool(true)) => true,
+            Some(Value::Bool(false)) => false,
             Some(a) => str_of(&flatten(doc.root, a), "type") == "string",
         };
         ck.check(extra_ok, || {
-            "cloud.yaml: uploadInfo.fields additional entries must be strings".to_string()
+            "cloud.yaml: uploadInfo.fields must allow other fields, as strings".to_string()
         });
+    }
+    // the descriptions that list the fields list them in that order too
+    for name in ["UploadFields", "UploadInfo"] {
+        let text = schema(doc, name).map_or("", |s| str_of(s, "description"));
+        let at: Vec<Option<usize>> = UPLOAD_FIELDS_ORDER
+            .iter()
+            .map(|f| text.find(&format!("`{f}`")))
+            .collect();
+        ck.check(
+            at.iter().all(Option::is_some) && at.windows(2).all(|w| w[0] < w[1]),
+            || {
+                format!(
+                    "cloud.yaml: the description of {name} does not list the upload fields in the order {UPLOAD_FIELDS_ORDER:?}"
+                )
+            },
+        );
     }
     ck.finish();
 }

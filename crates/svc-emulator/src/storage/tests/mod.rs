@@ -26,6 +26,8 @@ mod upload;
 const ACCESS_KEY: &str = "EMUACCESSKEY";
 const SECRET_KEY: &str = "emu/secret+key";
 const BUCKET: &str = "svc-eu-west-3";
+/// The session token of the temporary credentials (base64, as STS writes them).
+const SESSION_TOKEN: &str = "IQoJb3JpZ2luX2VjEMz//////////wEaCWV1LXdlc3QtMyJHMEUCIQ+emu/session==";
 
 struct Harness {
     storage: Storage,
@@ -44,11 +46,24 @@ struct Answer {
 
 impl Harness {
     async fn start() -> Self {
-        Self::start_with_gate(None).await
+        Self::start_with(None, Vec::new()).await
     }
 
     /// A storage with an upload gate ([`Storage::with_upload_gate`]).
     async fn start_with_gate(gate: Option<UploadGate>) -> Self {
+        Self::start_with(gate, Vec::new()).await
+    }
+
+    /// A storage whose forms carry extra fields ([`StorageConfig::extra_fields`]).
+    async fn start_with_extra_fields(extra: &[(&str, &str)]) -> Self {
+        let extra = extra
+            .iter()
+            .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
+            .collect();
+        Self::start_with(None, extra).await
+    }
+
+    async fn start_with(gate: Option<UploadGate>, extra_fields: Vec<(String, String)>) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
@@ -61,6 +76,8 @@ impl Harness {
             public_url: base.clone(),
             access_key: ACCESS_KEY.to_owned(),
             secret_key: SECRET_KEY.to_owned(),
+            session_token: SESSION_TOKEN.to_owned(),
+            extra_fields,
             upload_ttl: Duration::from_secs(600),
             download_ttl: Duration::from_secs(600),
             on_upload: Arc::new(move |e: &UploadEvent| seen.lock().unwrap().push(e.clone())),

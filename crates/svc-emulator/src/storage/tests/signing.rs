@@ -49,6 +49,20 @@ async fn presign_upload_gives_the_fields_in_order_with_a_signed_policy() {
     assert_eq!(url, format!("{}/{BUCKET}", h.base));
     let names: Vec<&str> = fields.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(names, UPLOAD_FIELDS);
+    // The order of the service's own clients: the token of temporary credentials last.
+    assert_eq!(
+        names,
+        [
+            "bucket",
+            "X-Amz-Algorithm",
+            "X-Amz-Credential",
+            "X-Amz-Date",
+            "key",
+            "Policy",
+            "X-Amz-Signature",
+            "X-Amz-Security-Token",
+        ]
+    );
     let value = |name: &str| {
         fields
             .iter()
@@ -85,14 +99,16 @@ async fn presign_upload_gives_the_fields_in_order_with_a_signed_policy() {
         ttl >= TimeDelta::seconds(600) && ttl < TimeDelta::seconds(601),
         "{ttl}"
     );
+    assert_eq!(value("X-Amz-Security-Token"), SESSION_TOKEN);
     assert_eq!(
         policy["conditions"],
         serde_json::json!([
-            {"key": "c1/raw/base.obs"},
             {"bucket": BUCKET},
             {"x-amz-algorithm": "AWS4-HMAC-SHA256"},
             {"x-amz-credential": value("X-Amz-Credential")},
             {"x-amz-date": amz_date},
+            {"key": "c1/raw/base.obs"},
+            {"x-amz-security-token": SESSION_TOKEN},
             ["content-length-range", 1234, 1234],
         ])
     );
@@ -101,4 +117,53 @@ async fn presign_upload_gives_the_fields_in_order_with_a_signed_policy() {
         value("X-Amz-Signature"),
         hex::encode(hmac_sha256(&key, value("Policy").as_bytes()))
     );
+}
+
+/// Extra fields follow the standard ones, in the order configured, each with a policy
+/// condition on its value (the name as handed out); the session token is a fresh
+/// base64 string.
+#[tokio::test]
+async fn extra_fields_are_handed_out_last_and_signed_into_the_policy() {
+    let h = Harness::start_with_extra_fields(&[
+        ("x-amz-meta-origin", "svc tests/1"),
+        ("Content-Type", "application/octet-stream"),
+    ])
+    .await;
+    let (_, fields) = h.presign("c1/raw/base.obs", 7);
+    let names: Vec<&str> = fields.iter().map(|(n, _)| n.as_str()).collect();
+    let mut expected = UPLOAD_FIELDS.to_vec();
+    expected.extend(["x-amz-meta-origin", "Content-Type"]);
+    assert_eq!(names, expected);
+    assert_eq!(fields[8].1, "svc tests/1");
+    let policy = fields
+        .iter()
+        .find(|(n, _)| n == "Policy")
+        .unwrap()
+        .1
+        .clone();
+    let policy: serde_json::Value = serde_json::from_slice(
+        &base64::engine::general_purpose::STANDARD
+            .decode(policy)
+            .unwrap(),
+    )
+    .unwrap();
+    let conditions = policy["conditions"].as_array().unwrap();
+    assert_eq!(
+        conditions[conditions.len() - 3..],
+        [
+            serde_json::json!({"x-amz-meta-origin": "svc tests/1"}),
+            serde_json::json!({"Content-Type": "application/octet-stream"}),
+            serde_json::json!(["content-length-range", 7, 7]),
+        ]
+    );
+
+    let token = new_session_token();
+    assert_eq!(token.len(), 136, "{token}");
+    assert!(token.ends_with("=="), "{token}");
+    assert!(
+        base64::engine::general_purpose::STANDARD
+            .decode(&token)
+            .is_ok_and(|bytes| bytes.len() == 100)
+    );
+    assert_ne!(token, new_session_token());
 }

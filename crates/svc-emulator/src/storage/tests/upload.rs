@@ -484,3 +484,209 @@ async fn a_20_mib_upload_is_streamed_to_disk() {
     assert_eq!(stored, expected);
     assert_eq!(h.events()[0].size, size);
 }
+
+/// The forms of temporary credentials: the session token goes with the access key. A
+/// form without it, with it empty or with another value is refused, and so is a policy
+/// signed without a condition on it (the field would not be covered), even when the
+/// token sent is the right one.
+#[tokio::test]
+async fn the_security_token_is_required_and_checked() {
+    let h = Harness::start().await;
+    let (url, fields) = h.presign("k", 10);
+    let token = "X-Amz-Security-Token";
+
+    let answer = h
+        .post(&url, form(&without(&fields, token), Some(content(10))))
+        .await;
+    assert_error(
+        &answer,
+        403,
+        "AccessDenied",
+        "Field X-Amz-Security-Token missing",
+    );
+    let other_session = SESSION_TOKEN.replace("emu", "other");
+    for value in ["", other_session.as_str(), &SESSION_TOKEN[1..]] {
+        let answer = h
+            .post(
+                &url,
+                form(&with_value(&fields, token, value), Some(content(10))),
+            )
+            .await;
+        assert_error(
+            &answer,
+            403,
+            "AccessDenied",
+            "not the session token of the access key",
+        );
+        assert!(!answer.body.contains(SESSION_TOKEN), "{}", answer.body);
+        assert!(
+            value.is_empty() || !answer.body.contains(value),
+            "{}",
+            answer.body
+        );
+    }
+
+    // Signed by the same keys for another session: its token is refused.
+    let stranger = Storage {
+        config: Arc::new(StorageConfig {
+            session_token: other_session.clone(),
+            ..(*h.storage.config).clone()
+        }),
+        clock: h.storage.clock.clone(),
+        signing_keys: Arc::default(),
+        gate: None,
+    };
+    let (_, forged) = stranger.presign_upload(BUCKET, "k", 10);
+    let forged: Vec<_> = forged.into_iter().collect();
+    let answer = h.post(&url, form(&forged, Some(content(10)))).await;
+    assert_error(
+        &answer,
+        403,
+        "AccessDenied",
+        "not the session token of the access key",
+    );
+
+    // A policy without the token's condition, validly signed: the field is not covered.
+    let value = |name: &str| fields.iter().find(|(n, _)| n == name).unwrap().1.clone();
+    let amz_date = value("X-Amz-Date");
+    let policy = serde_json::json!({
+        "expiration": (Utc::now() + TimeDelta::seconds(600))
+            .format("%Y-%m-%dT%H:%M:%S%.3fZ")
+            .to_string(),
+        "conditions": [
+            {"bucket": BUCKET},
+            {"x-amz-algorithm": "AWS4-HMAC-SHA256"},
+            {"x-amz-credential": value("X-Amz-Credential")},
+            {"x-amz-date": amz_date},
+            {"key": "k"},
+            ["content-length-range", 10, 10],
+        ],
+    });
+    let policy = base64::engine::general_purpose::STANDARD.encode(policy.to_string());
+    let key = signing_key(SECRET_KEY, &amz_date[..8], "eu-west-3");
+    let signature = hex::encode(hmac_sha256(&key, policy.as_bytes()));
+    let uncovered = with_value(
+        &with_value(&fields, "Policy", &policy),
+        "X-Amz-Signature",
+        &signature,
+    );
+    let answer = h.post(&url, form(&uncovered, Some(content(10)))).await;
+    assert_error(
+        &answer,
+        403,
+        "AccessDenied",
+        "Field X-Amz-Security-Token is not allowed by the policy",
+    );
+    h.assert_nothing_stored();
+
+    // The form as handed out.
+    let answer = h.post(&url, form(&fields, Some(content(10)))).await;
+    assert_eq!(answer.status.as_u16(), 204, "{}", answer.body);
+}
+
+/// An extra field handed out is signed into the policy: sent unchanged the upload is
+/// stored; without it or with another value it is refused, like any handed-out field.
+#[tokio::test]
+async fn an_extra_field_handed_out_must_be_sent_unchanged() {
+    let h = Harness::start_with_extra_fields(&[("x-amz-meta-origin", "svc tests/1")]).await;
+    let (url, fields) = h.presign("k", 10);
+    let extra = "x-amz-meta-origin";
+
+    let answer = h
+        .post(&url, form(&without(&fields, extra), Some(content(10))))
+        .await;
+    assert_error(
+        &answer,
+        403,
+        "AccessDenied",
+        "Field x-amz-meta-origin does not match the policy",
+    );
+    let answer = h
+        .post(
+            &url,
+            form(
+                &with_value(&fields, extra, "svc tests/2"),
+                Some(content(10)),
+            ),
+        )
+        .await;
+    assert_error(
+        &answer,
+        403,
+        "AccessDenied",
+        "Field x-amz-meta-origin does not match the policy",
+    );
+    h.assert_nothing_stored();
+
+    // In another case, as S3 compares field names.
+    let renamed: Vec<(String, String)> = fields
+        .iter()
+        .map(|(n, v)| {
+            if n == extra {
+                ("X-Amz-Meta-Origin".to_owned(), v.clone())
+            } else {
+                (n.clone(), v.clone())
+            }
+        })
+        .collect();
+    let answer = h.post(&url, form(&renamed, Some(content(10)))).await;
+    assert_eq!(answer.status.as_u16(), 204, "{}", answer.body);
+    let answer = h.post(&url, form(&fields, Some(content(10)))).await;
+    assert_eq!(answer.status.as_u16(), 204, "{}", answer.body);
+    assert_eq!(h.events().len(), 2);
+}
+
+/// Extra fields that could not be handed out stop the storage from starting, with the
+/// name in the message (never the value).
+#[test]
+fn extra_fields_that_cannot_be_handed_out_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = |session_token: &str, extra: &[(&str, &str)]| StorageConfig {
+        root: dir.path().join("objects"),
+        public_url: "http://127.0.0.1:9".to_owned(),
+        access_key: ACCESS_KEY.to_owned(),
+        secret_key: SECRET_KEY.to_owned(),
+        session_token: session_token.to_owned(),
+        extra_fields: extra
+            .iter()
+            .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
+            .collect(),
+        upload_ttl: Duration::from_secs(600),
+        download_ttl: Duration::from_secs(600),
+        on_upload: Arc::new(|_: &UploadEvent| {}),
+    };
+    let long = "v".repeat(64 * 1024 + 1);
+    for (extra, named) in [
+        (vec![("", "secret-value")], "needs a name"),
+        (vec![("x-amz-meta a", "secret-value")], "x-amz-meta a"),
+        (vec![("x\"y", "secret-value")], "x\\\"y"),
+        (vec![("file", "secret-value")], "file"),
+        (vec![("POLICY", "secret-value")], "POLICY"),
+        (
+            vec![("x-amz-security-token", "secret-value")],
+            "x-amz-security-token",
+        ),
+        (vec![("x-ignore-note", "secret-value")], "x-ignore-note"),
+        (
+            vec![
+                ("x-amz-meta-a", "secret-value"),
+                ("X-Amz-Meta-A", "secret-value"),
+            ],
+            "twice",
+        ),
+        (vec![("x-amz-meta-a", long.as_str())], "longer than"),
+    ] {
+        let error = Storage::new(config(SESSION_TOKEN, &extra))
+            .err()
+            .unwrap_or_else(|| panic!("{extra:?} accepted"));
+        assert_eq!(error.kind(), std::io::ErrorKind::InvalidInput);
+        let message = error.to_string();
+        assert!(message.contains(named), "{message}");
+        assert!(!message.contains("secret-value"), "{message}");
+    }
+    let error = Storage::new(config("", &[]))
+        .err()
+        .expect("no session token");
+    assert!(error.to_string().contains("session token"), "{error}");
+    assert!(Storage::new(config(SESSION_TOKEN, &[("success_action_status", "204")])).is_ok());
+}
