@@ -12,6 +12,7 @@
 mod downloads;
 mod proxy;
 mod soak;
+mod upload_fields;
 mod uploads;
 
 use std::net::SocketAddr;
