@@ -24,15 +24,25 @@ final class Recorder: WorkflowListener, @unchecked Sendable {
     }
 }
 
-/// Collects transfer progress.
+/// Collects transfer progress; holds the transfer in its first report until `release()`
+/// (so that a wait is cancelled while the transfer surely runs).
 final class TransferRecorder: TransferListener, @unchecked Sendable {
     private let lock = NSLock()
     private var snapshots: [TransferProgress] = []
+    private let gate = DispatchSemaphore(value: 0)
 
     func onProgress(progress: TransferProgress) {
         lock.lock()
+        let first = snapshots.isEmpty
         snapshots.append(progress)
         lock.unlock()
+        if first {
+            _ = gate.wait(timeout: .now() + 30)
+        }
+    }
+
+    func release() {
+        gate.signal()
     }
 
     var last: TransferProgress? {
@@ -157,10 +167,15 @@ final class WorkflowTests: XCTestCase {
         }
         let recorder = TransferRecorder()
         let upload = try Transfers(options: TransferOptions(parallelism: 2, progressInterval: 0.01), listener: recorder).upload(jobs: jobs)
-        // A cancelled wait ends; the transfer goes on.
+        // A cancelled wait ends (the transfer is held in its first report meanwhile)…
         let waiting = Task { try await upload.wait() }
+        try await Task.sleep(nanoseconds: 100_000_000)
         waiting.cancel()
-        _ = await svcError { try await waiting.value }
+        let waited = await svcError { try await waiting.value }
+        XCTAssertEqual(waited?.kind, .canceled)
+        XCTAssertFalse(upload.isFinished())
+        // …and the transfer goes on to its end.
+        recorder.release()
         let report = try await upload.wait()
         XCTAssertEqual(report.files.map(\.bytes).sorted(), try inputs.map(size).sorted())
         XCTAssertTrue(report.files.allSatisfy { $0.state == .done }, "\(report)")

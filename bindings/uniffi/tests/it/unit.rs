@@ -84,7 +84,7 @@ fn tcp_link(bridge: &str) -> (tokio::runtime::Runtime, Arc<TcpLink>) {
 }
 
 /// A link as USB and BLE stacks behave: every third read gives nothing ("nothing yet",
-/// as a USB serial driver's read every 16 ms or so), the others give pieces of 1 to 512
+/// as a USB serial driver's read every 16 ms or so), the others give pieces of 7 or 512
 /// bytes of what arrived; writes arrive in pieces of at most `SerialOptions.maxWriteBytes`. Once
 /// armed, a write sends a few bytes and the link is gone (unplugged mid-request).
 struct UsbLike {

@@ -4,11 +4,15 @@ import java.io.File
 import java.nio.file.Files
 import java.time.Duration
 import java.util.Collections
+import java.util.concurrent.CountDownLatch
+import java.util.concurrent.TimeUnit
 import kotlinx.coroutines.async
 import kotlinx.coroutines.cancelAndJoin
+import kotlinx.coroutines.delay
 import kotlinx.coroutines.runBlocking
 import org.junit.jupiter.api.AfterAll
 import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertFalse
 import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.TestInstance
@@ -35,11 +39,14 @@ class TransferTest {
     @AfterAll
     fun stop() = emulator.close()
 
+    /** Collects progress; holds the transfer in its first report until the latch opens. */
     private class Progress : TransferListener {
         val seen: MutableList<TransferProgress> = Collections.synchronizedList(mutableListOf())
+        val gate = CountDownLatch(1)
 
         override fun onProgress(progress: TransferProgress) {
-            seen.add(progress)
+            val first = synchronized(seen) { seen.isEmpty().also { seen.add(progress) } }
+            if (first) gate.await(30, TimeUnit.SECONDS)
         }
     }
 
@@ -61,9 +68,14 @@ class TransferTest {
         assertTrue(!jobs[0].uploadInfo.redactedUrl().contains("?"))
         val progress = Progress()
         val upload = Transfers(TransferOptions(parallelism = 2, progressInterval = Duration.ofMillis(10)), progress).upload(jobs)
-        // A wait given up does not stop the transfer.
+        // A wait given up (the transfer held in its first report meanwhile)…
         val waiting = async { upload.wait() }
+        delay(100)
         waiting.cancelAndJoin()
+        assertTrue(waiting.isCancelled)
+        assertFalse(upload.isFinished())
+        // …does not stop the transfer.
+        progress.gate.countDown()
         val report = upload.wait()
         assertEquals(inputs.map { it.length() }.sorted(), report.files.map { it.bytes }.sorted())
         assertTrue(report.files.all { it.state == FileState.DONE }, "$report")
