@@ -47,6 +47,8 @@ impl Call {
     where
         F: Future<Output = Output> + Send + 'static,
     {
+        // The level of `logging` first: the task may log at once.
+        Python::attach(crate::logs::sync);
         let task = runtime()?.spawn(future);
         Ok(Self {
             abort: task.abort_handle(),
@@ -82,7 +84,10 @@ impl Call {
         let taken = std::mem::replace(&mut *self.state(), State::Collected);
         let mut task = match taken {
             State::Running(task) => task,
-            State::Ended(joined) => return collect(py, joined),
+            State::Ended(joined) => {
+                crate::logs::pump(py);
+                return collect(py, joined);
+            }
             State::Watched => {
                 *self.state() = State::Watched;
                 return Err(PyRuntimeError::new_err(
@@ -119,6 +124,7 @@ impl Call {
         runtime()?.spawn(async move {
             let joined = task.await;
             Python::attach(|py| {
+                crate::logs::pump(py);
                 *call.get().state() = State::Ended(joined);
                 if let Err(e) = callback.call1(py, (call.clone_ref(py),)) {
                     e.write_unraisable(py, Some(callback.bind(py)));

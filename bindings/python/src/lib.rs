@@ -17,6 +17,7 @@ mod dict_walk;
 mod emulator;
 mod errors;
 mod failures;
+mod logs;
 mod rights;
 mod runtime;
 mod settings;
@@ -71,6 +72,7 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     settings::register(module)?;
     webhook::register(module)?;
     rights::register(module)?;
+    logs::register(module)?;
     call::register(module)?;
     cloud::register(module)?;
     workflow::register(module)?;

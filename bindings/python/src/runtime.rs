@@ -76,6 +76,7 @@ where
         ));
     }
     let runtime = runtime()?;
+    crate::logs::sync(py);
     let mut future = std::pin::pin!(future);
     loop {
         let output = py.detach(|| {
@@ -85,6 +86,8 @@ where
                     .ok()
             })
         });
+        // What the SDK logged meanwhile reaches `logging` on this thread.
+        crate::logs::pump(py);
         if let Some(output) = output {
             return Ok(output);
         }

@@ -20,6 +20,12 @@ inertial navigation units.
 
 The work is done by a native extension (Rust, ``svc_sdk._native``); importing the
 package imports nothing heavy (no pandas, no web framework).
+
+Logs go to :mod:`logging`, under the ``svc_sdk`` logger and loggers below it named after
+the SDK's modules (``svc_sdk.cloud``, ``svc_sdk.unit``, ``svc_sdk.transfer``,
+``svc_sdk.workflow``...): ``logging.basicConfig(level=logging.DEBUG)`` shows retries,
+token requests and transfers; level 5 (``TRACE``) the serial frames. No secret is
+logged. While the logger is disabled, the SDK formats nothing.
 """
 
 from svc_sdk import errors, records, rights, samples, settings, webhook

@@ -42,6 +42,7 @@ __all__ = [
     "WorkflowTask",
     "__version__",
     "_diff_json_reference",
+    "_pump_logs",
     "_sleep",
     "allowed_operations",
     "apply",
@@ -175,6 +176,7 @@ def allowed_operations(user: str, *, logged_in: bool = True) -> list[str]: ...
 # --- runtime (private) ----------------------------------------------------------------
 
 def _sleep(seconds: float) -> None: ...
+def _pump_logs() -> None: ...
 
 # --- calls, cloud, workflow, unit, emulator --------------------------------------------
 

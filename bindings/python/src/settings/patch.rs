@@ -97,9 +97,8 @@ impl Patch {
 /// The minimal patch from `old` to `new` (see `Patch`): objects compared key by key,
 /// arrays and scalars whole, with JSON semantics.
 ///
-/// Two `dict`s of exact builtin types (the usual trees, from `json.loads` or a unit)
-/// are compared by `dict_walk` on borrowed references; anything else, or anything that
-/// walk does not handle (subclasses, errors), by [`Differ`].
+/// Trees of builtin types (the usual ones, from `json.loads` or a unit) are compared
+/// in place, without copying them; other mappings and sequences are read as JSON too.
 #[pyfunction]
 pub(super) fn diff<'py>(
     py: Python<'py>,
