@@ -15,7 +15,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from typing import Any, AsyncIterator, Callable, Iterable, Mapping, Optional, TypeVar, Union
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    AsyncIterator,
+    Callable,
+    Iterable,
+    Mapping,
+    Optional,
+    TypeVar,
+    Union,
+)
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 from svc_sdk import _native
 from svc_sdk.cloud import (
@@ -44,6 +57,7 @@ from svc_sdk.unit import ApplyReport, Unit, WriteOutcome
 from svc_sdk.workflow import (
     Files,
     PathLike,
+    WorkflowSettings,
     ProgressCallback,
     Workflow,
     WorkflowOutcome,
@@ -365,33 +379,12 @@ class AsyncWorkflow:
         self,
         inputs: Files,
         config: Union[Mapping[str, Any], PathLike],
-        *,
-        resources: Files = (),
-        name: Optional[str] = None,
-        metadata: Optional[Mapping[str, str]] = None,
-        out: Optional[PathLike] = None,
-        region: Optional[str] = None,
-        follow: bool = True,
-        follow_timeout: Optional[float] = None,
-        wait_for_organization: bool = False,
-        cleanup_on_failure: bool = False,
-        progress: Union[bool, ProgressCallback, None] = None,
+        **settings: Unpack[WorkflowSettings],
     ) -> AsyncWorkflowTask:
-        """Starts a workflow (as :meth:`Workflow.start`) and returns at once; reports
-        reach ``progress`` on the event loop while the task is awaited."""
-        task = self._workflow.start(
-            inputs,
-            config,
-            resources=resources,
-            name=name,
-            metadata=metadata,
-            out=out,
-            region=region,
-            follow=follow,
-            follow_timeout=follow_timeout,
-            wait_for_organization=wait_for_organization,
-            cleanup_on_failure=cleanup_on_failure,
-        )
+        """Starts a workflow (as :meth:`Workflow.start`, the same settings) and returns at
+        once; reports reach ``progress`` on the event loop while the task is awaited."""
+        progress = settings.pop("progress", None)
+        task = self._workflow.start(inputs, config, **settings)
         return AsyncWorkflowTask(task, progress)
 
     def start_resume(
@@ -410,33 +403,10 @@ class AsyncWorkflow:
         self,
         inputs: Files,
         config: Union[Mapping[str, Any], PathLike],
-        *,
-        resources: Files = (),
-        name: Optional[str] = None,
-        metadata: Optional[Mapping[str, str]] = None,
-        out: Optional[PathLike] = None,
-        region: Optional[str] = None,
-        follow: bool = True,
-        follow_timeout: Optional[float] = None,
-        wait_for_organization: bool = False,
-        cleanup_on_failure: bool = False,
-        progress: Union[bool, ProgressCallback, None] = None,
+        **settings: Unpack[WorkflowSettings],
     ) -> WorkflowOutcome:
-        task = self.start(
-            inputs,
-            config,
-            resources=resources,
-            name=name,
-            metadata=metadata,
-            out=out,
-            region=region,
-            follow=follow,
-            follow_timeout=follow_timeout,
-            wait_for_organization=wait_for_organization,
-            cleanup_on_failure=cleanup_on_failure,
-            progress=progress,
-        )
-        return await self._to_the_end(task)
+        """Runs a whole workflow (as :meth:`Workflow.run`, the same settings)."""
+        return await self._to_the_end(self.start(inputs, config, **settings))
 
     async def resume(
         self,

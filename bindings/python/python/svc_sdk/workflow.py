@@ -22,7 +22,10 @@ import errno as _errnos
 import json
 import os
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, TypedDict, Union
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 from svc_sdk import _native
 from svc_sdk.cloud import CloudClient, Id
@@ -33,6 +36,7 @@ from svc_sdk.records import OutputFile, Processing, ProcessingError
 __all__ = [
     "Files",
     "Workflow",
+    "WorkflowSettings",
     "WorkflowOutcome",
     "WorkflowTask",
     "ProgressCallback",
@@ -290,6 +294,43 @@ def _config(config: Union[Mapping[str, Any], PathLike]) -> dict[str, Any]:
     return _native.read_processing_config(os.fspath(config))
 
 
+class WorkflowSettings(TypedDict, total=False):
+    """The settings of :meth:`Workflow.start` and :meth:`Workflow.run` (and of their
+    :mod:`svc_sdk.aio` twins), each optional:
+
+    - ``resources``: resource files (export profiles, report templates, geodesy
+      resources), a list or one path;
+    - ``name``: the processing's name;
+    - ``metadata``: metadata of the container and the processing (``dict`` of ``str``);
+    - ``out``: the folder the outputs are downloaded to (``{processing_id}`` in it is
+      replaced; checked for writing before anything is sent); without it, nothing is
+      downloaded;
+    - ``region``: where the files are stored and the processing runs (``eu-west-3``);
+    - ``follow``: follow the processing to its end (``True``), or return once started;
+    - ``follow_timeout``: the longest follow, in seconds (``WaitTimeoutError`` after it;
+      the processing goes on in the cloud);
+    - ``wait_for_organization``: wait for the organization's ongoing processing to end
+      instead of failing with a conflict;
+    - ``cleanup_on_failure``: delete the container when the workflow fails (or is
+      canceled) before a processing of it was started (the error's ``cleaned_up`` says
+      whether it was);
+    - ``progress``: ``True`` for progress bars (``tqdm.auto`` when installed; the default of
+      ``run``), ``False``/``None`` for none (the default of ``start``), or a callable given
+      each report (a dict with a ``stage``).
+    """
+
+    resources: Files
+    name: Optional[str]
+    metadata: Optional[Mapping[str, str]]
+    out: Optional[PathLike]
+    region: Optional[str]
+    follow: bool
+    follow_timeout: Optional[float]
+    wait_for_organization: bool
+    cleanup_on_failure: bool
+    progress: Union[bool, ProgressCallback, None]
+
+
 class Workflow:
     """Runs processing workflows with one :class:`~svc_sdk.CloudClient`."""
 
@@ -301,74 +342,43 @@ class Workflow:
         self,
         inputs: Files,
         config: Union[Mapping[str, Any], PathLike],
-        *,
-        resources: Files = (),
-        name: Optional[str] = None,
-        metadata: Optional[Mapping[str, str]] = None,
-        out: Optional[PathLike] = None,
-        region: Optional[str] = None,
-        follow: bool = True,
-        follow_timeout: Optional[float] = None,
-        wait_for_organization: bool = False,
-        cleanup_on_failure: bool = False,
-        progress: Union[bool, ProgressCallback, None] = False,
+        **settings: Unpack[WorkflowSettings],
     ) -> WorkflowTask:
-        """Starts a workflow and returns at once. ``inputs`` and ``resources`` are lists
-        of files, or one file each (a ``str`` or ``os.PathLike``). ``config`` is the
-        processing configuration (a dict, or the path of a JSON file: a missing one
-        raises ``LocalFileError``, also a ``FileNotFoundError``; invalid JSON an
-        ``InvalidInputError`` naming its line and column); ``out`` the folder the
-        outputs are downloaded to (``{processing_id}`` in it is replaced).
-        ``cleanup_on_failure`` deletes the container when the workflow fails before a
-        processing was started (the error's ``cleaned_up`` says whether it was)."""
+        """Starts a workflow and returns at once. ``inputs`` is a list of files, or one
+        file (a ``str`` or ``os.PathLike``). ``config`` is the processing configuration: a
+        dict, or the path of a JSON file (a missing one raises ``LocalFileError``, also a
+        ``FileNotFoundError``; invalid JSON an ``InvalidInputError`` naming its line and
+        column). The other settings are those of :class:`WorkflowSettings`."""
+        unknown = set(settings) - set(WorkflowSettings.__annotations__)
+        if unknown:
+            raise TypeError(f"Workflow.start() got unknown settings: {', '.join(sorted(unknown))}")
+        metadata = settings.get("metadata")
+        out = settings.get("out")
         native = self._n.start(
             _paths(inputs),
             _config(config),
-            resources=_paths(resources),
-            name=name,
+            resources=_paths(settings.get("resources", ())),
+            name=settings.get("name"),
             metadata=None if metadata is None else dict(metadata),
             out=None if out is None else os.fspath(out),
-            region=region,
-            follow=follow,
-            follow_timeout=follow_timeout,
-            wait_for_organization=wait_for_organization,
-            cleanup_on_failure=cleanup_on_failure,
+            region=settings.get("region"),
+            follow=settings.get("follow", True),
+            follow_timeout=settings.get("follow_timeout"),
+            wait_for_organization=settings.get("wait_for_organization", False),
+            cleanup_on_failure=settings.get("cleanup_on_failure", False),
         )
-        return WorkflowTask(native, _progress(progress))
+        return WorkflowTask(native, _progress(settings.get("progress", False)))
 
     def run(
         self,
         inputs: Files,
         config: Union[Mapping[str, Any], PathLike],
-        *,
-        resources: Files = (),
-        name: Optional[str] = None,
-        metadata: Optional[Mapping[str, str]] = None,
-        out: Optional[PathLike] = None,
-        region: Optional[str] = None,
-        follow: bool = True,
-        follow_timeout: Optional[float] = None,
-        wait_for_organization: bool = False,
-        cleanup_on_failure: bool = False,
-        progress: Union[bool, ProgressCallback, None] = True,
+        **settings: Unpack[WorkflowSettings],
     ) -> WorkflowOutcome:
-        """Runs a whole workflow (see :meth:`start`) and returns its outcome. Ctrl-C
-        stops it and says what goes on in the cloud."""
-        task = self.start(
-            inputs,
-            config,
-            resources=resources,
-            name=name,
-            metadata=metadata,
-            out=out,
-            region=region,
-            follow=follow,
-            follow_timeout=follow_timeout,
-            wait_for_organization=wait_for_organization,
-            cleanup_on_failure=cleanup_on_failure,
-            progress=progress,
-        )
-        return _finish(task)
+        """Runs a whole workflow (see :meth:`start`; progress bars by default) and returns
+        its outcome. Ctrl-C stops it and says what goes on in the cloud."""
+        settings.setdefault("progress", True)
+        return _finish(self.start(inputs, config, **settings))
 
     def resume(
         self,
