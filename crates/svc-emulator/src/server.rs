@@ -210,15 +210,35 @@ async fn connection(
         let router = router.clone();
         async move { Ok::<_, Infallible>(handle(router, request, format, timeouts.body).await) }
     });
+    serve_http1(stream, service, timeouts.header, async move {
+        let _ = stop.wait_for(|stopped| *stopped).await;
+    })
+    .await;
+}
+
+/// Serves one HTTP/1.1 connection with `service`: the request head must arrive within
+/// `header_timeout` (else the connection is closed); when `stop` resolves, answers in
+/// flight are finished (5 s at most) and the connection closed.
+pub(crate) async fn serve_http1<S, B>(
+    stream: TcpStream,
+    service: S,
+    header_timeout: Duration,
+    stop: impl Future<Output = ()>,
+) where
+    S: hyper::service::HttpService<Incoming, ResBody = B>,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    B: hyper::body::Body + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     let mut builder = http1::Builder::new();
     builder
         .timer(TokioTimer::new())
-        .header_read_timeout(timeouts.header);
+        .header_read_timeout(header_timeout);
     let conn = builder.serve_connection(TokioIo::new(stream), service);
     let mut conn = std::pin::pin!(conn);
     tokio::select! {
         _ = conn.as_mut() => return,
-        _ = stop.wait_for(|stopped| *stopped) => {}
+        () = stop => {}
     }
     conn.as_mut().graceful_shutdown();
     let _ = tokio::time::timeout(Duration::from_secs(5), conn).await;

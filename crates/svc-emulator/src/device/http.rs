@@ -21,16 +21,13 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper::header::{ALLOW, CONNECTION, CONTENT_DISPOSITION, CONTENT_TYPE, HeaderValue};
-use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
 use super::unit::{Outcome, Unit};
-use crate::server::IdleBody;
-use crate::server::ReadTimeouts;
+use crate::server::{IdleBody, ReadTimeouts, serve_http1};
 
 /// Largest request body accepted (a whole settings tree is about 20 KB).
 const MAX_BODY: usize = 4 << 20;
@@ -78,19 +75,15 @@ async fn connection(
     let service_unit = unit.clone();
     let service =
         service_fn(move |request| respond(service_unit.clone(), request, timeouts.body, latency));
-    let mut builder = http1::Builder::new();
-    builder
-        .timer(TokioTimer::new())
-        .header_read_timeout(timeouts.header);
-    let conn = builder.serve_connection(TokioIo::new(stream), service);
-    let mut conn = std::pin::pin!(conn);
-    tokio::select! {
-        _ = conn.as_mut() => return,
-        _ = stop.wait_for(|stopped| *stopped) => return,
-        _ = boots.changed() => {}
-    }
-    conn.as_mut().graceful_shutdown();
-    let _ = tokio::time::timeout(Duration::from_secs(5), conn).await;
+    // A reboot closes the connection (after the answer in flight), as the emulator's
+    // stop does.
+    let ended = async move {
+        tokio::select! {
+            _ = stop.wait_for(|stopped| *stopped) => {}
+            _ = boots.changed() => {}
+        }
+    };
+    serve_http1(stream, service, timeouts.header, ended).await;
 }
 
 async fn respond(
