@@ -1,10 +1,13 @@
 //! Minimal diff between two trees, and applying a partial tree (the unit's write).
 
+use std::convert::Infallible;
 use std::fmt;
+use std::marker::PhantomData;
 
 use serde_json::{Map, Value};
 
 use super::path::NodePath;
+use super::walk;
 use super::{SettingsError, redacted};
 
 /// What turns one settings tree into another: the partial tree to write, and the
@@ -81,8 +84,9 @@ impl fmt::Debug for Patch {
 }
 
 /// The minimal patch from `old` to `new`: only the changed nodes, each written once,
-/// with the objects on their paths (see [`Patch`]). `apply(old, &diff(old, new).tree)`
-/// equals `new` whenever the patch has no removals.
+/// with the objects on their paths (see [`Patch`], and the semantics in
+/// [`walk`](super::walk)). `apply(old, &diff(old, new).tree)` equals `new` whenever the
+/// patch has no removals.
 ///
 /// Equal sub-trees are skipped without allocating: keys are compared in order (the
 /// usual case of two trees of one schema) and looked up by hash only where the orders
@@ -101,115 +105,87 @@ impl fmt::Debug for Patch {
 /// assert_eq!(apply(&old, &patch.tree), new);
 /// ```
 pub fn diff(old: &Value, new: &Value) -> Patch {
-    let mut differ = Differ::default();
-    let tree = match (old, new) {
-        (Value::Object(old), Value::Object(new)) => {
-            Value::Object(differ.objects(old, new).unwrap_or_default())
-        }
-        _ => {
-            if !values_equal(old, new) {
-                differ.changed.push(NodePath::root());
-            }
-            new.clone()
-        }
-    };
-    Patch {
-        tree,
-        changed: differ.changed,
-        removed: differ.removed,
-    }
+    let mut values = Values::default();
+    let Ok(root) = walk::diff(&mut values, &old, &new);
+    values.patch.finish(root, || new.clone())
 }
 
+/// A patch whose tree is a `serde_json::Value`, as a diff finds its changes: the keys
+/// to the objects being walked, the changed and removed paths, and the partial objects
+/// (for the representations whose patches are [`Patch`]es: values, the nodes of a
+/// text).
 #[derive(Default)]
-struct Differ<'a> {
+pub(super) struct PatchBuilder<'k> {
     /// Keys from the root to the objects being compared.
-    stack: Vec<&'a str>,
+    stack: Vec<&'k str>,
     changed: Vec<NodePath>,
     removed: Vec<NodePath>,
 }
 
-impl<'a> Differ<'a> {
-    /// The partial object turning `old` into `new`, `None` when no node changed.
-    fn objects(
-        &mut self,
-        old: &'a Map<String, Value>,
-        new: &'a Map<String, Value>,
-    ) -> Option<Map<String, Value>> {
-        if std::ptr::eq(old, new) {
-            return None; // The same object (e.g. `diff(tree, tree)`).
-        }
-        let mut out: Option<Map<String, Value>> = None;
-        // Walk both in order while their keys match; look keys up once they do not.
-        let mut old_entries = old.iter();
-        let mut in_step = true;
-        let mut found = 0usize;
-        for (key, new_value) in new {
-            let old_value = if in_step {
-                match old_entries.next() {
-                    Some((old_key, old_value)) if str_eq(old_key, key) => Some(old_value),
-                    _ => {
-                        in_step = false;
-                        old.get(key)
-                    }
-                }
-            } else {
-                old.get(key)
-            };
-            match old_value {
-                Some(old_value) => {
-                    found += 1;
-                    self.value(key, old_value, new_value, &mut out);
-                }
-                None => self.change(key, new_value, &mut out),
-            }
-        }
-        // Keys are unique: when every key of `old` was found in `new`, none was removed.
-        if found < old.len() {
-            for key in old.keys() {
-                if !new.contains_key(key) {
-                    self.removed
-                        .push(NodePath::from_tree_keys(&self.stack, key));
-                }
-            }
-        }
-        out
+impl<'k> PatchBuilder<'k> {
+    #[inline]
+    pub(super) fn enter(&mut self, key: &'k str) {
+        self.stack.push(key);
     }
 
     #[inline]
-    fn value(
-        &mut self,
-        key: &'a str,
-        old: &'a Value,
-        new: &'a Value,
-        out: &mut Option<Map<String, Value>>,
-    ) {
-        // The common leaves are compared here, without a call: most nodes are equal.
-        let equal = match (old, new) {
-            (Value::Object(old), Value::Object(new)) => {
-                self.stack.push(key);
-                let child = self.objects(old, new);
-                self.stack.pop();
-                if let Some(child) = child {
-                    out.get_or_insert_with(new_map)
-                        .insert(key.to_owned(), Value::Object(child));
-                }
-                return;
-            }
-            _ => quick_equal(old, new),
-        };
-        if !equal {
-            self.change(key, new, out);
-        }
+    pub(super) fn leave(&mut self) {
+        self.stack.pop();
     }
 
-    /// Records a changed (or added) node and writes it into the partial object.
+    /// Records a changed (or added) node and writes its new value into the partial
+    /// object.
     #[cold]
     #[inline(never)]
-    fn change(&mut self, key: &str, new: &Value, out: &mut Option<Map<String, Value>>) {
+    pub(super) fn changed(
+        &mut self,
+        key: &str,
+        value: Value,
+        out: &mut Option<Map<String, Value>>,
+    ) {
         self.changed
             .push(NodePath::from_tree_keys(&self.stack, key));
         out.get_or_insert_with(new_map)
-            .insert(key.to_owned(), new.clone());
+            .insert(key.to_owned(), value);
+    }
+
+    #[inline]
+    pub(super) fn child(
+        &mut self,
+        key: &str,
+        child: Map<String, Value>,
+        out: &mut Option<Map<String, Value>>,
+    ) {
+        out.get_or_insert_with(new_map)
+            .insert(key.to_owned(), Value::Object(child));
+    }
+
+    #[cold]
+    pub(super) fn removed(&mut self, key: &str) {
+        self.removed
+            .push(NodePath::from_tree_keys(&self.stack, key));
+    }
+
+    pub(super) fn changed_root(&mut self) {
+        self.changed.push(NodePath::root());
+    }
+
+    /// The patch: the partial object of the roots, or `new` itself when the roots are
+    /// not both objects.
+    pub(super) fn finish(
+        self,
+        root: walk::Root<Map<String, Value>>,
+        new: impl FnOnce() -> Value,
+    ) -> Patch {
+        let tree = match root {
+            walk::Root::Objects(out) => Value::Object(out.unwrap_or_default()),
+            walk::Root::Leaves => new(),
+        };
+        Patch {
+            tree,
+            changed: self.changed,
+            removed: self.removed,
+        }
     }
 }
 
@@ -219,36 +195,231 @@ fn new_map() -> Map<String, Value> {
     Map::with_capacity(4)
 }
 
-/// Deep equality of two values, `serde_json`'s (objects equal whatever their key
-/// order; `1` differs from `1.0`), faster on objects of the same key order: keys are
-/// compared in order, and looked up by hash only where the orders differ.
-pub(crate) fn values_equal(a: &Value, b: &Value) -> bool {
-    if std::ptr::eq(a, b) {
-        return true;
-    }
-    match (a, b) {
-        (Value::Object(a), Value::Object(b)) => objects_equal(a, b),
-        (Value::Array(a), Value::Array(b)) => {
-            a.len() == b.len() && a.iter().zip(b).all(|(a, b)| quick_equal(a, b))
-        }
-        (Value::String(a), Value::String(b)) => str_eq(a, b),
-        (Value::Number(a), Value::Number(b)) => a == b,
-        (Value::Bool(a), Value::Bool(b)) => a == b,
-        (Value::Null, Value::Null) => true,
-        _ => false,
+/// `serde_json::Value` trees, read by the walk ([`walk::Nodes`]), and the patch of a
+/// diff of two of them.
+#[derive(Default)]
+struct Values<'a> {
+    patch: PatchBuilder<'a>,
+}
+
+/// The object of a node (none for a node that is not one: the walk only asks for the
+/// entries of objects).
+#[inline]
+fn object_of(node: &Value) -> &Map<String, Value> {
+    static EMPTY: std::sync::LazyLock<Map<String, Value>> = std::sync::LazyLock::new(Map::new);
+    match node {
+        Value::Object(map) => map,
+        _ => &EMPTY,
     }
 }
 
-/// [`values_equal`] with the common leaves (strings, numbers, booleans) compared
-/// inline, without a call.
-#[inline]
-fn quick_equal(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::String(a), Value::String(b)) => str_eq(a, b),
-        (Value::Number(a), Value::Number(b)) => a == b,
-        (Value::Bool(a), Value::Bool(b)) => a == b,
-        _ => values_equal(a, b),
+/// The entries of an object, each with the value of the same key in another one:
+/// both walked in order while their keys match, the other looked up once they do not.
+struct InStep<'a> {
+    entries: serde_json::map::Iter<'a>,
+    other_entries: serde_json::map::Iter<'a>,
+    other: &'a Map<String, Value>,
+    in_step: bool,
+}
+
+/// The keys of an object that another one lacks.
+struct MissingKeys<'a> {
+    keys: serde_json::map::Keys<'a>,
+    other: &'a Map<String, Value>,
+}
+
+impl<'a> walk::Nodes for Values<'a> {
+    type Node = &'a Value;
+    type Key = &'a str;
+    type Error = Infallible;
+    type Entries = InStep<'a>;
+    type Items = std::slice::Iter<'a, Value>;
+    type Missing = MissingKeys<'a>;
+
+    #[inline(always)]
+    fn is_object(&mut self, node: &&'a Value) -> bool {
+        node.is_object()
     }
+
+    #[inline(always)]
+    fn kind(&mut self, node: &&'a Value) -> Result<walk::Kind, Infallible> {
+        Ok(match node {
+            Value::Object(_) => walk::Kind::Object,
+            Value::Array(_) => walk::Kind::Array,
+            _ => walk::Kind::Scalar,
+        })
+    }
+
+    #[inline(always)]
+    fn same(&self, a: &&'a Value, b: &&'a Value) -> bool {
+        std::ptr::eq(*a, *b)
+    }
+
+    #[inline(always)]
+    fn scalars_equal(&mut self, a: &&'a Value, b: &&'a Value) -> Result<bool, Infallible> {
+        Ok(scalars_equal(a, b).unwrap_or(matches!((a, b), (Value::Null, Value::Null))))
+    }
+
+    #[inline]
+    fn len(&mut self, container: &&'a Value) -> Result<usize, Infallible> {
+        Ok(match container {
+            Value::Object(map) => map.len(),
+            Value::Array(items) => items.len(),
+            _ => 0,
+        })
+    }
+
+    #[inline]
+    fn items(&mut self, array: &&'a Value) -> Result<Self::Items, Infallible> {
+        Ok(match array {
+            Value::Array(items) => items.iter(),
+            _ => [].iter(),
+        })
+    }
+
+    #[inline]
+    fn next_item(&mut self, items: &mut Self::Items) -> Result<Option<&'a Value>, Infallible> {
+        Ok(items.next())
+    }
+
+    #[inline]
+    fn entries(&mut self, object: &&'a Value, other: &&'a Value) -> Result<InStep<'a>, Infallible> {
+        let other = object_of(other);
+        Ok(InStep {
+            entries: object_of(object).iter(),
+            other_entries: other.iter(),
+            other,
+            in_step: true,
+        })
+    }
+
+    #[inline(always)]
+    fn next_entry(
+        &mut self,
+        entries: &mut InStep<'a>,
+    ) -> Result<Option<(&'a str, &'a Value, Option<&'a Value>)>, Infallible> {
+        let Some((key, value)) = entries.entries.next() else {
+            return Ok(None);
+        };
+        let other = if entries.in_step {
+            match entries.other_entries.next() {
+                Some((other_key, other_value)) if str_eq(other_key, key) => Some(other_value),
+                _ => {
+                    entries.in_step = false;
+                    entries.other.get(key)
+                }
+            }
+        } else {
+            entries.other.get(key)
+        };
+        Ok(Some((key, value, other)))
+    }
+
+    fn missing(
+        &mut self,
+        object: &&'a Value,
+        other: &&'a Value,
+    ) -> Result<MissingKeys<'a>, Infallible> {
+        Ok(MissingKeys {
+            keys: object_of(object).keys(),
+            other: object_of(other),
+        })
+    }
+
+    fn next_missing(
+        &mut self,
+        missing: &mut MissingKeys<'a>,
+    ) -> Result<Option<&'a str>, Infallible> {
+        let other = missing.other;
+        Ok(missing
+            .keys
+            .find(|key| !other.contains_key(*key))
+            .map(String::as_str))
+    }
+}
+
+impl<'a> walk::Changes for Values<'a> {
+    type Object = Map<String, Value>;
+
+    /// Two strings, numbers or booleans compared at once, without asking their kinds:
+    /// most leaves are.
+    #[inline(always)]
+    fn leaves_equal(
+        &mut self,
+        _key: &&'a str,
+        old: &&'a Value,
+        new: &&'a Value,
+    ) -> Result<bool, Infallible> {
+        match scalars_equal(old, new) {
+            Some(equal) => Ok(equal),
+            None => walk::equal(self, old, new),
+        }
+    }
+
+    #[inline]
+    fn enter(&mut self, key: &&'a str) -> Result<(), Infallible> {
+        self.patch.enter(key);
+        Ok(())
+    }
+
+    #[inline]
+    fn leave(&mut self) {
+        self.patch.leave();
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn changed(
+        &mut self,
+        key: &'a str,
+        new: &&'a Value,
+        out: &mut Option<Map<String, Value>>,
+    ) -> Result<(), Infallible> {
+        self.patch.changed(key, (*new).clone(), out);
+        Ok(())
+    }
+
+    #[inline]
+    fn child(
+        &mut self,
+        key: &'a str,
+        child: Map<String, Value>,
+        out: &mut Option<Map<String, Value>>,
+    ) -> Result<(), Infallible> {
+        self.patch.child(key, child, out);
+        Ok(())
+    }
+
+    fn removed(&mut self, key: &'a str) -> Result<(), Infallible> {
+        self.patch.removed(key);
+        Ok(())
+    }
+
+    fn changed_root(&mut self, _new: &&'a Value) -> Result<(), Infallible> {
+        self.patch.changed_root();
+        Ok(())
+    }
+}
+
+/// Whether two strings, two numbers or two booleans are equal (`None` for other
+/// values): [`walk::Nodes::scalars_equal`] of values.
+#[inline(always)]
+fn scalars_equal(a: &Value, b: &Value) -> Option<bool> {
+    match (a, b) {
+        (Value::String(a), Value::String(b)) => Some(str_eq(a, b)),
+        (Value::Number(a), Value::Number(b)) => Some(a == b),
+        (Value::Bool(a), Value::Bool(b)) => Some(a == b),
+        _ => None,
+    }
+}
+
+/// Deep equality of two values, as the walk defines it ([`walk::equal`]): the same as
+/// `serde_json`'s (objects equal whatever their key order; `1` differs from `1.0`), but
+/// faster on objects of the same key order: keys are compared in order, and looked up
+/// by hash only where the orders differ.
+pub(crate) fn values_equal(a: &Value, b: &Value) -> bool {
+    let Ok(equal) = walk::equal(&mut Values::default(), &a, &b);
+    equal
 }
 
 /// String equality, inlined: keys and setting strings are short, where a call to the
@@ -280,33 +451,11 @@ pub(crate) fn str_eq(a: &str, b: &str) -> bool {
     }
 }
 
-fn objects_equal(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut entries = a.iter().zip(b);
-    for ((a_key, a_value), (b_key, b_value)) in entries.by_ref() {
-        if !str_eq(a_key, b_key) {
-            // Orders differ: look the rest up (same lengths, unique keys).
-            return a
-                .get(b_key)
-                .is_some_and(|a_value| values_equal(a_value, b_value))
-                && entries.all(|(_, (b_key, b_value))| {
-                    a.get(b_key)
-                        .is_some_and(|a_value| values_equal(a_value, b_value))
-                });
-        }
-        if !values_equal(a_value, b_value) {
-            return false;
-        }
-    }
-    true
-}
-
-/// `tree` with the partial tree `patch` written into it, as the unit writes settings:
-/// objects merged key by key (keys absent from `patch` are kept, keys absent from
-/// `tree` are added), everything else (arrays, scalars, null) replacing the node whole;
-/// an object written over a non-object replaces it. `tree` is not modified.
+/// `tree` with the partial tree `patch` written into it, as the unit writes settings
+/// (see [`walk`](super::walk)): objects merged key by key (keys absent from `patch` are
+/// kept, keys absent from `tree` are added), everything else (arrays, scalars, null)
+/// replacing the node whole; an object written over a non-object replaces it. `tree`
+/// is not modified.
 ///
 /// Unlike a JSON merge patch (RFC 7386), null is a value like any other: it does not
 /// remove the key.
@@ -331,17 +480,67 @@ pub fn apply(tree: &Value, patch: &Value) -> Value {
 /// [`apply`].
 pub fn apply_in_place(tree: &mut Value, patch: &Value) {
     match (tree, patch) {
-        (Value::Object(tree), Value::Object(patch)) => {
-            for (key, value) in patch {
-                match tree.get_mut(key) {
-                    Some(node) => apply_in_place(node, value),
-                    None => {
-                        tree.insert(key.clone(), value.clone());
-                    }
-                }
-            }
+        (Value::Object(object), Value::Object(_)) => {
+            let Ok(()) = walk::apply(&mut ValueWrite(PhantomData), &mut &mut *object, &patch);
         }
         (tree, patch) => *tree = patch.clone(),
+    }
+}
+
+/// A `serde_json::Value` tree being written with a `Value` write ([`walk::Write`]).
+struct ValueWrite<'p>(PhantomData<&'p Value>);
+
+impl<'p> walk::Write for ValueWrite<'p> {
+    type Node = &'p Value;
+    type Key = &'p str;
+    type Error = Infallible;
+    type Entries = serde_json::map::Iter<'p>;
+    type Object<'t>
+        = &'t mut Map<String, Value>
+    where
+        Self: 't;
+
+    #[inline]
+    fn is_object(&mut self, node: &&'p Value) -> bool {
+        node.is_object()
+    }
+
+    #[inline]
+    fn entries(&mut self, object: &&'p Value) -> Result<Self::Entries, Infallible> {
+        Ok(object_of(object).iter())
+    }
+
+    #[inline]
+    fn next_entry(
+        &mut self,
+        entries: &mut Self::Entries,
+    ) -> Result<Option<(&'p str, &'p Value)>, Infallible> {
+        Ok(entries.next().map(|(key, value)| (key.as_str(), value)))
+    }
+
+    #[inline]
+    fn object<'t>(
+        &mut self,
+        object: &'t mut &mut Map<String, Value>,
+        key: &&'p str,
+    ) -> Result<Option<&'t mut Map<String, Value>>, Infallible> {
+        Ok(object.get_mut(*key).and_then(Value::as_object_mut))
+    }
+
+    #[inline]
+    fn set(
+        &mut self,
+        object: &mut &mut Map<String, Value>,
+        key: &'p str,
+        node: &&'p Value,
+    ) -> Result<(), Infallible> {
+        match object.get_mut(key) {
+            Some(slot) => *slot = (*node).clone(),
+            None => {
+                object.insert(key.to_owned(), (*node).clone());
+            }
+        }
+        Ok(())
     }
 }
 

@@ -20,6 +20,12 @@
 //!   against a reference): trees of one shape share it, and diff by comparing their
 //!   leaves as two flat arrays, with the same result as [`diff`].
 //!
+//! What a change, a removal and a write are is written once, in [`walk`]: the diff,
+//! the equality and the write, over a small trait of node access that each
+//! representation implements (`Value`s, the nodes of a JSON text, a [`SettingsTree`]'s
+//! shape, the Python binding's objects). The fast paths that stay (trees of one shape,
+//! texts that differ in values only) are checked against it by the tests.
+//!
 //! ```
 //! use serde_json::json;
 //! use svc_core::settings::{apply, diff, merge, NodePath};
@@ -65,6 +71,7 @@ mod path;
 mod text;
 mod tree;
 pub(crate) mod typed;
+pub mod walk;
 
 pub use diff::{Patch, apply, apply_in_place, diff};
 pub use files::{FileDiff, diff_files, read_tree};

@@ -8,9 +8,11 @@
 //! and under which keys it is — and checked to be JSON as it is read; a token of the
 //! new text that is the same bytes as the old one is the same token. Where a value
 //! differs (or, in an array, anything: arrays are compared whole), the value (the whole
-//! outermost array around it) is parsed in both texts and compared with `serde_json`'s
-//! equality (`1` is not `1.0`, `1.0` is `1.00`); then both texts go on from the ends of
-//! these values.
+//! outermost array around it) is parsed in both texts and compared with the settings
+//! equality ([`walk::equal`](crate::settings::walk::equal): `1` is not `1.0`, `1.0` is
+//! `1.00`); then both texts go on from the ends of these values. A fast path of the
+//! one semantics: where it decides, it decides what the walk of the parsed trees would
+//! (the tests and the fuzz target check it).
 //!
 //! Anything else gives up (`None`), and the general path runs from the start:
 //! a difference in a key or between the entries of an object (a key added, removed or
@@ -27,6 +29,7 @@ use serde_json::{Map, Value};
 use super::PatchText;
 use super::scan::{SameString, ends_bare_value, same_span, same_string};
 pub(super) use super::scan::{common_prefix, number_end, skip_space, string_end};
+use crate::settings::diff::values_equal;
 use crate::settings::{NodePath, Patch};
 
 /// Deeper than any settings tree; the general path handles (or refuses, as
@@ -470,7 +473,7 @@ impl<'a> Walk<'a> {
         if depth(&old_value).max(depth(&new_value)) + self.frames.len() > MAX_DEPTH {
             return None;
         }
-        if old_value != new_value {
+        if !values_equal(&old_value, &new_value) {
             // Every frame is an object here (arrays are compared whole). The keys have
             // no escapes and lie between the quotes of a `str`.
             let from = self.change_keys.len();

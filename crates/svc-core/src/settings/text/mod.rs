@@ -3,15 +3,17 @@
 //! as text.
 //!
 //! Three paths, each giving exactly [`diff`](crate::settings::diff) of the two parsed
-//! values (the tests check it on random trees and random texts):
+//! values (the tests check it on random trees and random texts; the first is a fast
+//! path of that semantics, the other two are that semantics' walk itself):
 //!
 //! 1. [`lockstep`]: the texts are compared byte by byte and only the old one is read
 //!    (its structure, to know where a difference is); the values that differ are
 //!    parsed. Two exports of units of one firmware (same keys, same order, same
 //!    formatting) take this path, at about the cost of reading one text.
 //! 2. [`nodes`]: when the texts differ in more than values (a key added or removed,
-//!    another order, other white space), both are read into flat lists of nodes and
-//!    compared without building `serde_json::Value`s.
+//!    another order, other white space), both are read into flat lists of nodes that
+//!    the settings walk ([`walk`](super::walk)) compares, without building
+//!    `serde_json::Value`s.
 //! 3. When a document has a key twice in one object, both are parsed into `Value`s
 //!    (`serde_json` keeps the last value, at the place of the first).
 
@@ -22,6 +24,10 @@ mod scan;
 
 pub(crate) use reference::Reference;
 
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{self, Deserializer, Visitor};
 use serde_json::Value;
 
 use super::{NodePath, Patch, SettingsError, diff};
@@ -205,6 +211,39 @@ impl From<NotJson> for SettingsError {
             line: e.line,
             column: e.column,
         }
+    }
+}
+
+/// An object key of a JSON text, borrowed from the text unless it has escapes: what
+/// the readers of texts that build no `Value` take a key as (the flat nodes of
+/// [`diff_json`], a tree read into a known shape).
+pub(crate) struct Key<'a>(pub(crate) Cow<'a, str>);
+
+impl<'de> de::Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object key")
+            }
+
+            fn visit_borrowed_str<E: de::Error>(self, key: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(key)))
+            }
+
+            fn visit_str<E: de::Error>(self, key: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(key.to_owned())))
+            }
+
+            fn visit_string<E: de::Error>(self, key: String) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(key)))
+            }
+        }
+
+        deserializer.deserialize_str(KeyVisitor)
     }
 }
 

@@ -1,11 +1,10 @@
 //! The general path of [`diff_json`](super::diff_json): each document read once into
-//! a flat list of its nodes in document order (each object followed by its sub-tree,
-//! with the index where the sub-tree ends): keys and strings borrowed from the text
+//! a flat list of its nodes in document order (each object or array followed by its
+//! items, with the index where they end): keys and strings borrowed from the text
 //! (copied only when they hold escapes), no map per object. The two lists are then
-//! compared as [`diff`](crate::settings::diff) compares two values (objects key by key,
-//! in step while the key orders agree, looked up once they do not; everything else
-//! whole, with `serde_json`'s equality: `1` is not `1.0`), and only the changed nodes
-//! become `Value`s, for the patch.
+//! walked as the settings semantics walks any two trees ([`walk`]: this file gives it
+//! the nodes, in step while the key orders agree, looked up once they do not), and
+//! only the changed nodes become `Value`s, for the patch.
 //!
 //! A document with a key twice in one object (which `serde_json` reads as the last
 //! value at the place of the first) is not handled here: [`diff`] answers `None` and
@@ -13,13 +12,17 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::convert::Infallible;
 use std::fmt;
+use std::marker::PhantomData;
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 
-use super::{NotJson, Which};
-use crate::settings::{NodePath, Patch};
+use super::{Key, NotJson, Which};
+use crate::settings::Patch;
+use crate::settings::diff::PatchBuilder;
+use crate::settings::walk::{self, Kind};
 
 /// The patch from the JSON text `old` to the JSON text `new`; `None` when a document
 /// has a key twice in one object.
@@ -29,32 +32,13 @@ pub(super) fn diff(old: &str, new: &str) -> Result<Option<Patch>, NotJson> {
     if old_doc.duplicates || new_doc.duplicates {
         return Ok(None);
     }
-    let mut differ = Differ {
-        old: &old_doc.nodes,
-        new: &new_doc.nodes,
-        stack: Vec::new(),
-        changed: Vec::new(),
-        removed: Vec::new(),
+    let mut docs = Docs {
+        patch: PatchBuilder::default(),
+        nodes: PhantomData,
     };
-    let tree = match (old_doc.nodes.first(), new_doc.nodes.first()) {
-        (Some(old_root), Some(new_root))
-            if matches!(old_root.value, Leaf::Object) && matches!(new_root.value, Leaf::Object) =>
-        {
-            Value::Object(differ.objects(0, 0).unwrap_or_default())
-        }
-        _ => {
-            let (old, new) = (old_doc.value(0), new_doc.value(0));
-            if old != new {
-                differ.changed.push(NodePath::root());
-            }
-            new
-        }
-    };
-    Ok(Some(Patch {
-        tree,
-        changed: differ.changed,
-        removed: differ.removed,
-    }))
+    let (old_root, new_root) = (At::root(&old_doc.nodes), At::root(&new_doc.nodes));
+    let Ok(root) = walk::diff(&mut docs, &old_root, &new_root);
+    Ok(Some(docs.patch.finish(root, || new_root.value())))
 }
 
 /// A document as a flat list of nodes in document order.
@@ -66,23 +50,22 @@ struct Doc<'a> {
     keys: Vec<&'a str>,
 }
 
-/// A node: its key in its parent (empty for the root), where its sub-tree ends (one past
-/// its last node; the next node for a leaf), and its value.
+/// A node: its key in its parent (empty for the root and for an array's items), where
+/// its items end (one past its last node; the next node for a scalar), and what it is.
 struct Node<'a> {
     key: Cow<'a, str>,
     end: usize,
-    value: Leaf<'a>,
+    token: Token<'a>,
 }
 
-/// A node's value; an object's children follow it.
-enum Leaf<'a> {
+/// What a node is; the items of an object or an array follow it.
+enum Token<'a> {
     Object,
+    Array,
     Null,
     Bool(bool),
     Number(Number),
     String(Cow<'a, str>),
-    /// An array is one leaf (compared and written whole).
-    Array(Vec<Value>),
 }
 
 impl<'a> Doc<'a> {
@@ -101,14 +84,6 @@ impl<'a> Doc<'a> {
         .deserialize(&mut deserializer)?;
         deserializer.end()?;
         Ok(doc)
-    }
-
-    /// Node `index` (and its sub-tree) as a `Value`.
-    fn value(&self, index: usize) -> Value {
-        let Some(node) = self.nodes.get(index) else {
-            return Value::Null;
-        };
-        leaf_value(&self.nodes, index, node)
     }
 
     /// Whether the object at `index` has a key twice (its keys sorted: no hashing of
@@ -141,27 +116,294 @@ impl<'a> Doc<'a> {
 /// [`Doc::has_duplicate_keys`] for an object with an escaped key.
 #[cold]
 fn has_duplicates_slow(nodes: &[Node<'_>], index: usize) -> bool {
-    let mut keys: Vec<&str> = children(nodes, index).map(|(key, _)| key).collect();
+    let mut keys: Vec<&str> = Children::of(nodes, index)
+        .map(|child| &*nodes[child].key)
+        .collect();
     keys.sort_unstable();
     keys.windows(2).any(|pair| pair[0] == pair[1])
 }
 
-fn leaf_value(nodes: &[Node<'_>], index: usize, node: &Node<'_>) -> Value {
-    match &node.value {
-        Leaf::Object => {
-            let mut map = Map::new();
-            let mut child = index + 1;
-            while let Some(next) = nodes.get(child).filter(|_| child < node.end) {
-                map.insert(next.key.to_string(), leaf_value(nodes, child, next));
-                child = next.end;
-            }
-            Value::Object(map)
+/// A node of a document: the document's nodes and the node's index.
+#[derive(Clone, Copy)]
+struct At<'n, 'a> {
+    nodes: &'n [Node<'a>],
+    index: usize,
+}
+
+impl<'n, 'a> At<'n, 'a> {
+    fn root(nodes: &'n [Node<'a>]) -> Self {
+        Self { nodes, index: 0 }
+    }
+
+    fn token(&self) -> Option<&'n Token<'a>> {
+        self.nodes.get(self.index).map(|node| &node.token)
+    }
+
+    /// The node and its items as a `Value`.
+    fn value(&self) -> Value {
+        let Some(node) = self.nodes.get(self.index) else {
+            return Value::Null;
+        };
+        let items = || Children::of(self.nodes, self.index).map(|index| At { index, ..*self });
+        match &node.token {
+            Token::Object => Value::Object(
+                items()
+                    .map(|child| (child.key().to_owned(), child.value()))
+                    .collect(),
+            ),
+            Token::Array => Value::Array(items().map(|item| item.value()).collect()),
+            Token::Null => Value::Null,
+            Token::Bool(flag) => Value::Bool(*flag),
+            Token::Number(number) => Value::Number(number.clone()),
+            Token::String(text) => Value::String(text.to_string()),
         }
-        Leaf::Null => Value::Null,
-        Leaf::Bool(flag) => Value::Bool(*flag),
-        Leaf::Number(number) => Value::Number(number.clone()),
-        Leaf::String(text) => Value::String(text.to_string()),
-        Leaf::Array(items) => Value::Array(items.clone()),
+    }
+
+    fn key(&self) -> &'n str {
+        self.nodes.get(self.index).map_or("", |node| &node.key)
+    }
+}
+
+/// The items of the object or array at `index` (their node indices), in order.
+struct Children<'n, 'a> {
+    nodes: &'n [Node<'a>],
+    next: usize,
+    end: usize,
+}
+
+impl<'n, 'a> Children<'n, 'a> {
+    fn of(nodes: &'n [Node<'a>], index: usize) -> Self {
+        Self {
+            nodes,
+            next: index + 1,
+            end: nodes.get(index).map_or(index, |node| node.end),
+        }
+    }
+}
+
+impl Iterator for Children<'_, '_> {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        let node = self.nodes.get(self.next).filter(|_| self.next < self.end)?;
+        let at = self.next;
+        self.next = node.end;
+        Some(at)
+    }
+}
+
+/// Where each key of an object is, for the objects whose keys are looked up (when the
+/// key orders of the two trees differ).
+struct Lookup<'n> {
+    index: usize,
+    small: bool,
+    keys: HashMap<&'n str, usize>,
+}
+
+impl<'n> Lookup<'n> {
+    fn new(nodes: &'n [Node<'_>], index: usize) -> Self {
+        let small = Children::of(nodes, index).nth(12).is_none();
+        let keys = if small {
+            HashMap::new()
+        } else {
+            Children::of(nodes, index)
+                .map(|child| (&*nodes[child].key, child))
+                .collect()
+        };
+        Self { index, small, keys }
+    }
+
+    fn get(&self, nodes: &[Node<'_>], key: &str) -> Option<usize> {
+        if self.small {
+            Children::of(nodes, self.index).find(|&child| nodes[child].key == key)
+        } else {
+            self.keys.get(key).copied()
+        }
+    }
+}
+
+/// The entries of an object, each with the node of the same key in another one: in
+/// step while the keys agree, looked up once they do not.
+struct Entries<'n, 'a> {
+    children: Children<'n, 'a>,
+    other_children: Children<'n, 'a>,
+    other: At<'n, 'a>,
+    lookup: Option<Lookup<'n>>,
+}
+
+/// The keys of an object that another one lacks.
+struct Missing<'n, 'a> {
+    children: Children<'n, 'a>,
+    other: At<'n, 'a>,
+    lookup: Lookup<'n>,
+}
+
+/// Two documents' nodes, read by the walk, and the patch of their diff.
+struct Docs<'n, 'a> {
+    patch: PatchBuilder<'n>,
+    nodes: PhantomData<&'n [Node<'a>]>,
+}
+
+impl<'n, 'a> walk::Nodes for Docs<'n, 'a> {
+    type Node = At<'n, 'a>;
+    type Key = &'n str;
+    type Error = Infallible;
+    type Entries = Entries<'n, 'a>;
+    type Items = Children<'n, 'a>;
+    type Missing = Missing<'n, 'a>;
+
+    fn is_object(&mut self, node: &At<'n, 'a>) -> bool {
+        matches!(node.token(), Some(Token::Object))
+    }
+
+    fn kind(&mut self, node: &At<'n, 'a>) -> Result<Kind, Infallible> {
+        Ok(match node.token() {
+            Some(Token::Object) => Kind::Object,
+            Some(Token::Array) => Kind::Array,
+            _ => Kind::Scalar,
+        })
+    }
+
+    fn same(&self, a: &At<'n, 'a>, b: &At<'n, 'a>) -> bool {
+        std::ptr::eq(a.nodes, b.nodes) && a.index == b.index
+    }
+
+    fn scalars_equal(&mut self, a: &At<'n, 'a>, b: &At<'n, 'a>) -> Result<bool, Infallible> {
+        Ok(match (a.token(), b.token()) {
+            (Some(Token::Null), Some(Token::Null)) => true,
+            (Some(Token::Bool(a)), Some(Token::Bool(b))) => a == b,
+            (Some(Token::Number(a)), Some(Token::Number(b))) => a == b,
+            (Some(Token::String(a)), Some(Token::String(b))) => a == b,
+            _ => false,
+        })
+    }
+
+    fn len(&mut self, container: &At<'n, 'a>) -> Result<usize, Infallible> {
+        Ok(Children::of(container.nodes, container.index).count())
+    }
+
+    fn items(&mut self, array: &At<'n, 'a>) -> Result<Children<'n, 'a>, Infallible> {
+        Ok(Children::of(array.nodes, array.index))
+    }
+
+    fn next_item(
+        &mut self,
+        items: &mut Children<'n, 'a>,
+    ) -> Result<Option<At<'n, 'a>>, Infallible> {
+        let nodes = items.nodes;
+        Ok(items.next().map(|index| At { nodes, index }))
+    }
+
+    fn entries(
+        &mut self,
+        object: &At<'n, 'a>,
+        other: &At<'n, 'a>,
+    ) -> Result<Entries<'n, 'a>, Infallible> {
+        Ok(Entries {
+            children: Children::of(object.nodes, object.index),
+            other_children: Children::of(other.nodes, other.index),
+            other: *other,
+            lookup: None,
+        })
+    }
+
+    fn next_entry(
+        &mut self,
+        entries: &mut Entries<'n, 'a>,
+    ) -> Result<Option<(&'n str, At<'n, 'a>, Option<At<'n, 'a>>)>, Infallible> {
+        let Some(index) = entries.children.next() else {
+            return Ok(None);
+        };
+        let child = At {
+            nodes: entries.children.nodes,
+            index,
+        };
+        let key = child.key();
+        let other = entries.other.nodes;
+        let found = match &entries.lookup {
+            None => match entries.other_children.next() {
+                Some(at) if other[at].key == key => Some(at),
+                _ => {
+                    let lookup = Lookup::new(other, entries.other.index);
+                    let found = lookup.get(other, key);
+                    entries.lookup = Some(lookup);
+                    found
+                }
+            },
+            Some(lookup) => lookup.get(other, key),
+        };
+        let other = found.map(|index| At {
+            nodes: other,
+            index,
+        });
+        Ok(Some((key, child, other)))
+    }
+
+    fn missing(
+        &mut self,
+        object: &At<'n, 'a>,
+        other: &At<'n, 'a>,
+    ) -> Result<Missing<'n, 'a>, Infallible> {
+        Ok(Missing {
+            children: Children::of(object.nodes, object.index),
+            other: *other,
+            lookup: Lookup::new(other.nodes, other.index),
+        })
+    }
+
+    fn next_missing(
+        &mut self,
+        missing: &mut Missing<'n, 'a>,
+    ) -> Result<Option<&'n str>, Infallible> {
+        let nodes = missing.children.nodes;
+        let (lookup, other) = (&missing.lookup, missing.other.nodes);
+        Ok(missing
+            .children
+            .find(|&child| lookup.get(other, &nodes[child].key).is_none())
+            .map(|child| &*nodes[child].key))
+    }
+}
+
+impl<'n, 'a> walk::Changes for Docs<'n, 'a> {
+    type Object = Map<String, Value>;
+
+    fn enter(&mut self, key: &&'n str) -> Result<(), Infallible> {
+        self.patch.enter(key);
+        Ok(())
+    }
+
+    fn leave(&mut self) {
+        self.patch.leave();
+    }
+
+    fn changed(
+        &mut self,
+        key: &'n str,
+        new: &At<'n, 'a>,
+        out: &mut Option<Map<String, Value>>,
+    ) -> Result<(), Infallible> {
+        self.patch.changed(key, new.value(), out);
+        Ok(())
+    }
+
+    fn child(
+        &mut self,
+        key: &'n str,
+        child: Map<String, Value>,
+        out: &mut Option<Map<String, Value>>,
+    ) -> Result<(), Infallible> {
+        self.patch.child(key, child, out);
+        Ok(())
+    }
+
+    fn removed(&mut self, key: &'n str) -> Result<(), Infallible> {
+        self.patch.removed(key);
+        Ok(())
+    }
+
+    fn changed_root(&mut self, _new: &At<'n, 'a>) -> Result<(), Infallible> {
+        self.patch.changed_root();
+        Ok(())
     }
 }
 
@@ -180,12 +422,12 @@ impl<'de> DeserializeSeed<'de> for NodeSeed<'_, 'de> {
 }
 
 impl<'de> NodeSeed<'_, 'de> {
-    fn leaf(self, value: Leaf<'de>) {
+    fn leaf(self, token: Token<'de>) {
         let end = self.doc.nodes.len() + 1;
         self.doc.nodes.push(Node {
             key: self.key,
             end,
-            value,
+            token,
         });
     }
 }
@@ -198,53 +440,63 @@ impl<'de> Visitor<'de> for NodeSeed<'_, 'de> {
     }
 
     fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        self.leaf(Leaf::Null);
+        self.leaf(Token::Null);
         Ok(())
     }
 
     fn visit_bool<E: de::Error>(self, flag: bool) -> Result<(), E> {
-        self.leaf(Leaf::Bool(flag));
+        self.leaf(Token::Bool(flag));
         Ok(())
     }
 
     fn visit_u64<E: de::Error>(self, number: u64) -> Result<(), E> {
-        self.leaf(Leaf::Number(number.into()));
+        self.leaf(Token::Number(number.into()));
         Ok(())
     }
 
     fn visit_i64<E: de::Error>(self, number: i64) -> Result<(), E> {
-        self.leaf(Leaf::Number(number.into()));
+        self.leaf(Token::Number(number.into()));
         Ok(())
     }
 
     fn visit_f64<E: de::Error>(self, number: f64) -> Result<(), E> {
         // JSON text has no NaN or infinity: always a number.
         let number = Number::from_f64(number).ok_or_else(|| E::custom("a number is not finite"))?;
-        self.leaf(Leaf::Number(number));
+        self.leaf(Token::Number(number));
         Ok(())
     }
 
     fn visit_borrowed_str<E: de::Error>(self, text: &'de str) -> Result<(), E> {
-        self.leaf(Leaf::String(Cow::Borrowed(text)));
+        self.leaf(Token::String(Cow::Borrowed(text)));
         Ok(())
     }
 
     fn visit_str<E: de::Error>(self, text: &str) -> Result<(), E> {
-        self.leaf(Leaf::String(Cow::Owned(text.to_owned())));
+        self.leaf(Token::String(Cow::Owned(text.to_owned())));
         Ok(())
     }
 
     fn visit_string<E: de::Error>(self, text: String) -> Result<(), E> {
-        self.leaf(Leaf::String(Cow::Owned(text)));
+        self.leaf(Token::String(Cow::Owned(text)));
         Ok(())
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let mut items = Vec::new();
-        while let Some(item) = seq.next_element::<Value>()? {
-            items.push(item);
-        }
-        self.leaf(Leaf::Array(items));
+        let doc = self.doc;
+        let index = doc.nodes.len();
+        doc.nodes.push(Node {
+            key: self.key,
+            end: index + 1,
+            token: Token::Array,
+        });
+        while seq
+            .next_element_seed(NodeSeed {
+                doc: &mut *doc,
+                key: Cow::Borrowed(""),
+            })?
+            .is_some()
+        {}
+        doc.nodes[index].end = doc.nodes.len();
         Ok(())
     }
 
@@ -254,7 +506,7 @@ impl<'de> Visitor<'de> for NodeSeed<'_, 'de> {
         doc.nodes.push(Node {
             key: self.key,
             end: index + 1,
-            value: Leaf::Object,
+            token: Token::Object,
         });
         while let Some(Key(key)) = map.next_key()? {
             map.next_value_seed(NodeSeed {
@@ -267,173 +519,5 @@ impl<'de> Visitor<'de> for NodeSeed<'_, 'de> {
             doc.duplicates = true;
         }
         Ok(())
-    }
-}
-
-/// A key, borrowed from the text unless it has escapes.
-struct Key<'a>(Cow<'a, str>);
-
-impl<'de> de::Deserialize<'de> for Key<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct KeyVisitor;
-
-        impl<'de> Visitor<'de> for KeyVisitor {
-            type Value = Key<'de>;
-
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object key")
-            }
-
-            fn visit_borrowed_str<E: de::Error>(self, key: &'de str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Borrowed(key)))
-            }
-
-            fn visit_str<E: de::Error>(self, key: &str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Owned(key.to_owned())))
-            }
-
-            fn visit_string<E: de::Error>(self, key: String) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Owned(key)))
-            }
-        }
-
-        deserializer.deserialize_str(KeyVisitor)
-    }
-}
-
-/// The children of the object at `index`: (key, node index), in order.
-fn children<'n, 'a>(
-    nodes: &'n [Node<'a>],
-    index: usize,
-) -> impl Iterator<Item = (&'n str, usize)> + 'n {
-    let end = nodes.get(index).map_or(index, |node| node.end);
-    let mut child = index + 1;
-    std::iter::from_fn(move || {
-        let node = nodes.get(child).filter(|_| child < end)?;
-        let at = child;
-        child = node.end;
-        Some((&*node.key, at))
-    })
-}
-
-/// Where each key of an object is, for the objects whose keys are looked up (when the
-/// key orders of the two trees differ).
-struct Lookup<'n> {
-    index: usize,
-    small: bool,
-    keys: HashMap<&'n str, usize>,
-}
-
-impl<'n> Lookup<'n> {
-    fn new(nodes: &'n [Node<'_>], index: usize) -> Self {
-        let small = children(nodes, index).nth(12).is_none();
-        let keys = if small {
-            HashMap::new()
-        } else {
-            children(nodes, index).collect()
-        };
-        Self { index, small, keys }
-    }
-
-    fn get(&self, nodes: &[Node<'_>], key: &str) -> Option<usize> {
-        if self.small {
-            children(nodes, self.index).find_map(|(name, at)| (name == key).then_some(at))
-        } else {
-            self.keys.get(key).copied()
-        }
-    }
-}
-
-struct Differ<'n, 'a> {
-    old: &'n [Node<'a>],
-    new: &'n [Node<'a>],
-    /// Keys from the root to the objects being compared.
-    stack: Vec<&'n str>,
-    changed: Vec<NodePath>,
-    removed: Vec<NodePath>,
-}
-
-impl<'n> Differ<'n, '_> {
-    fn path(&self, key: &str) -> NodePath {
-        NodePath::from_tree_keys(&self.stack, key)
-    }
-
-    /// The partial object turning old object `old` into new object `new`, `None` when
-    /// no node changed (the walk of `svc_core::settings::diff`: keys in step while the
-    /// orders agree, looked up once they do not).
-    fn objects(&mut self, old: usize, new: usize) -> Option<Map<String, Value>> {
-        let mut out: Option<Map<String, Value>> = None;
-        let mut old_children = children(self.old, old);
-        let mut lookup: Option<Lookup<'n>> = None;
-        let mut found = 0usize;
-        for (key, new_child) in children(self.new, new) {
-            let old_child = match &lookup {
-                None => match old_children.next() {
-                    Some((old_key, old_child)) if old_key == key => Some(old_child),
-                    _ => {
-                        let made = Lookup::new(self.old, old);
-                        let at = made.get(self.old, key);
-                        lookup = Some(made);
-                        at
-                    }
-                },
-                Some(lookup) => lookup.get(self.old, key),
-            };
-            let Some(old_child) = old_child else {
-                self.change(key, new_child, &mut out);
-                continue;
-            };
-            found += 1;
-            let (old_node, new_node) = (&self.old[old_child], &self.new[new_child]);
-            match (&old_node.value, &new_node.value) {
-                (Leaf::Object, Leaf::Object) => {
-                    self.stack.push(key);
-                    let child = self.objects(old_child, new_child);
-                    self.stack.pop();
-                    if let Some(child) = child {
-                        out.get_or_insert_with(Map::new)
-                            .insert(key.to_owned(), Value::Object(child));
-                    }
-                }
-                (old_leaf, new_leaf) => {
-                    if !leaves_equal(old_leaf, new_leaf) {
-                        self.change(key, new_child, &mut out);
-                    }
-                }
-            }
-        }
-        let old_count = children(self.old, old).count();
-        if found < old_count {
-            let new_lookup = Lookup::new(self.new, new);
-            for (key, _) in children(self.old, old) {
-                if new_lookup.get(self.new, key).is_none() {
-                    self.removed.push(self.path(key));
-                }
-            }
-        }
-        out
-    }
-
-    /// Records a changed (or added) node and writes it into the partial object.
-    fn change(&mut self, key: &str, new: usize, out: &mut Option<Map<String, Value>>) {
-        self.changed.push(self.path(key));
-        let value = self
-            .new
-            .get(new)
-            .map_or(Value::Null, |node| leaf_value(self.new, new, node));
-        out.get_or_insert_with(Map::new)
-            .insert(key.to_owned(), value);
-    }
-}
-
-/// Equality of two nodes that are not both objects, as `serde_json` values.
-fn leaves_equal(a: &Leaf<'_>, b: &Leaf<'_>) -> bool {
-    match (a, b) {
-        (Leaf::Null, Leaf::Null) => true,
-        (Leaf::Bool(a), Leaf::Bool(b)) => a == b,
-        (Leaf::Number(a), Leaf::Number(b)) => a == b,
-        (Leaf::String(a), Leaf::String(b)) => a == b,
-        (Leaf::Array(a), Leaf::Array(b)) => a == b,
-        _ => false,
     }
 }

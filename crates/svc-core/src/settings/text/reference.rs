@@ -16,6 +16,7 @@ use super::diff_json;
 use super::lockstep::{
     MAX_DEPTH, common_prefix, depth, has_duplicates, number_end, skip_space, string_end, value_at,
 };
+use crate::settings::diff::values_equal;
 use crate::settings::{NodePath, Patch, SettingsError};
 
 /// A value of the reference text.
@@ -94,7 +95,7 @@ impl Reference {
             if value.depth + depth(&new_value) > MAX_DEPTH {
                 return None;
             }
-            if old_value != new_value {
+            if !values_equal(&old_value, &new_value) {
                 let keys = self.keys(nodes, node)?;
                 let (last, parents) = keys.split_last()?;
                 changed.push(NodePath::from_tree_keys(parents, last));

@@ -8,12 +8,14 @@ use serde_json::{Map, Value};
 use super::SettingsTree;
 use super::leaves::{HEAP, Leaves, encode};
 use super::shape::{OBJECT, Shape};
-use crate::settings::apply;
+use crate::settings::{apply, walk};
 
 impl SettingsTree {
     /// This tree with the partial tree `patch` written into it, as the unit writes
     /// settings (the semantics of [`apply`](crate::settings::apply): objects merged key
-    /// by key, everything else replaced whole); this tree is not changed.
+    /// by key, everything else replaced whole; the same walk,
+    /// [`walk::apply`](crate::settings::walk::apply), writing into the tree's shape);
+    /// this tree is not changed.
     ///
     /// A write that changes leaves only (the usual case: new values for existing nodes)
     /// gives a tree of the same shape, sharing the shape and every unchanged long value,
@@ -34,22 +36,26 @@ impl SettingsTree {
     /// ```
     #[must_use]
     pub fn apply(&self, patch: &Value) -> SettingsTree {
-        let mut changes = Vec::new();
-        let in_place = match patch {
-            Value::Object(map) => leaf_changes(&self.shape, 0, map, &mut changes),
-            _ => false,
+        let mut writes = LeafWrites {
+            shape: &self.shape,
+            changes: Vec::new(),
         };
+        // Only an object takes a write key by key: an object written over a leaf (the
+        // root of a scalar tree) replaces it, even an empty one.
+        let root_is_object = self.shape.nodes.first().is_some_and(|n| n.leaf == OBJECT);
+        let in_place =
+            patch.is_object() && root_is_object && walk::apply(&mut writes, &mut 0, &patch).is_ok();
         if !in_place {
             return SettingsTree::from_value(&apply(&self.to_value(), patch));
         }
-        if changes.is_empty() {
+        if writes.changes.is_empty() {
             return self.clone();
         }
         let mut leaves = Leaves {
             words: self.leaves.words.clone(),
             heap: self.leaves.heap.clone(),
         };
-        for (leaf, value) in changes {
+        for (leaf, value) in writes.changes {
             leaves.set(leaf, value);
         }
         SettingsTree {
@@ -60,51 +66,84 @@ impl SettingsTree {
     }
 }
 
-/// The leaves that `patch` (written at object node `node`) replaces, each with its
-/// new value; `false` when the write changes the shape (a key the node lacks, an
-/// object over a leaf or a leaf over an object).
-fn leaf_changes<'p>(
-    shape: &Shape,
-    node: usize,
-    patch: &'p Map<String, Value>,
-    changes: &mut Vec<(usize, &'p Value)>,
-) -> bool {
-    let nodes = &shape.nodes;
-    // Only an object takes a write key by key: an object written over a leaf (the root
-    // of a scalar tree) replaces it, even an empty one.
-    let Some(end) = nodes.get(node).filter(|n| n.leaf == OBJECT).map(|n| n.end) else {
-        return false;
-    };
-    for (key, value) in patch {
-        // The child of `node` with this key: children follow their parent, each
-        // followed by its own sub-tree.
+/// A write into a tree's shape that changes leaves only: the leaves it sets, each with
+/// its new value. A write that would change the shape (a key the object lacks, an
+/// object over a leaf or a leaf over an object) stops with [`ShapeChange`], and goes
+/// through the tree's value instead.
+struct LeafWrites<'s, 'p> {
+    shape: &'s Shape,
+    changes: Vec<(usize, &'p Value)>,
+}
+
+/// The write changes the tree's shape.
+struct ShapeChange;
+
+impl LeafWrites<'_, '_> {
+    /// The child of object node `node` under `key`: children follow their parent, each
+    /// followed by its own sub-tree.
+    fn child(&self, node: usize, key: &str) -> Option<usize> {
+        let nodes = &self.shape.nodes;
+        let end = nodes.get(node)?.end;
         let mut child = node + 1;
-        let found = loop {
-            match nodes.get(child) {
-                Some(candidate) if child < end => {
-                    if *candidate.key == **key {
-                        break Some(child);
-                    }
-                    child = candidate.end;
-                }
-                _ => break None,
+        while let Some(candidate) = nodes.get(child).filter(|_| child < end) {
+            if *candidate.key == *key {
+                return Some(child);
             }
-        };
-        let Some(child) = found else {
-            return false;
-        };
-        let leaf = nodes[child].leaf;
-        match (leaf == OBJECT, value) {
-            (true, Value::Object(map)) => {
-                if !leaf_changes(shape, child, map, changes) {
-                    return false;
-                }
-            }
-            (false, value) if !value.is_object() => changes.push((leaf, value)),
-            _ => return false,
+            child = candidate.end;
         }
+        None
     }
-    true
+}
+
+impl<'p> walk::Write for LeafWrites<'_, 'p> {
+    type Node = &'p Value;
+    type Key = &'p str;
+    type Error = ShapeChange;
+    type Entries = serde_json::map::Iter<'p>;
+    /// An object node of the shape.
+    type Object<'t>
+        = usize
+    where
+        Self: 't;
+
+    fn is_object(&mut self, node: &&'p Value) -> bool {
+        node.is_object()
+    }
+
+    fn entries(&mut self, object: &&'p Value) -> Result<Self::Entries, ShapeChange> {
+        object.as_object().map(Map::iter).ok_or(ShapeChange)
+    }
+
+    fn next_entry(
+        &mut self,
+        entries: &mut Self::Entries,
+    ) -> Result<Option<(&'p str, &'p Value)>, ShapeChange> {
+        Ok(entries.next().map(|(key, value)| (key.as_str(), value)))
+    }
+
+    fn object<'t>(
+        &mut self,
+        object: &'t mut usize,
+        key: &&'p str,
+    ) -> Result<Option<usize>, ShapeChange> {
+        let child = self.child(*object, key).ok_or(ShapeChange)?;
+        Ok((self.shape.nodes[child].leaf == OBJECT).then_some(child))
+    }
+
+    fn set(
+        &mut self,
+        object: &mut usize,
+        key: &'p str,
+        node: &&'p Value,
+    ) -> Result<(), ShapeChange> {
+        let child = self.child(*object, key).ok_or(ShapeChange)?;
+        let leaf = self.shape.nodes[child].leaf;
+        if leaf == OBJECT || node.is_object() {
+            return Err(ShapeChange);
+        }
+        self.changes.push((leaf, node));
+        Ok(())
+    }
 }
 
 impl Leaves {

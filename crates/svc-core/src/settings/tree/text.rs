@@ -15,7 +15,7 @@ use super::SettingsTree;
 use super::leaves::{BOOL, Leaves, NULL, Words, short_string};
 use super::shape::{NO_PARENT, OBJECT, SHAPES, Shape};
 use crate::settings::SettingsError;
-use crate::settings::text::Reference;
+use crate::settings::text::{Key, Reference};
 
 impl SettingsTree {
     /// The tree of a JSON text (any value; a settings tree is an object): the same tree
@@ -327,10 +327,10 @@ impl<'de> Visitor<'de> for Object<'_, '_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let Object { reader, index } = self;
-        while let Some(key) = map.next_key::<Key<'de>>()? {
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
             map.next_value_seed(Node {
                 reader: &mut *reader,
-                key: key.as_str(),
+                key: &key,
                 parent: index,
             })?;
         }
@@ -373,49 +373,6 @@ impl Object<'_, '_> {
     fn other<E: de::Error>(self) -> Result<(), E> {
         self.reader.mismatch = true;
         Err(E::custom("another shape"))
-    }
-}
-
-/// A key, borrowed from the text unless it has escapes.
-enum Key<'a> {
-    Borrowed(&'a str),
-    Owned(String),
-}
-
-impl Key<'_> {
-    fn as_str(&self) -> &str {
-        match self {
-            Key::Borrowed(key) => key,
-            Key::Owned(key) => key,
-        }
-    }
-}
-
-impl<'de> de::Deserialize<'de> for Key<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct KeyVisitor;
-
-        impl<'de> Visitor<'de> for KeyVisitor {
-            type Value = Key<'de>;
-
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object key")
-            }
-
-            fn visit_borrowed_str<E: de::Error>(self, key: &'de str) -> Result<Key<'de>, E> {
-                Ok(Key::Borrowed(key))
-            }
-
-            fn visit_str<E: de::Error>(self, key: &str) -> Result<Key<'de>, E> {
-                Ok(Key::Owned(key.to_owned()))
-            }
-
-            fn visit_string<E: de::Error>(self, key: String) -> Result<Key<'de>, E> {
-                Ok(Key::Owned(key))
-            }
-        }
-
-        deserializer.deserialize_str(KeyVisitor)
     }
 }
 
