@@ -41,13 +41,18 @@ Exit codes:
   3  authentication or permission
   4  conflict: another processing is ongoing (see --wait-for-organization)
   5  invalid input: a missing file, two files with the same name, a configuration that
-     is not a JSON object, an --out that is an existing file (nothing is sent)
+     is not a JSON object, an --out that is an existing file or cannot be written
+     (nothing is sent)
   6  unreachable
   7  not found
+  130, 143  stopped by SIGINT (Ctrl-C) or SIGTERM: the run stops and cleans up as on a
+     failure (a second signal stops at once)
 
 A failure names what it leaves in the cloud: the container (and the processing, once
-started). With --cleanup-on-failure, a run that fails (or is interrupted) after creating
-the container and before starting the processing deletes the container and its uploads.
+started; a container or processing whose creation was under way when the run stopped is
+looked up first). With --cleanup-on-failure, a run that fails (or is interrupted) after
+creating the container and before starting the processing deletes the container and its
+uploads.
 With --json, a failure prints one JSON object on stdout: kind, message, containerId,
 processingId, cleanedUp.";
 
@@ -67,8 +72,8 @@ const EMULATOR_PROCESSING_TIME: Duration = Duration::from_secs(2);
 /// or archived, a transfer failed); 2 usage; 3 authentication or permission; 4
 /// conflict (another processing is ongoing: see --wait-for-organization); 5 invalid
 /// input (a missing or unreadable file, two files with the same name, a configuration
-/// that is not a JSON object, an --out that is an existing file; nothing is sent);
-/// 6 unreachable; 7 not found.
+/// that is not a JSON object, an --out that is an existing file or cannot be written;
+/// nothing is sent); 6 unreachable; 7 not found; 130/143 stopped by SIGINT/SIGTERM.
 #[derive(clap::Args, Debug)]
 #[command(after_help = AFTER_HELP)]
 pub struct ProcessArgs {
