@@ -216,10 +216,11 @@ pub fn check(root: &Path, out: &Path, version: &str) -> Result<()> {
     .context("writing wanted.json")?;
     tools::apt(&["qemu-user-static"])?;
     let files = super::files_under(&out.join("cli"))?;
-    let expected: Vec<String> = TARGETS
+    let mut expected: Vec<String> = TARGETS
         .iter()
         .map(|(target, _)| format!("{}.tar.gz", archive_stem(version, target)))
         .collect();
+    expected.sort();
     if files != expected {
         bail!("target/dist/cli holds {files:?}, expected {expected:?}");
     }
