@@ -10,7 +10,7 @@
 //! - `faults [--workflows N] [--seed N]`: svc-core's fault and scale suites with their
 //!   figures, the heavy scale variant included (see `faults.rs`).
 //! - `dist [--check] [--only PART,...]`: the release artifacts into `target/dist/`, with
-//!   `SHA256SUMS` (`--check`: and verify them; see `dist/`).
+//!   `SHA256SUMS` (`--check`: verify them; see `dist/`).
 //! - `docs`: the documentation site into `target/site/` (mkdocs `--strict` and rustdoc
 //!   `-D warnings`; see `docs.rs`).
 //! - `ci`: everything CI runs, in order, installing what it needs.
@@ -69,7 +69,7 @@ fn main() -> ExitCode {
                  faults [--workflows N] [--seed N]\n                      \
                  the fault and scale suites with their figures, 1000 workflows at 20 % faults\n  \
                  dist [--check] [--only python,crates,cli,jvm]\n                      \
-                 release artifacts into target/dist/ with SHA256SUMS (--check: and verify them)"
+                 release artifacts into target/dist/ with SHA256SUMS (--check: verify them)"
             );
             return ExitCode::from(2);
         }

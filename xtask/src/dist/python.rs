@@ -542,23 +542,27 @@ fn linux_needed(extension: &Path, musl: bool) -> Result<()> {
 /// Windows machine does not have).
 fn windows_dll_allowed(dll: &str) -> bool {
     let dll = dll.to_ascii_lowercase();
-    const SYSTEM: [&str; 16] = [
+    const SYSTEM: [&str; 20] = [
         "kernel32.dll",
         "ntdll.dll",
         "advapi32.dll",
         "bcrypt.dll",
         "bcryptprimitives.dll",
+        "cfgmgr32.dll",
         "crypt32.dll",
-        "ws2_32.dll",
-        "userenv.dll",
-        "secur32.dll",
+        "dbghelp.dll",
+        "iphlpapi.dll",
+        "msvcrt.dll",
         "ncrypt.dll",
         "ole32.dll",
         "oleaut32.dll",
+        "secur32.dll",
+        "setupapi.dll",
         "shell32.dll",
         "user32.dll",
-        "iphlpapi.dll",
-        "msvcrt.dll",
+        "userenv.dll",
+        "ws2_32.dll",
+        "powrprof.dll",
     ];
     dll == "python3.dll" || dll.starts_with("api-ms-win-") || SYSTEM.contains(&dll.as_str())
 }
@@ -790,6 +794,9 @@ mod tests {
     fn windows_dlls() {
         assert!(windows_dll_allowed("python3.dll"));
         assert!(windows_dll_allowed("KERNEL32.dll"));
+        // Serial ports are enumerated through the configuration manager and SetupAPI.
+        assert!(windows_dll_allowed("cfgmgr32.dll"));
+        assert!(windows_dll_allowed("setupapi.dll"));
         assert!(windows_dll_allowed("api-ms-win-core-synch-l1-2-0.dll"));
         assert!(!windows_dll_allowed("python311.dll"));
         assert!(!windows_dll_allowed("libgcc_s_seh-1.dll"));
