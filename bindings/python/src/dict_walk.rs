@@ -1,26 +1,27 @@
-//! The walk of `settings.diff` over two trees of exact builtin types (`dict`, `list`,
-//! `tuple`, `str`, `int`, `float`, `bool`, `None`), on borrowed references.
+//! The node access of the settings walk (`svc_core::settings::walk`, where what a
+//! change, a removal and an equal leaf are is written) over two trees of exact builtin
+//! types (`dict`, `list`, `tuple`, `str`, `int`, `float`, `bool`, `None`), on borrowed
+//! references: what `settings.diff` walks the usual trees with.
 //!
 //! One long file on purpose: it is all of the crate's unsafe code, every part of it held
 //! to the one safety invariant below, which is reviewed as a whole in one place.
 //!
 //! On the stable ABI every reference-count change is a function call (`Py_IncRef`,
 //! `Py_DecRef`), and the safe iteration of a `dict` costs several per entry: most of the
-//! time of a diff in which little changed. This walk only reads: it takes the keys and
-//! values of the `dict`s as borrowed references (`PyDict_Next`, `PyDict_GetItemWithError`,
-//! `PyList_GetItem`), compares them with identity first, then with type-strict C-level
-//! comparisons, and keeps an owned reference only to what it reports (the keys and
-//! values of the changed and removed nodes). The caller builds the partial tree from
-//! that afterwards (`settings::patch`), with owned references.
+//! time of a diff in which little changed. This access only reads: it hands the walk the
+//! keys and values of the `dict`s as borrowed references (`PyDict_Next`,
+//! `PyDict_GetItemWithError`, `PyList_GetItem`), compares scalars with type-strict
+//! C-level comparisons, and keeps an owned reference only to what the walk reports (the
+//! keys and values of the changed and removed nodes). The caller builds the partial tree
+//! from that afterwards (`settings::patch`), with owned references.
 //!
 //! Anything else (a subclass, a non-`str` key, a non-finite float, an integer that does
 //! not fit 64 bits in a changed node, a value JSON cannot hold) stops the walk with
-//! [`Stop::Fallback`]: the caller then runs the safe walk (`settings::differ`) from the
-//! start, which gives the result or the error of the reference semantics. Since this
-//! walk changes nothing, nothing of it is visible then. It follows the safe walk step by
-//! step (which nodes it compares, in which order, where it stops comparing), so that
-//! when it finishes, its result is the safe walk's (the tests check it on random trees
-//! against `_native._diff_reference`, the safe walk alone).
+//! [`Stop::Fallback`]: the caller then runs the same walk through `Bound` references
+//! (`settings::differ`) from the start, which gives the result or the error. Since this
+//! walk changes nothing, nothing of it is visible then. When it finishes, its result is
+//! the other access's (the tests check it on random trees against
+//! `_native._diff_reference`, the walk through `Bound` references alone).
 //!
 //! Two `dict`s are walked side by side while their keys come in the same order (two
 //! reads of one schema: no hash lookup), then by lookups. Keys in step are compared
@@ -35,13 +36,18 @@
 //!   free-threaded build), and the walk never releases it;
 //! - the two roots are owned by the caller (`&Bound`) for the whole walk; every other
 //!   object is reached through borrowed references from them;
+//! - the walk itself is svc-core's, safe code generic over the node access: it reaches
+//!   objects only through this file's methods, and hands them back only the nodes
+//!   those methods gave it ([`Borrowed`] is made nowhere else: its field is private),
+//!   during the one call of [`diff`];
 //! - no Python code runs and no object is freed during the walk, so no container can
-//!   be modified nor freed: the walk calls only `PyDict_Next`, `PyDict_Size`,
+//!   be modified nor freed: this access calls only `PyDict_Next`, `PyDict_Size`,
 //!   `PyDict_GetItemWithError`, `PyDict_Contains`, `PyList_GetItem`, `PyTuple_GetItem`,
 //!   `PyUnicode_Compare`, `PyObject_RichCompareBool`, `PyFloat_AsDouble`,
 //!   `PyLong_AsLongLongAndOverflow`, `PyErr_Occurred` and `Py_IncRef`, and reads
 //!   `Py_TYPE` and `Py_SIZE` (the stable ABI's object headers), each on objects whose
-//!   exact type was checked first (`Py_TYPE` pointer equality) to be a builtin one:
+//!   exact type was checked first (`Py_TYPE` pointer equality) to be a builtin one; the
+//!   walk allocates Rust memory only:
 //!   - they call no Python code: no `__eq__` or `__hash__` of a user type (a `dict` is
 //!     looked into only with an exact `str` key, and only after every key of that
 //!     `dict` not yet paired was checked to be an exact `str`, so every comparison of
@@ -64,13 +70,14 @@ use std::os::raw::c_int;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use svc_core::settings::walk::{self, Kind};
 
 use crate::convert::Types;
 use crate::settings::KeyTree;
 
 /// What the walk found, in owned references: the keys to the changed and removed nodes,
 /// each changed node (in the new tree's document order) with its value in the new tree,
-/// and each removed node (in the order of the safe walk).
+/// and each removed node (in the walk's order).
 pub(crate) struct Changes {
     pub(crate) keys: KeyTree,
     pub(crate) changed: Vec<(usize, Py<PyAny>)>,
@@ -79,7 +86,7 @@ pub(crate) struct Changes {
 
 /// Why the walk stopped before its end.
 enum Stop {
-    /// Something only the safe walk handles: run it instead.
+    /// Something only the walk through `Bound` references handles: run it instead.
     Fallback,
     /// A C call failed; its error is set (fetched once the walk is over).
     Raised,
@@ -88,7 +95,7 @@ enum Stop {
 type Step<T> = Result<T, Stop>;
 
 /// The changes from `old` to `new`, or `None` when the trees hold anything but exact
-/// builtin JSON types (then the safe walk must run).
+/// builtin JSON types (then the walk through `Bound` references must run).
 pub(crate) fn diff<'py>(
     old: &Bound<'py, PyDict>,
     new: &Bound<'py, PyDict>,
@@ -98,15 +105,12 @@ pub(crate) fn diff<'py>(
     if old.get_type_ptr() != walk.types.dict || new.get_type_ptr() != walk.types.dict {
         return Ok(None);
     }
-    let done = if old.is(new) {
-        Ok(())
-    } else {
-        // SAFETY: both roots are exact `dict`s, owned by the caller for the whole walk,
-        // with the GIL held (`py`); see the invariant in the module documentation.
-        unsafe { walk.objects(old.as_ptr(), new.as_ptr()) }
-    };
-    match done {
-        Ok(()) => Ok(Some(Changes {
+    // SAFETY: both roots are exact `dict`s, owned by the caller for the whole walk, with
+    // the GIL held (`py`), and the nodes are used during this call only; see the
+    // invariant in the module documentation.
+    let (old, new) = unsafe { (Borrowed::new(old.as_ptr()), Borrowed::new(new.as_ptr())) };
+    match walk::objects(&mut walk, &old, &new) {
+        Ok(_) => Ok(Some(Changes {
             keys: walk.nodes,
             changed: walk.changed,
             removed: walk.removed,
@@ -114,6 +118,23 @@ pub(crate) fn diff<'py>(
         Err(Stop::Fallback) => Ok(None),
         // The walk is over: no borrowed reference is in use any more.
         Err(Stop::Raised) => Err(PyErr::fetch(py)),
+    }
+}
+
+/// An object of the trees being walked, borrowed: a root or an object reached from one.
+/// Made only in this file (its field is private), so that the walk of svc-core, generic
+/// over the node access, can only hand this file's methods the nodes they gave it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Borrowed(*mut ffi::PyObject);
+
+impl Borrowed {
+    /// # Safety
+    ///
+    /// `object` is a root of the walk or an object reached from one, with the GIL held,
+    /// and the `Borrowed` is used during that walk only.
+    #[inline]
+    unsafe fn new(object: *mut ffi::PyObject) -> Self {
+        Self(object)
     }
 }
 
@@ -264,16 +285,6 @@ impl<'py> Walk<'py> {
             pending: Vec::with_capacity(128),
             depth: 0,
         }
-    }
-
-    /// One container deeper (undone by the caller on success; a stop ends the walk).
-    #[inline]
-    fn deeper(&mut self) -> Step<()> {
-        self.depth += 1;
-        if self.depth > crate::convert::MAX_DEPTH {
-            return Err(Stop::Fallback);
-        }
-        Ok(())
     }
 
     /// The kind of an object of an exact builtin JSON type; anything else falls back.
@@ -559,145 +570,6 @@ impl<'py> Walk<'py> {
         self.nodes.push(parent, owned.unbind())
     }
 
-    /// The changes from `old` to `new` (two exact `dict`s, not the same object), as
-    /// `Differ::objects`: each key of `new` looked up in `old`, then the keys of `old`
-    /// that `new` lacks when some are.
-    ///
-    /// # Safety
-    ///
-    /// Both are live exact `dict`s reached from the roots, with the GIL held.
-    unsafe fn objects(&mut self, old: *mut ffi::PyObject, new: *mut ffi::PyObject) -> Step<()> {
-        // SAFETY (every block of this function): the caller's contract; values are live
-        // while their `dict`s are (nothing changes them during the walk).
-        let mut stepper = Stepper::new(new, old, self.pending.len());
-        let mut found = 0;
-        while let Some((key, new_value, old_value)) = unsafe { self.next_pair(&mut stepper) }? {
-            if old_value.is_null() {
-                unsafe { self.change(key, new_value) }?;
-            } else {
-                found += 1;
-                unsafe { self.value(key, old_value, new_value) }?;
-            }
-        }
-        let old_len = unsafe { ffi::PyDict_Size(old) };
-        self.end_pairs(&stepper, stepper.in_step && found == old_len);
-        if found < old_len {
-            let mut position = 0;
-            let mut key = std::ptr::null_mut();
-            let mut value = std::ptr::null_mut();
-            while unsafe { ffi::PyDict_Next(old, &mut position, &mut key, &mut value) } != 0 {
-                // The key is checked before `new` is searched for it: `new`'s keys are
-                // all exact `str`s (every one was checked above).
-                if unsafe { ffi::Py_TYPE(key) } != self.types.str {
-                    return Err(Stop::Fallback);
-                }
-                match unsafe { ffi::PyDict_Contains(new, key) } {
-                    1 => {}
-                    0 => {
-                        let node = unsafe { self.node(key) };
-                        self.removed.push(node);
-                    }
-                    _ => return Err(Stop::Raised),
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// One node present in both trees, under `key` (as `Differ::value`).
-    ///
-    /// # Safety
-    ///
-    /// `key` is a live exact `str`, `old` and `new` live objects, all reached from the
-    /// roots, with the GIL held.
-    #[inline(always)]
-    unsafe fn value(
-        &mut self,
-        key: *mut ffi::PyObject,
-        old: *mut ffi::PyObject,
-        new: *mut ffi::PyObject,
-    ) -> Step<()> {
-        if old == new {
-            return Ok(());
-        }
-        // SAFETY (every block of this function): the caller's contract; each comparison
-        // is called only on objects of the exact types it is for.
-        let (old_type, new_type) = unsafe { (ffi::Py_TYPE(old), ffi::Py_TYPE(new)) };
-        let types = &self.types;
-        let equal = if old_type == new_type {
-            if new_type == types.str {
-                unsafe { self.strings_equal(old, new) }?
-            } else if new_type == types.dict {
-                return unsafe { self.child_objects(key, old, new) };
-            } else if new_type == types.int {
-                unsafe { self.rich_equal(old, new) }?
-            } else if new_type == types.bool {
-                false // Not the same singleton.
-            } else if new_type == types.float {
-                unsafe { self.floats_equal(old, new) }?
-            } else if new_type == types.list || new_type == types.tuple {
-                unsafe { self.arrays_equal(old, new) }?
-            } else {
-                // `None` is one object (equal above); anything else is not JSON here.
-                return Err(Stop::Fallback);
-            }
-        } else {
-            let (old_kind, new_kind) = unsafe { (self.exact(old)?, self.exact(new)?) };
-            // Exact types differ: the same kind only for a `list` and a `tuple`.
-            if old_kind == Exact::Array && new_kind == Exact::Array {
-                unsafe { self.arrays_equal(old, new) }?
-            } else {
-                false
-            }
-        };
-        if !equal {
-            // SAFETY: the caller's contract.
-            unsafe { self.change(key, new) }?;
-        }
-        Ok(())
-    }
-
-    /// [`Walk::objects`] of two `dict`s under `key`.
-    ///
-    /// # Safety
-    ///
-    /// As [`Walk::value`], `old` and `new` exact `dict`s.
-    unsafe fn child_objects(
-        &mut self,
-        key: *mut ffi::PyObject,
-        old: *mut ffi::PyObject,
-        new: *mut ffi::PyObject,
-    ) -> Step<()> {
-        self.deeper()?;
-        self.keys.push(key);
-        self.key_nodes.push(KeyTree::ROOT);
-        // SAFETY: the caller's contract.
-        let done = unsafe { self.objects(old, new) };
-        self.keys.pop();
-        self.key_nodes.pop();
-        self.depth -= 1;
-        done
-    }
-
-    /// Records a changed (or added) node under `key`: its value is checked to be JSON of
-    /// exact builtin types (else the safe walk copies or refuses it).
-    ///
-    /// # Safety
-    ///
-    /// As [`Walk::value`].
-    #[cold]
-    #[inline(never)]
-    unsafe fn change(&mut self, key: *mut ffi::PyObject, new: *mut ffi::PyObject) -> Step<()> {
-        // SAFETY: the caller's contract; `Py_IncRef` runs no code.
-        unsafe {
-            self.check(new, self.depth + 1)?;
-            let node = self.node(key);
-            let value = Bound::from_borrowed_ptr(self.py, new).unbind();
-            self.changed.push((node, value));
-        }
-        Ok(())
-    }
-
     /// Checks that `value` copies without error nor conversion (`copy_value`): exact
     /// builtin types, `str` keys, finite floats, integers of 64 bits (signed; the rare
     /// unsigned ones above `i64::MAX` fall back).
@@ -789,82 +661,282 @@ impl<'py> Walk<'py> {
         }
         Ok(item)
     }
+}
 
-    /// Deep equality with JSON semantics (as `Differ::equal`): kinds first, then values;
-    /// objects whatever their key order, arrays item by item.
-    ///
-    /// # Safety
-    ///
-    /// Both are live objects reached from the roots, with the GIL held.
-    unsafe fn equal(&mut self, a: *mut ffi::PyObject, b: *mut ffi::PyObject) -> Step<bool> {
-        if a == b {
-            return Ok(true);
-        }
-        // SAFETY (every block of this function): the caller's contract; each comparison
-        // is called only on objects of the exact types it is for.
-        let kind = unsafe { self.exact(a) }?;
-        if kind != unsafe { self.exact(b) }? {
-            return Ok(false);
-        }
-        match kind {
-            Exact::Null => Ok(true),
-            Exact::Bool => Ok(false), // Not the same singleton.
-            Exact::Str => unsafe { self.strings_equal(a, b) },
-            Exact::Int => unsafe { self.rich_equal(a, b) },
-            Exact::Float => unsafe { self.floats_equal(a, b) },
-            Exact::Array | Exact::Object => {
-                self.deeper()?;
-                let equal = if kind == Exact::Array {
-                    unsafe { self.arrays_equal(a, b) }?
-                } else {
-                    unsafe { self.objects_equal(a, b) }?
-                };
-                self.depth -= 1;
-                Ok(equal)
+impl Walk<'_> {
+    /// [`walk::equal`] of two leaves that are not two `str`s, `int`s or `float`s (most
+    /// often two arrays), out of the walk's loop.
+    #[inline(never)]
+    fn other_leaves_equal(&mut self, old: &Borrowed, new: &Borrowed) -> Step<bool> {
+        walk::equal(self, old, new)
+    }
+}
+
+/// The items of an exact `list` or `tuple`.
+struct Items {
+    array: *mut ffi::PyObject,
+    index: ffi::Py_ssize_t,
+    len: ffi::Py_ssize_t,
+}
+
+/// The keys of an exact `dict` that another one lacks.
+struct Missing {
+    object: *mut ffi::PyObject,
+    other: *mut ffi::PyObject,
+    position: ffi::Py_ssize_t,
+}
+
+// Every `Borrowed` these methods are given was made by them (or by `diff`, for the
+// roots) during the walk: a live object reached from the roots (see the invariant), so
+// each unsafe call below has its contract. Each comparison or container call is made
+// only on objects whose exact type was checked to be the one it is for.
+impl walk::Nodes for Walk<'_> {
+    type Node = Borrowed;
+    type Key = Borrowed;
+    type Error = Stop;
+    type Entries = Stepper;
+    type Items = Items;
+    type Missing = Missing;
+
+    #[inline(always)]
+    fn is_object(&mut self, node: &Borrowed) -> bool {
+        // SAFETY: see above.
+        unsafe { ffi::Py_TYPE(node.0) == self.types.dict }
+    }
+
+    #[inline(always)]
+    fn kind(&mut self, node: &Borrowed) -> Step<Kind> {
+        // SAFETY: see above.
+        Ok(match unsafe { self.exact(node.0) }? {
+            Exact::Object => Kind::Object,
+            Exact::Array => Kind::Array,
+            Exact::Null | Exact::Bool | Exact::Int | Exact::Float | Exact::Str => Kind::Scalar,
+        })
+    }
+
+    #[inline(always)]
+    fn same(&self, a: &Borrowed, b: &Borrowed) -> bool {
+        a == b
+    }
+
+    #[inline(always)]
+    fn scalars_equal(&mut self, a: &Borrowed, b: &Borrowed) -> Step<bool> {
+        // SAFETY: see above.
+        unsafe {
+            let kind = self.exact(a.0)?;
+            if kind != self.exact(b.0)? {
+                return Ok(false);
+            }
+            match kind {
+                // One object each (`None`, `True`, `False`).
+                Exact::Null | Exact::Bool => Ok(a == b),
+                Exact::Str => self.strings_equal(a.0, b.0),
+                Exact::Int => self.rich_equal(a.0, b.0),
+                Exact::Float => self.floats_equal(a.0, b.0),
+                Exact::Array | Exact::Object => Ok(false),
             }
         }
     }
 
-    /// Two exact `list`s or `tuple`s, item by item (as `Differ::arrays_equal`).
-    ///
-    /// # Safety
-    ///
-    /// Both are live exact `list`s or `tuple`s reached from the roots, with the GIL held.
-    unsafe fn arrays_equal(&mut self, a: *mut ffi::PyObject, b: *mut ffi::PyObject) -> Step<bool> {
-        // SAFETY (every block of this function): the caller's contract; the indexes are
-        // in range of both (nothing changes their lengths during the walk).
-        let len = unsafe { self.array_len(a) };
-        if len != unsafe { self.array_len(b) } {
-            return Ok(false);
-        }
-        for index in 0..len {
-            let (x, y) = unsafe { (self.array_item(a, index)?, self.array_item(b, index)?) };
-            if !unsafe { self.equal(x, y) }? {
-                return Ok(false);
+    fn len(&mut self, container: &Borrowed) -> Step<usize> {
+        // SAFETY: see above.
+        let len = unsafe {
+            match self.exact(container.0)? {
+                Exact::Object => ffi::PyDict_Size(container.0),
+                Exact::Array => self.array_len(container.0),
+                _ => return Err(Stop::Fallback),
             }
-        }
-        Ok(true)
+        };
+        usize::try_from(len).map_err(|_| Stop::Raised)
     }
 
-    /// Two exact `dict`s, whatever their key order (as `Differ::objects_equal`).
-    ///
-    /// # Safety
-    ///
-    /// Both are live exact `dict`s reached from the roots, with the GIL held.
-    unsafe fn objects_equal(&mut self, a: *mut ffi::PyObject, b: *mut ffi::PyObject) -> Step<bool> {
-        // SAFETY (every block of this function): the caller's contract.
-        if unsafe { ffi::PyDict_Size(a) != ffi::PyDict_Size(b) } {
-            return Ok(false);
+    fn items(&mut self, array: &Borrowed) -> Step<Items> {
+        // SAFETY: see above.
+        if unsafe { self.exact(array.0) }? != Exact::Array {
+            return Err(Stop::Fallback);
         }
-        let mut stepper = Stepper::new(a, b, self.pending.len());
-        while let Some((_, x, y)) = unsafe { self.next_pair(&mut stepper) }? {
-            if y.is_null() || !unsafe { self.equal(x, y) }? {
-                self.end_pairs(&stepper, false);
-                return Ok(false);
+        Ok(Items {
+            array: array.0,
+            index: 0,
+            // SAFETY: an exact `list` or `tuple`, see above.
+            len: unsafe { self.array_len(array.0) },
+        })
+    }
+
+    #[inline]
+    fn next_item(&mut self, items: &mut Items) -> Step<Option<Borrowed>> {
+        if items.index >= items.len {
+            return Ok(None);
+        }
+        // SAFETY: see above; the index is in range (nothing changes the array's length
+        // during the walk).
+        let item = unsafe { self.array_item(items.array, items.index) }?;
+        items.index += 1;
+        Ok(Some(Borrowed(item)))
+    }
+
+    #[inline]
+    fn entries(&mut self, object: &Borrowed, other: &Borrowed) -> Step<Stepper> {
+        // SAFETY: see above.
+        unsafe {
+            if ffi::Py_TYPE(object.0) != self.types.dict || ffi::Py_TYPE(other.0) != self.types.dict
+            {
+                return Err(Stop::Fallback);
             }
         }
-        // Same lengths: every entry of `b` was paired when all of `a`'s were in step.
-        self.end_pairs(&stepper, stepper.in_step);
-        Ok(true)
+        Ok(Stepper::new(object.0, other.0, self.pending.len()))
+    }
+
+    #[inline(always)]
+    fn next_entry(
+        &mut self,
+        entries: &mut Stepper,
+    ) -> Step<Option<(Borrowed, Borrowed, Option<Borrowed>)>> {
+        // SAFETY: the `dict`s of the stepper are exact `dict`s (`entries`), see above.
+        let pair = unsafe { self.next_pair(entries) }?;
+        Ok(pair.map(|(key, value, other)| {
+            (
+                Borrowed(key),
+                Borrowed(value),
+                (!other.is_null()).then_some(Borrowed(other)),
+            )
+        }))
+    }
+
+    #[inline]
+    fn end_entries(&mut self, entries: Stepper, every_other_found: bool) {
+        self.end_pairs(&entries, entries.in_step && every_other_found);
+    }
+
+    fn missing(&mut self, object: &Borrowed, other: &Borrowed) -> Step<Missing> {
+        // SAFETY: see above.
+        unsafe {
+            if ffi::Py_TYPE(object.0) != self.types.dict || ffi::Py_TYPE(other.0) != self.types.dict
+            {
+                return Err(Stop::Fallback);
+            }
+        }
+        Ok(Missing {
+            object: object.0,
+            other: other.0,
+            position: 0,
+        })
+    }
+
+    fn next_missing(&mut self, missing: &mut Missing) -> Step<Option<Borrowed>> {
+        let mut key = std::ptr::null_mut();
+        let mut value = std::ptr::null_mut();
+        // SAFETY (every block of this function): see above; both are exact `dict`s
+        // (`missing`); the out pointers are valid locals.
+        while unsafe {
+            ffi::PyDict_Next(missing.object, &mut missing.position, &mut key, &mut value)
+        } != 0
+        {
+            // The key is checked before the other `dict` is searched for it: that
+            // `dict`'s keys are all exact `str`s (every one was checked when its entries
+            // were walked).
+            if unsafe { ffi::Py_TYPE(key) } != self.types.str {
+                return Err(Stop::Fallback);
+            }
+            match unsafe { ffi::PyDict_Contains(missing.other, key) } {
+                1 => {}
+                0 => return Ok(Some(Borrowed(key))),
+                _ => return Err(Stop::Raised),
+            }
+        }
+        Ok(None)
+    }
+
+    /// Past `convert::MAX_DEPTH` (a tree that contains itself) the walk through `Bound`
+    /// references runs, which raises the error.
+    #[inline]
+    fn deeper(&mut self) -> Step<()> {
+        self.depth += 1;
+        if self.depth > crate::convert::MAX_DEPTH {
+            return Err(Stop::Fallback);
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn shallower(&mut self) {
+        self.depth -= 1;
+    }
+}
+
+impl walk::Changes for Walk<'_> {
+    /// Nothing: the caller builds the partial tree from the changes afterwards.
+    type Object = ();
+
+    /// Two `str`s, `int`s or `float`s compared at once, without asking their kinds
+    /// (most leaves are); anything else as [`walk::equal`].
+    #[inline(always)]
+    fn leaves_equal(&mut self, _key: &Borrowed, old: &Borrowed, new: &Borrowed) -> Step<bool> {
+        // SAFETY: see above; each comparison on two objects of the exact type it is for.
+        unsafe {
+            let old_type = ffi::Py_TYPE(old.0);
+            if old_type == ffi::Py_TYPE(new.0) {
+                let types = &self.types;
+                if old_type == types.str {
+                    return self.strings_equal(old.0, new.0);
+                } else if old_type == types.int {
+                    return self.rich_equal(old.0, new.0);
+                } else if old_type == types.float {
+                    return self.floats_equal(old.0, new.0);
+                }
+            }
+        }
+        self.other_leaves_equal(old, new)
+    }
+
+    #[inline]
+    fn enter(&mut self, key: &Borrowed) -> Step<()> {
+        walk::Nodes::deeper(self)?;
+        self.keys.push(key.0);
+        self.key_nodes.push(KeyTree::ROOT);
+        Ok(())
+    }
+
+    #[inline]
+    fn leave(&mut self) {
+        self.keys.pop();
+        self.key_nodes.pop();
+        walk::Nodes::shallower(self);
+    }
+
+    /// Records a changed (or added) node under `key`: its value is checked to be JSON of
+    /// exact builtin types (else the walk through `Bound` references copies or refuses
+    /// it).
+    #[cold]
+    #[inline(never)]
+    fn changed(&mut self, key: Borrowed, new: &Borrowed, out: &mut Option<()>) -> Step<()> {
+        // SAFETY: see above; `Py_IncRef` runs no code.
+        unsafe {
+            self.check(new.0, self.depth + 1)?;
+            let node = self.node(key.0);
+            let value = Bound::from_borrowed_ptr(self.py, new.0).unbind();
+            self.changed.push((node, value));
+        }
+        *out = Some(());
+        Ok(())
+    }
+
+    #[inline]
+    fn child(&mut self, _key: Borrowed, (): (), out: &mut Option<()>) -> Step<()> {
+        *out = Some(());
+        Ok(())
+    }
+
+    #[cold]
+    fn removed(&mut self, key: Borrowed) -> Step<()> {
+        // SAFETY: see above.
+        let node = unsafe { self.node(key.0) };
+        self.removed.push(node);
+        Ok(())
+    }
+
+    /// Not reached: the roots are `dict`s ([`diff`] walks their objects).
+    fn changed_root(&mut self, _new: &Borrowed) -> Step<()> {
+        Err(Stop::Fallback)
     }
 }

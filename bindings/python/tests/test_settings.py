@@ -430,11 +430,12 @@ def test_edits_diff_like_their_json(pair: tuple[dict[str, Any], dict[str, Any]])
     same_patch(settings.diff(old, new), settings.diff_json(json.dumps(old), json.dumps(new)))
 
 
-# --- The walk on borrowed references against the safe walk ------------------------------
+# --- The walk on borrowed references against the walk through `Bound` references -------
 #
-# `settings.diff` walks trees of exact builtin types on borrowed references (`dict_walk`)
-# and leaves anything else to the safe walk, which is also the reference: both must give
-# the same patch, or the same error, on any input.
+# `settings.diff` is svc-core's one settings walk. It reads trees of exact builtin types
+# on borrowed references (`dict_walk`) and leaves anything else to the same walk through
+# `Bound` references, which also refuses what is not JSON: both must give the same patch,
+# or the same error, on any input.
 
 # Test hooks of the extension (not API, not in its stubs).
 diff_reference: Callable[[Any, Any], settings.Patch] = getattr(_native, "_diff_reference")
@@ -549,6 +550,49 @@ def test_the_walk_pairs_keys_of_repeated_schemas(old: list[dict[str, Any]], new:
     same_as_reference(tree(old), tree(new))
     same_as_reference(tree(old), tree(old[::-1]))
     same_as_reference(tree(old + new), tree(new + old))
+
+
+# Trees with subclasses of the JSON types (walked through `Bound` references) that
+# `json.dumps` writes as their base types: the same patch as the walk of their text.
+json_subclass_leaves = st.sampled_from([Level.HIGH, Level.LOW, Name("x"), Name(""), Ratio(1.5), Ratio(0.0)])
+json_like_values = st.recursive(
+    st.one_of(tricky, leaves, json_subclass_leaves),
+    lambda children: st.one_of(
+        st.lists(children, max_size=3),
+        st.lists(children, max_size=3).map(tuple),
+        st.lists(children, max_size=3).map(Items),
+        st.dictionaries(st.text(max_size=2), children, max_size=4),
+        st.dictionaries(st.text(max_size=2), children, max_size=3).map(Node),
+    ),
+    max_leaves=14,
+)
+json_like_trees = st.dictionaries(st.text(max_size=2), json_like_values, max_size=5)
+
+
+@hypothesis_settings(max_examples=300, deadline=None)
+@given(json_like_trees, json_like_trees)
+def test_every_walk_gives_the_patch_of_the_json(old: dict[str, Any], new: dict[str, Any]) -> None:
+    """One semantics: objects walked through `Bound` references (subclasses), on borrowed
+    references (their JSON parsed again) and as text give one patch."""
+    expected = settings.diff_json(json.dumps(old), json.dumps(new))
+    same_patch(settings.diff(old, new), expected)
+    same_patch(diff_reference(old, new), expected)
+    same_patch(settings.diff(json.loads(json.dumps(old)), json.loads(json.dumps(new))), expected)
+    written = settings.apply(old, expected.tree)
+    if not expected.removed:
+        assert settings.diff(new, written).is_empty()
+
+
+def test_objects_of_one_subclass_are_walked_key_by_key() -> None:
+    """Two `dict`s of the same subclass are objects, compared key by key as JSON is (they
+    were once compared whole, as one leaf)."""
+    old = {"a": Node({"x": 1, "y": 2})}
+    new = {"a": Node({"x": 1, "y": 3})}
+    patch = settings.diff(old, new)
+    assert patch.changed == ["a/y"] and patch.tree == {"a": {"y": 3}}
+    same_patch(patch, settings.diff_json(json.dumps(old), json.dumps(new)))
+    same_patch(settings.diff({"a": Node({"x": 1})}, {"a": Node({"x": 1, "z": Items([1])})}),
+               settings.diff({"a": {"x": 1}}, {"a": {"x": 1, "z": [1]}}))
 
 
 def test_the_unit_tree_is_walked_on_borrowed_references() -> None:

@@ -1,18 +1,26 @@
-//! The safe walk of two trees of Python objects ([`Differ`]), and the checked copies
-//! and in-place write that `diff` and `apply` build their results with.
+//! The safe walk of two trees of Python objects (any objects: subclasses of the JSON
+//! types, and anything else, refused with its path): the settings walk of svc-core
+//! (`svc_core::settings::walk`, where the semantics is written) over `Bound` references,
+//! and the checked copies and the write that `diff` and `apply` build their results
+//! with. Trees of exact builtin types take the walk on borrowed references instead
+//! (`dict_walk`), which falls back to this one for anything else.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString};
+use pyo3::types::dict::BoundDictIterator;
+use pyo3::types::{PyDict, PyIterator, PyList, PyString};
 use serde_json::Value;
+use svc_core::settings::walk::{self, Kind as NodeKind};
 
 use super::paths::Paths;
 use crate::convert::{self, Kind, Types, join_path, not_json, not_json_type, to_python};
 
-/// The minimal patch between two trees of Python objects (see the module documentation).
-pub(super) struct Differ<'py> {
+/// Two trees of Python objects, read by the walk ([`walk::Nodes`]), and the patch of a
+/// diff of them, built as Python objects ([`walk::Changes`]).
+pub(super) struct Objects<'py> {
     py: Python<'py>,
     types: Types,
-    /// Keys from the root to the objects being compared.
+    /// Keys from the root to the objects being compared (and, while a node is compared
+    /// or copied, its key), for errors.
     stack: Vec<Bound<'py, PyAny>>,
     changed: Vec<Vec<Py<PyAny>>>,
     removed: Vec<Vec<Py<PyAny>>>,
@@ -21,7 +29,16 @@ pub(super) struct Differ<'py> {
     depth: usize,
 }
 
-impl<'py> Differ<'py> {
+/// The entries of a `dict`, each with the value of the same key in another one (looked
+/// up: one hash lookup, the hash of a `str` being kept in the object, costs less than a
+/// second iterator and a comparison of the keys on the stable ABI, where every reference
+/// count is a call).
+pub(super) struct Entries<'py> {
+    entries: BoundDictIterator<'py>,
+    other: Bound<'py, PyDict>,
+}
+
+impl<'py> Objects<'py> {
     pub(super) fn new(py: Python<'py>) -> Self {
         Self {
             py,
@@ -33,23 +50,9 @@ impl<'py> Differ<'py> {
         }
     }
 
-    /// One container deeper (undone by the caller on success; an error ends the walk).
-    fn deeper(&mut self) -> PyResult<()> {
-        self.depth += 1;
-        if self.depth > convert::MAX_DEPTH {
-            return Err(self.error(convert::TOO_DEEP));
-        }
-        Ok(())
-    }
-
     /// The path of the current node (the keys of the stack), for errors.
     fn here(&self) -> String {
-        let keys: Vec<Bound<'py, PyString>> = self
-            .stack
-            .iter()
-            .filter_map(|key| key.cast::<PyString>().ok().cloned())
-            .collect();
-        join_path(&keys)
+        path_of(&self.stack)
     }
 
     fn error(&self, what: &str) -> PyErr {
@@ -81,203 +84,22 @@ impl<'py> Differ<'py> {
         ))
     }
 
-    /// The whole diff.
+    /// The whole diff: the partial tree and the changed and removed paths.
     pub(super) fn diff(
         mut self,
         old: &Bound<'py, PyAny>,
         new: &Bound<'py, PyAny>,
     ) -> PyResult<(Bound<'py, PyAny>, Paths, Paths)> {
-        let tree = match (old.cast::<PyDict>(), new.cast::<PyDict>()) {
-            (Ok(old), Ok(new)) => match self.objects(old, new)? {
-                Some(tree) => tree.into_any(),
-                None => PyDict::new(self.py).into_any(),
-            },
-            _ => {
-                if !self.equal(old, new)? {
-                    self.changed.push(Vec::new());
-                }
-                self.copy(new)?
-            }
+        let tree = match walk::diff(&mut self, old, new)? {
+            walk::Root::Objects(Some(tree)) => tree.into_any(),
+            walk::Root::Objects(None) => PyDict::new(self.py).into_any(),
+            walk::Root::Leaves => self.copy(new)?,
         };
         Ok((
             tree,
             Paths::from_keys(self.changed),
             Paths::from_keys(self.removed),
         ))
-    }
-
-    /// The partial object turning `old` into `new`, `None` when no node changed.
-    fn objects(
-        &mut self,
-        old: &Bound<'py, PyDict>,
-        new: &Bound<'py, PyDict>,
-    ) -> PyResult<Option<Bound<'py, PyDict>>> {
-        if old.is(new) {
-            return Ok(None);
-        }
-        let mut out = None;
-        // Each key of `new` looked up in `old`: one hash lookup (the hash of a `str` is
-        // kept in the object) costs less than a second iterator and a comparison of the
-        // keys on the stable ABI, where every reference count is a call.
-        let mut found = 0usize;
-        for (key, new_value) in new.iter() {
-            self.check_key(&key)?;
-            match old.get_item(&key)? {
-                Some(old_value) => {
-                    found += 1;
-                    self.value(&key, &old_value, &new_value, &mut out)?;
-                }
-                None => self.change(&key, &new_value, &mut out)?,
-            }
-        }
-        // Keys are unique: when every key of `old` was found in `new`, none was removed.
-        if found < old.len() {
-            for (key, _) in old.iter() {
-                if !new.contains(&key)? {
-                    self.check_key(&key)?;
-                    let path = self.path_to(&key);
-                    self.removed.push(path);
-                }
-            }
-        }
-        Ok(out)
-    }
-
-    /// One node present in both trees, under `key`.
-    #[inline]
-    fn value(
-        &mut self,
-        key: &Bound<'py, PyAny>,
-        old: &Bound<'py, PyAny>,
-        new: &Bound<'py, PyAny>,
-        out: &mut Option<Bound<'py, PyDict>>,
-    ) -> PyResult<()> {
-        if old.is(new) {
-            return Ok(());
-        }
-        let (old_type, new_type) = (old.get_type_ptr(), new.get_type_ptr());
-        let types = self.types;
-        let equal = if old_type == new_type {
-            if new_type == types.dict {
-                return self.child_objects(key, old, new, out);
-            } else if new_type == types.str || new_type == types.int {
-                // C-level comparison of two exact `str`s or two exact `int`s.
-                old.eq(new)?
-            } else if new_type == types.bool {
-                false // Not the same singleton.
-            } else {
-                self.leaves_equal(key, old, new)?
-            }
-        } else {
-            match (types.kind(old), types.kind(new)) {
-                (Kind::Object, Kind::Object) => {
-                    return self.child_objects(key, old, new, out);
-                }
-                _ => self.leaves_equal(key, old, new)?,
-            }
-        };
-        if !equal {
-            self.change(key, new, out)?;
-        }
-        Ok(())
-    }
-
-    /// [`Differ::equal`] of the node under `key` (named in errors).
-    fn leaves_equal(
-        &mut self,
-        key: &Bound<'py, PyAny>,
-        old: &Bound<'py, PyAny>,
-        new: &Bound<'py, PyAny>,
-    ) -> PyResult<bool> {
-        self.stack.push(key.clone());
-        let equal = self.equal(old, new);
-        self.stack.pop();
-        equal
-    }
-
-    fn child_objects(
-        &mut self,
-        key: &Bound<'py, PyAny>,
-        old: &Bound<'py, PyAny>,
-        new: &Bound<'py, PyAny>,
-        out: &mut Option<Bound<'py, PyDict>>,
-    ) -> PyResult<()> {
-        self.stack.push(key.clone());
-        self.deeper()?;
-        let child = self.objects(old.cast::<PyDict>()?, new.cast::<PyDict>()?);
-        self.depth -= 1;
-        self.stack.pop();
-        if let Some(child) = child? {
-            out.get_or_insert_with(|| PyDict::new(self.py))
-                .set_item(key, child)?;
-        }
-        Ok(())
-    }
-
-    /// Records a changed (or added) node and writes a copy of it into the partial object.
-    #[cold]
-    #[inline(never)]
-    fn change(
-        &mut self,
-        key: &Bound<'py, PyAny>,
-        new: &Bound<'py, PyAny>,
-        out: &mut Option<Bound<'py, PyDict>>,
-    ) -> PyResult<()> {
-        self.stack.push(key.clone());
-        let copy = self.copy(new);
-        self.stack.pop();
-        let copy = copy?;
-        let path = self.path_to(key);
-        self.changed.push(path);
-        out.get_or_insert_with(|| PyDict::new(self.py))
-            .set_item(key, copy)?;
-        Ok(())
-    }
-
-    /// Deep equality with JSON semantics: kinds first (`True` is not `1`, `1` is not
-    /// `1.0`), then values; objects whatever their key order, arrays item by item.
-    fn equal(&mut self, a: &Bound<'py, PyAny>, b: &Bound<'py, PyAny>) -> PyResult<bool> {
-        if a.is(b) {
-            return Ok(true);
-        }
-        let (kind_a, kind_b) = (self.types.kind(a), self.types.kind(b));
-        if kind_a == Kind::Other {
-            return Err(self.error(&not_json_type(a)));
-        }
-        if kind_b == Kind::Other {
-            return Err(self.error(&not_json_type(b)));
-        }
-        if kind_a != kind_b {
-            return Ok(false);
-        }
-        match kind_a {
-            Kind::Null => Ok(true),
-            Kind::Bool => Ok(a.is_truthy()? == b.is_truthy()?),
-            Kind::Str => self.strings_equal(a, b),
-            Kind::Int => {
-                if a.get_type_ptr() == self.types.int && b.get_type_ptr() == self.types.int {
-                    a.eq(b)
-                } else {
-                    let (x, y) = (convert::int_number(a), convert::int_number(b));
-                    match (x, y) {
-                        (Some(x), Some(y)) => Ok(x == y),
-                        _ => Err(self.error("the integer does not fit 64 bits")),
-                    }
-                }
-            }
-            Kind::Float => self.floats_equal(a, b),
-            Kind::Array | Kind::Object => {
-                self.deeper()?;
-                let equal = if kind_a == Kind::Array {
-                    self.arrays_equal(a, b)?
-                } else {
-                    self.objects_equal(a.cast::<PyDict>()?, b.cast::<PyDict>()?)?
-                };
-                self.depth -= 1;
-                Ok(equal)
-            }
-            Kind::Other => Ok(false),
-        }
     }
 
     fn strings_equal(&self, a: &Bound<'py, PyAny>, b: &Bound<'py, PyAny>) -> PyResult<bool> {
@@ -302,39 +124,205 @@ impl<'py> Differ<'py> {
         Ok(x == y)
     }
 
-    fn arrays_equal(&mut self, a: &Bound<'py, PyAny>, b: &Bound<'py, PyAny>) -> PyResult<bool> {
-        if a.len()? != b.len()? {
-            return Ok(false);
-        }
-        for (x, y) in a.try_iter()?.zip(b.try_iter()?) {
-            if !self.equal(&x?, &y?)? {
-                return Ok(false);
-            }
-        }
-        Ok(true)
-    }
-
-    fn objects_equal(&mut self, a: &Bound<'py, PyDict>, b: &Bound<'py, PyDict>) -> PyResult<bool> {
-        if a.len() != b.len() {
-            return Ok(false);
-        }
-        for (key, x) in a.iter() {
-            self.check_key(&key)?;
-            let Some(y) = b.get_item(&key)? else {
-                return Ok(false);
-            };
-            if !self.equal(&x, &y)? {
-                return Ok(false);
-            }
-        }
-        Ok(true)
-    }
-
     /// A copy of a value for the partial tree: new `dict`s and `list`s (a `tuple` becomes
     /// a `list`), scalars shared (subclasses of `str`, `int` and `float` become the base
     /// type), every node checked to be JSON.
     fn copy(&mut self, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         copy_value(self.py, &self.types, &mut self.stack, self.depth, value)
+    }
+}
+
+impl<'py> walk::Nodes for Objects<'py> {
+    type Node = Bound<'py, PyAny>;
+    type Key = Bound<'py, PyAny>;
+    type Error = PyErr;
+    type Entries = Entries<'py>;
+    type Items = Bound<'py, PyIterator>;
+    type Missing = Entries<'py>;
+
+    fn is_object(&mut self, node: &Bound<'py, PyAny>) -> bool {
+        self.types.kind(node) == Kind::Object
+    }
+
+    fn kind(&mut self, node: &Bound<'py, PyAny>) -> PyResult<NodeKind> {
+        match self.types.kind(node) {
+            Kind::Object => Ok(NodeKind::Object),
+            Kind::Array => Ok(NodeKind::Array),
+            Kind::Other => Err(self.error(&not_json_type(node))),
+            Kind::Null | Kind::Bool | Kind::Int | Kind::Float | Kind::Str => Ok(NodeKind::Scalar),
+        }
+    }
+
+    fn same(&self, a: &Bound<'py, PyAny>, b: &Bound<'py, PyAny>) -> bool {
+        a.is(b)
+    }
+
+    /// Kinds first (`True` is not `1`, `1` is not `1.0`), then values.
+    fn scalars_equal(&mut self, a: &Bound<'py, PyAny>, b: &Bound<'py, PyAny>) -> PyResult<bool> {
+        let kind = self.types.kind(a);
+        if kind != self.types.kind(b) {
+            return Ok(false);
+        }
+        match kind {
+            Kind::Null => Ok(true),
+            Kind::Bool => Ok(a.is_truthy()? == b.is_truthy()?),
+            Kind::Str => self.strings_equal(a, b),
+            Kind::Int => {
+                if a.get_type_ptr() == self.types.int && b.get_type_ptr() == self.types.int {
+                    a.eq(b)
+                } else {
+                    match (convert::int_number(a), convert::int_number(b)) {
+                        (Some(x), Some(y)) => Ok(x == y),
+                        _ => Err(self.error("the integer does not fit 64 bits")),
+                    }
+                }
+            }
+            Kind::Float => self.floats_equal(a, b),
+            Kind::Array | Kind::Object | Kind::Other => Ok(false),
+        }
+    }
+
+    fn len(&mut self, container: &Bound<'py, PyAny>) -> PyResult<usize> {
+        match container.cast::<PyDict>() {
+            Ok(dict) => Ok(dict.len()),
+            Err(_) => container.len(),
+        }
+    }
+
+    fn items(&mut self, array: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyIterator>> {
+        array.try_iter()
+    }
+
+    fn next_item(
+        &mut self,
+        items: &mut Bound<'py, PyIterator>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        items.next().transpose()
+    }
+
+    fn entries(
+        &mut self,
+        object: &Bound<'py, PyAny>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Entries<'py>> {
+        Ok(Entries {
+            entries: object.cast::<PyDict>()?.iter(),
+            other: other.cast::<PyDict>()?.clone(),
+        })
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn next_entry(
+        &mut self,
+        entries: &mut Entries<'py>,
+    ) -> PyResult<
+        Option<(
+            Bound<'py, PyAny>,
+            Bound<'py, PyAny>,
+            Option<Bound<'py, PyAny>>,
+        )>,
+    > {
+        let Some((key, value)) = entries.entries.next() else {
+            return Ok(None);
+        };
+        self.check_key(&key)?;
+        let other = entries.other.get_item(&key)?;
+        Ok(Some((key, value, other)))
+    }
+
+    fn missing(
+        &mut self,
+        object: &Bound<'py, PyAny>,
+        other: &Bound<'py, PyAny>,
+    ) -> PyResult<Entries<'py>> {
+        self.entries(object, other)
+    }
+
+    fn next_missing(&mut self, missing: &mut Entries<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        for (key, _) in missing.entries.by_ref() {
+            if !missing.other.contains(&key)? {
+                return Ok(Some(key));
+            }
+        }
+        Ok(None)
+    }
+
+    fn deeper(&mut self) -> PyResult<()> {
+        self.depth += 1;
+        if self.depth > convert::MAX_DEPTH {
+            return Err(self.error(convert::TOO_DEEP));
+        }
+        Ok(())
+    }
+
+    fn shallower(&mut self) {
+        self.depth -= 1;
+    }
+}
+
+impl<'py> walk::Changes for Objects<'py> {
+    type Object = Bound<'py, PyDict>;
+
+    fn enter(&mut self, key: &Bound<'py, PyAny>) -> PyResult<()> {
+        self.stack.push(key.clone());
+        walk::Nodes::deeper(self)
+    }
+
+    fn leave(&mut self) {
+        walk::Nodes::shallower(self);
+        self.stack.pop();
+    }
+
+    /// [`walk::equal`], errors naming the node under `key`.
+    fn leaves_equal(
+        &mut self,
+        key: &Bound<'py, PyAny>,
+        old: &Bound<'py, PyAny>,
+        new: &Bound<'py, PyAny>,
+    ) -> PyResult<bool> {
+        self.stack.push(key.clone());
+        let equal = walk::equal(self, old, new);
+        self.stack.pop();
+        equal
+    }
+
+    /// Records a changed (or added) node and writes a copy of it into the partial object.
+    fn changed(
+        &mut self,
+        key: Bound<'py, PyAny>,
+        new: &Bound<'py, PyAny>,
+        out: &mut Option<Bound<'py, PyDict>>,
+    ) -> PyResult<()> {
+        self.stack.push(key.clone());
+        let copy = self.copy(new);
+        self.stack.pop();
+        let copy = copy?;
+        let path = self.path_to(&key);
+        self.changed.push(path);
+        out.get_or_insert_with(|| PyDict::new(self.py))
+            .set_item(key, copy)
+    }
+
+    fn child(
+        &mut self,
+        key: Bound<'py, PyAny>,
+        child: Bound<'py, PyDict>,
+        out: &mut Option<Bound<'py, PyDict>>,
+    ) -> PyResult<()> {
+        out.get_or_insert_with(|| PyDict::new(self.py))
+            .set_item(key, child)
+    }
+
+    fn removed(&mut self, key: Bound<'py, PyAny>) -> PyResult<()> {
+        self.check_key(&key)?;
+        let path = self.path_to(&key);
+        self.removed.push(path);
+        Ok(())
+    }
+
+    fn changed_root(&mut self, _new: &Bound<'py, PyAny>) -> PyResult<()> {
+        self.changed.push(Vec::new());
+        Ok(())
     }
 }
 
@@ -419,29 +407,89 @@ pub(super) fn copy_value<'py>(
     })
 }
 
-/// Writes the partial tree `patch` into `tree` (a fresh copy, owned here), as the unit
-/// writes settings.
-pub(super) fn apply_in_place<'py>(
+/// A tree being written (a fresh copy, owned here) with a write of Python objects
+/// ([`walk::Write`]): each node set is a checked copy.
+pub(super) struct Writer<'py> {
     py: Python<'py>,
-    types: &Types,
-    stack: &mut Vec<Bound<'py, PyAny>>,
-    tree: &Bound<'py, PyDict>,
-    patch: &Bound<'py, PyDict>,
-) -> PyResult<()> {
-    if stack.len() >= convert::MAX_DEPTH {
-        return Err(not_json(py, &path_of(stack), convert::TOO_DEEP));
+    types: Types,
+    /// The keys from the root to the node being written, for errors.
+    stack: Vec<Bound<'py, PyAny>>,
+}
+
+impl<'py> Writer<'py> {
+    pub(super) fn new(py: Python<'py>) -> Self {
+        Self {
+            py,
+            types: Types::new(py),
+            stack: Vec::new(),
+        }
     }
-    for (key, value) in patch.iter() {
-        stack.push(key.clone());
-        let result = match (tree.get_item(&key)?, value.cast::<PyDict>()) {
-            (Some(node), Ok(value)) if node.get_type_ptr() == types.dict => {
-                apply_in_place(py, types, stack, node.cast::<PyDict>()?, value)
+
+    /// A checked copy of `value` (see [`copy_value`]), at the root.
+    pub(super) fn copy(&mut self, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        copy_value(self.py, &self.types, &mut self.stack, 0, value)
+    }
+}
+
+impl<'py> walk::Write for Writer<'py> {
+    type Node = Bound<'py, PyAny>;
+    type Key = Bound<'py, PyAny>;
+    type Error = PyErr;
+    type Entries = BoundDictIterator<'py>;
+    type Object<'t>
+        = Bound<'py, PyDict>
+    where
+        Self: 't;
+
+    fn is_object(&mut self, node: &Bound<'py, PyAny>) -> bool {
+        node.cast::<PyDict>().is_ok()
+    }
+
+    fn entries(&mut self, object: &Bound<'py, PyAny>) -> PyResult<BoundDictIterator<'py>> {
+        Ok(object.cast::<PyDict>()?.iter())
+    }
+
+    fn next_entry(
+        &mut self,
+        entries: &mut BoundDictIterator<'py>,
+    ) -> PyResult<Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
+        Ok(entries.next())
+    }
+
+    fn enter(&mut self, key: &Bound<'py, PyAny>) -> PyResult<()> {
+        self.stack.push(key.clone());
+        Ok(())
+    }
+
+    fn leave(&mut self) {
+        self.stack.pop();
+    }
+
+    /// The tree's `dict` under `key` (the copy holds exact `dict`s only).
+    fn object<'t>(
+        &mut self,
+        object: &'t mut Bound<'py, PyDict>,
+        key: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
+        match object.get_item(key)? {
+            Some(node) if node.get_type_ptr() == self.types.dict => {
+                if self.stack.len() >= convert::MAX_DEPTH {
+                    return Err(not_json(self.py, &path_of(&self.stack), convert::TOO_DEEP));
+                }
+                Ok(Some(node.cast_into::<PyDict>()?))
             }
-            _ => copy_value(py, types, stack, stack.len(), &value)
-                .and_then(|copy| tree.set_item(&key, copy)),
-        };
-        stack.pop();
-        result?;
+            _ => Ok(None),
+        }
     }
-    Ok(())
+
+    fn set(
+        &mut self,
+        object: &mut Bound<'py, PyDict>,
+        key: Bound<'py, PyAny>,
+        node: &Bound<'py, PyAny>,
+    ) -> PyResult<()> {
+        let depth = self.stack.len();
+        let copy = copy_value(self.py, &self.types, &mut self.stack, depth, node)?;
+        object.set_item(key, copy)
+    }
 }

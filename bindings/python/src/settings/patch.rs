@@ -6,9 +6,9 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use serde_json::Value;
-use svc_core::settings as core;
+use svc_core::settings::{self as core, walk};
 
-use super::differ::{Differ, apply_in_place, copy_value};
+use super::differ::{Objects, Writer, copy_value};
 use super::errors::{removal_error, settings_error};
 use super::paths::{KeyTree, Paths, node_paths};
 use super::text::{Text, not_json_text};
@@ -114,7 +114,7 @@ pub(super) fn diff<'py>(
 }
 
 /// The patch of what `dict_walk` found: the partial tree built along the changed paths
-/// (keys in the new tree's order, as `Differ` builds it: a `dict` is made for a node
+/// (keys in the new tree's order, as [`Objects`] builds it: a `dict` is made for a node
 /// when the first change under it comes), with copies of the changed values.
 fn patch_of_changes(py: Python<'_>, changes: crate::dict_walk::Changes) -> PyResult<Patch> {
     let crate::dict_walk::Changes {
@@ -182,7 +182,7 @@ pub(super) fn _diff_walk<'py>(
     }
 }
 
-/// `diff` by the safe walk alone ([`Differ`]): the reference the walk on borrowed
+/// `diff` through `Bound` references alone ([`Objects`]): what the walk on borrowed
 /// references is tested against (not API).
 #[pyfunction]
 pub(super) fn _diff_reference<'py>(
@@ -190,7 +190,7 @@ pub(super) fn _diff_reference<'py>(
     old: &Bound<'py, PyAny>,
     new: &Bound<'py, PyAny>,
 ) -> PyResult<Patch> {
-    let (tree, changed, removed) = Differ::new(py).diff(old, new)?;
+    let (tree, changed, removed) = Objects::new(py).diff(old, new)?;
     Ok(Patch {
         tree: tree.unbind(),
         changed,
@@ -240,17 +240,15 @@ pub(super) fn apply<'py>(
     tree: &Bound<'py, PyAny>,
     patch: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let types = Types::new(py);
-    let mut stack = Vec::new();
-    match (tree.cast::<PyDict>(), patch.cast::<PyDict>()) {
-        (Ok(_), Ok(patch)) => {
-            let out = copy_value(py, &types, &mut stack, 0, tree)?;
-            apply_in_place(py, &types, &mut stack, out.cast::<PyDict>()?, patch)?;
+    let mut writer = Writer::new(py);
+    let out = writer.copy(tree)?;
+    match (out.cast::<PyDict>(), patch.cast::<PyDict>()) {
+        // At the root, an object merges into an object; anything else replaces the tree
+        // (which was checked all the same).
+        (Ok(object), Ok(_)) => {
+            walk::apply(&mut writer, &mut object.clone(), patch)?;
             Ok(out)
         }
-        _ => {
-            copy_value(py, &types, &mut stack, 0, tree)?; // Checked, as with an object.
-            copy_value(py, &types, &mut stack, 0, patch)
-        }
+        _ => writer.copy(patch),
     }
 }
