@@ -478,7 +478,7 @@ pub fn swift(root: &Path) -> Result<()> {
     // The emulator, on the host.
     let mut emulator = Command::new(root.join("target/debug/svc"))
         .args(["emulator", "--processing-seconds", "2", "--no-device-pty"])
-        .args(["--upload-extra-field", "x-amz-meta-uploaded-by=svc sdk swift/1+2=3"])
+        .arg("--upload-extra-field=x-amz-meta-uploaded-by=svc sdk swift/1+2=3")
         .stdout(std::process::Stdio::piped())
         .spawn()
         .context("starting svc emulator")?;

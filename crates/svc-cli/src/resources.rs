@@ -165,7 +165,11 @@ fn redact_upload_forms(mut container: serde_json::Value) -> serde_json::Value {
                 .pointer_mut("/uploadInfo/fields")
                 .and_then(|f| f.as_object_mut())
             {
-                for key in ["X-Amz-Signature", "X-Amz-Credential"] {
+                for key in [
+                    "X-Amz-Signature",
+                    "X-Amz-Credential",
+                    "X-Amz-Security-Token",
+                ] {
                     if let Some(value) = fields.get_mut(key) {
                         *value = serde_json::Value::String("[redacted]".into());
                     }
