@@ -187,7 +187,7 @@ macro_rules! open_enum {
     };
 }
 
-use ins_device_api::enums as de;
+use svc_core::unit::enums as de;
 
 open_enum!(
     /// Status of a container file.
@@ -696,8 +696,8 @@ pub struct DeviceInfo {
     pub mnf_version: String,
 }
 
-impl From<ins_device_api::types::DeviceInfo> for DeviceInfo {
-    fn from(i: ins_device_api::types::DeviceInfo) -> Self {
+impl From<svc_core::unit::types::DeviceInfo> for DeviceInfo {
+    fn from(i: svc_core::unit::types::DeviceInfo) -> Self {
         Self {
             product_code: i.product_code,
             product_type: i.product_type,
@@ -723,8 +723,8 @@ pub struct DataLoggerStatus {
     pub used_bytes: i64,
 }
 
-impl From<ins_device_api::types::DataLoggerStatus> for DataLoggerStatus {
-    fn from(s: ins_device_api::types::DataLoggerStatus) -> Self {
+impl From<svc_core::unit::types::DataLoggerStatus> for DataLoggerStatus {
+    fn from(s: svc_core::unit::types::DataLoggerStatus) -> Self {
         Self {
             state: s.state.into(),
             session_name: s.session_name,

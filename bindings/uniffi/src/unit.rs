@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use ins_device_api::Password;
 use svc_core::unit as su;
+use svc_core::unit::Password;
 use svc_core::unit::serial_link::{SerialLink, SerialOptions as CoreSerialOptions};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
