@@ -8,8 +8,10 @@
 //! its leaves changed by a seeded PRNG; `large_1pct`, ten copies of it under different
 //! top-level keys (ten times larger, same shape), 1% of leaves changed likewise.
 //!
-//! The text diff (`settings_diff_text`) starts from the JSON texts of the same trees;
-//! the fleet case (`settings_fleet_text`) from a kept reference tree and the new text.
+//! The text diff (`settings_diff_text`) starts from the JSON texts of the same trees
+//! (written alike, or the old one with its keys in reverse order, which takes the walk
+//! of the texts' nodes); the fleet case (`settings_fleet_text`) from a kept reference
+//! tree and the new text.
 //!
 //! `cargo bench -p svc-benches --bench settings`
 
@@ -99,6 +101,9 @@ fn bench_diff_text(c: &mut Criterion) {
             ("compact", old.to_string(), new.to_string()),
             ("indented", pretty(&old), pretty(&new)),
             ("indented_vs_compact", pretty(&old), new.to_string()),
+            // The old tree's keys in reverse order: not the byte-by-byte path but the
+            // settings walk of the two texts' nodes.
+            ("reordered", reversed(&old).to_string(), new.to_string()),
         ] {
             let Ok(patch) = settings::diff_json(&old_text, &new_text) else {
                 panic!("the texts are JSON")
@@ -149,6 +154,20 @@ fn bench_diff_text(c: &mut Criterion) {
         }
     }
     group.finish();
+}
+
+/// `tree` with the keys of every object in reverse order (the same tree as JSON).
+fn reversed(tree: &Value) -> Value {
+    match tree {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .rev()
+                .map(|(key, value)| (key.clone(), reversed(value)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(reversed).collect()),
+        other => other.clone(),
+    }
 }
 
 /// The fleet case: a reference `SettingsTree` kept, each unit's export arriving as JSON

@@ -7,15 +7,20 @@
 //!
 //! Properties checked:
 //! 1. nothing panics;
-//! 2. a path parses exactly when no segment is empty, and reads back as written;
+//! 2. a path parses exactly when no segment is empty or reserved (`.`, `..`, `\`, a
+//!    control character, an action's name first), and reads back as written;
 //!    `set` then `get` gives the value set;
 //! 3. `diff_json` and `diff_json_bytes` of two texts are `diff` of their parsed values,
 //!    and fail exactly when a text is not JSON; so is a kept `SettingsTree`'s
 //!    `diff_json` of the new text; `diff_json_text` is the same patch, its tree written,
-//!    and so is `diff_json_text_same_shape` when it gives one;
+//!    and so is `diff_json_text_same_shape` when it gives one; the old text with its
+//!    keys in another order (walked as nodes, not in lockstep) gives `diff` of that
+//!    tree;
 //! 4. `apply(old, diff(old, new).tree)` is `new` when the patch has no removals;
-//!    `SettingsTree` gives the same diff and the same applied tree as the values, and
-//!    reads a text (`from_json`) as the parsed value;
+//!    `SettingsTree` gives the same diff, the same equality (whatever the key order)
+//!    and the same applied tree as the values, and reads a text (`from_json`) as the
+//!    parsed value. `diff` is the settings walk (`settings::walk`) over values: every
+//!    other representation and fast path is held to it;
 //! 5. three-way merge: one side unchanged gives the other side; both sides alike give
 //!    that side; a clean merge does not depend on which side is ours;
 //! 6. the typed tree: what the schema accepts converts back to a JSON tree that the
@@ -26,9 +31,9 @@
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 use svc_core::settings::{
-    NodePath, PatchText, SettingsError, SettingsTree, apply, diff, diff_json, diff_json_bytes,
-    diff_json_text, diff_json_text_same_shape, diff_typed,
-    from_value, from_value_lossy, get, leaf_paths, merge, set, to_value,
+    ACTION_ROUTES, NodePath, PatchText, SettingsError, SettingsTree, apply, diff, diff_json,
+    diff_json_bytes, diff_json_text, diff_json_text_same_shape, diff_typed, from_value,
+    from_value_lossy, get, leaf_paths, merge, set, to_value,
 };
 
 fuzz_target!(|input: &[u8]| {
@@ -65,6 +70,14 @@ fn check_path(text: &[u8], tree: Option<&Value>) {
     match NodePath::parse(text) {
         Ok(path) => {
             assert!(text.is_empty() || !text.split('/').any(str::is_empty));
+            assert!(
+                text.is_empty()
+                    || !text
+                        .split('/')
+                        .enumerate()
+                        .any(|(index, segment)| reserved(segment, index == 0)),
+                "a path with a reserved segment parsed: {text:?}"
+            );
             assert_eq!(path.as_str(), text);
             assert_eq!(path.to_string(), text);
             let segments: Vec<&str> = path.segments().collect();
@@ -102,8 +115,28 @@ fn check_path(text: &[u8], tree: Option<&Value>) {
             assert_eq!(path, text);
             assert!(text.split('/').any(str::is_empty));
         }
+        Err(SettingsError::ReservedSegment { path, .. }) => {
+            assert_eq!(path, text);
+            assert!(!text.split('/').any(str::is_empty));
+            assert!(
+                text.split('/')
+                    .enumerate()
+                    .any(|(index, segment)| reserved(segment, index == 0)),
+                "a path without a reserved segment refused: {text:?}"
+            );
+        }
         Err(other) => panic!("unexpected parse error: {other:?}"),
     }
+}
+
+/// Whether a segment cannot name a node (as `NodePath` documents): `.` or `..`, a
+/// segment holding `\` or a control character, or, first, a settings action's name.
+fn reserved(segment: &str, first: bool) -> bool {
+    segment == "."
+        || segment == ".."
+        || segment.contains('\\')
+        || segment.chars().any(char::is_control)
+        || (first && ACTION_ROUTES.contains(&segment))
 }
 
 /// 3: the text diff is the value diff.
@@ -149,6 +182,13 @@ fn check_diff_json(old: &[u8], new: &[u8], old_value: Option<&Value>, new_value:
                 from_bytes,
                 Ok(diff(old, new)),
                 "the text diff is not the value diff"
+            );
+            // Keys in another order: not the lockstep path but the walk of text nodes.
+            let backwards = reversed(old);
+            assert_eq!(
+                diff_json(&backwards.to_string(), &new.to_string()),
+                Ok(diff(&backwards, new)),
+                "the diff of text nodes is not the value diff"
             );
         }
         (None, _) => assert!(
@@ -209,6 +249,26 @@ fn check_trees(old: &Value, new: &Value) {
     );
     let written = old_tree.apply(new).to_value();
     assert_eq!(written, apply(old, new));
+    // The walk's equality is serde_json's, whatever the key order.
+    assert_eq!(
+        old_tree == SettingsTree::from_value(&reversed(new)),
+        old == new,
+        "SettingsTree equality differs"
+    );
+}
+
+/// `tree` with the keys of every object in reverse order (the same tree as JSON).
+fn reversed(tree: &Value) -> Value {
+    match tree {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .rev()
+                .map(|(key, value)| (key.clone(), reversed(value)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(reversed).collect()),
+        other => other.clone(),
+    }
 }
 
 /// 4: `SettingsTree::from_json` of a text is `from_value` of the parsed text, whether

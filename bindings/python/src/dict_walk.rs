@@ -222,7 +222,7 @@ struct Walk<'py> {
     /// stack for the whole walk, each pair of `dict`s above its parents'.
     pending: Vec<(Address, Address)>,
     /// How many containers deep the comparison is: past `convert::MAX_DEPTH` (a tree
-    /// that contains itself) the safe walk runs, which raises the error.
+    /// that contains itself) the walk through `Bound` references runs, which raises the error.
     depth: usize,
 }
 
@@ -529,7 +529,7 @@ impl<'py> Walk<'py> {
         }
     }
 
-    /// Two exact `float`s: equal values; a non-finite one falls back (the safe walk
+    /// Two exact `float`s: equal values; a non-finite one falls back (the access through `Bound` references
     /// refuses it, naming the node).
     ///
     /// # Safety

@@ -482,7 +482,8 @@ def same_as_reference(old: Any, new: Any) -> None:
     assert walked is None or walked == expected, (walked, expected)
 
 
-# Leaves only the safe walk handles (subclasses), or that no walk accepts.
+# Leaves only the walk through `Bound` references handles (subclasses), or that no walk
+# accepts.
 odd_leaves = st.sampled_from(
     [Level.HIGH, Level.LOW, Name("x"), Name(""), Ratio(1.5), Ratio(0.0), (1, 2.0), (), float("nan"),
      math.inf, -math.inf, 2**64, 2**63, -(2**63) - 1, {1}, b"x", None, True]
@@ -519,7 +520,7 @@ def test_the_walk_is_the_safe_walk_on_edits(pair: tuple[dict[str, Any], dict[str
     parsed_old, parsed_new = json.loads(json.dumps(old)), json.loads(json.dumps(new))
     same_as_reference(parsed_old, parsed_new)  # ...and trees parsed separately.
     # Plain trees are the walk's own (no fallback), unless a changed integer does not fit
-    # `i64` (the safe walk copies those).
+    # `i64` (the walk through `Bound` references copies those).
     if not any(isinstance(n, int) and not -(2**63) <= n < 2**63 for n in numbers(new)):
         assert diff_walk(parsed_old, parsed_new) is not None
 
@@ -602,7 +603,7 @@ def test_the_unit_tree_is_walked_on_borrowed_references() -> None:
     assert walked is not None
     assert outcome(diff_walk, old, new) == outcome(diff_reference, old, new)
     assert diff_walk(old, change_leaves(old, 0.01)) is not None
-    # A subclass anywhere: the safe walk, the same patch.
+    # A subclass anywhere: the walk through `Bound` references, the same patch.
     odd = json.loads(new_text)
     odd["output"]["comA"]["messages"] = Node(odd["output"]["comA"]["messages"])
     odd["clock"]["leapSec"] = Level.HIGH
@@ -612,7 +613,7 @@ def test_the_unit_tree_is_walked_on_borrowed_references() -> None:
 
 def test_the_walk_leaves_odd_keys_unread() -> None:
     """A key that is not an exact `str` is never compared by the walk (its `__eq__` could
-    change the trees under it): the safe walk takes over."""
+    change the trees under it): the walk through `Bound` references takes over."""
 
     class Colliding:
         calls = 0

@@ -1,9 +1,9 @@
-//! The safe walk of two trees of Python objects (any objects: subclasses of the JSON
-//! types, and anything else, refused with its path): the settings walk of svc-core
-//! (`svc_core::settings::walk`, where the semantics is written) over `Bound` references,
-//! and the checked copies and the write that `diff` and `apply` build their results
-//! with. Trees of exact builtin types take the walk on borrowed references instead
-//! (`dict_walk`), which falls back to this one for anything else.
+//! The access of the settings walk (`svc_core::settings::walk`, where the semantics is
+//! written) to trees of Python objects through `Bound` references: any objects,
+//! subclasses of the JSON types included, anything else refused with its path. Also the
+//! checked copies and the write that `diff` and `apply` build their results with.
+//! Trees of exact builtin types are read on borrowed references instead (`dict_walk`),
+//! which falls back to this access for anything else.
 
 use pyo3::prelude::*;
 use pyo3::types::dict::BoundDictIterator;
@@ -335,7 +335,7 @@ fn path_of(stack: &[Bound<'_, PyAny>]) -> String {
     join_path(&keys)
 }
 
-/// A checked copy of a JSON value of Python objects (see [`Differ::copy`]); `stack`
+/// A checked copy of a JSON value of Python objects (see [`Objects::copy`]); `stack`
 /// holds the keys to `value`, for errors, `depth` how many containers deep it is.
 pub(super) fn copy_value<'py>(
     py: Python<'py>,

@@ -1,19 +1,21 @@
 //! `svc_sdk.settings`: settings trees (`svc_core::settings`) — minimal diff, apply,
 //! three-way merge, `SettingsTree` for fleets of one schema.
 //!
-//! [`diff`] works on the Python objects themselves: it walks both trees from Rust, skips
-//! shared sub-trees by identity, compares leaves with exact JSON semantics (`True` is
-//! not `1`, `1` is not `1.0`: the types are compared before the values) and builds the
-//! partial tree only along changed nodes. Its result is the one `svc_core::settings::
-//! diff` gives for the same trees as JSON (the tests check it against [`diff_json`]).
-//! Trees of exact builtin types are walked on borrowed references (`dict_walk`, the
-//! only unsafe code of the crate), the others by the safe [`Differ`](differ::Differ),
-//! which is also the reference that walk is tested against.
+//! [`diff`] and [`apply`] work on the Python objects themselves, with svc-core's
+//! settings walk (`svc_core::settings::walk`: what a change, a removal, an equal leaf
+//! and a write are, written once for every representation): this binding gives it
+//! access to Python objects. It skips shared sub-trees by identity, compares leaves
+//! with exact JSON semantics (`True` is not `1`, `1` is not `1.0`: the types are
+//! compared before the values) and builds the partial tree only along changed nodes
+//! (the tests check it against [`diff_json`], the walk of the same trees as text).
+//! Trees of exact builtin types are read on borrowed references (`dict_walk`, the only
+//! unsafe code of the crate), the others through `Bound` references
+//! ([`Objects`](differ::Objects)), which the borrowed access is tested against.
 //!
 //! One file per seam: `paths` (node paths, kept as keys until read), `errors` and `text`
-//! (JSON given as `str` or `bytes`), `differ` (the safe walk, checked copies, apply),
-//! `patch` (`Patch` and the diff and apply functions), `three_way` (`merge`),
-//! `tree` (`SettingsTree`, `TreePatch`), `files` (`fleet_diff`).
+//! (JSON given as `str` or `bytes`), `differ` (the access through `Bound` references,
+//! checked copies, the write), `patch` (`Patch` and the diff and apply functions),
+//! `three_way` (`merge`), `tree` (`SettingsTree`, `TreePatch`), `files` (`fleet_diff`).
 
 mod differ;
 mod errors;

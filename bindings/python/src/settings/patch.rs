@@ -166,7 +166,7 @@ fn patch_of_changes(py: Python<'_>, changes: crate::dict_walk::Changes) -> PyRes
 }
 
 /// `diff` by the walk on borrowed references alone (`dict_walk`), `None` when it leaves
-/// the trees to the safe walk: for the tests (not API).
+/// the trees to the access through `Bound` references: for the tests (not API).
 #[pyfunction]
 pub(super) fn _diff_walk<'py>(
     py: Python<'py>,

@@ -5,8 +5,8 @@ use proptest::prelude::*;
 use proptest::sample::Index;
 use serde_json::{Value, json};
 use svc_core::settings::{
-    ACTION_ROUTES, NodePath, SettingsError, SettingsTree, apply, apply_in_place, diff, diff_typed,
-    from_value, get, leaf_paths, merge, set, to_value,
+    ACTION_ROUTES, NodePath, SettingsError, SettingsTree, apply, apply_in_place, diff, diff_json,
+    diff_json_text, diff_typed, from_value, get, leaf_paths, merge, set, to_value,
 };
 use svc_test_support::settings as testing;
 
@@ -422,6 +422,20 @@ fn edited(
     (tree, touched)
 }
 
+/// `tree` with the keys of every object in reverse order (the same tree as JSON).
+fn reversed(tree: &Value) -> Value {
+    match tree {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .rev()
+                .map(|(key, value)| (key.clone(), reversed(value)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(reversed).collect()),
+        other => other.clone(),
+    }
+}
+
 /// `apply(old, patch.tree)` with the reported removals carried out as well.
 fn apply_with_removals(old: &Value, patch: &svc_core::settings::Patch) -> Value {
     let mut out = apply(old, &patch.tree);
@@ -502,6 +516,44 @@ proptest! {
             has_empty_object(&old)
                 || SettingsTree::from_value(&old).same_shape(&SettingsTree::from_value(&relabeled))
         );
+    }
+
+    /// The semantics is written once (`settings::walk`); each representation walked or
+    /// compared otherwise gives its patch: texts read in lockstep (values differing
+    /// only) or as nodes (keys in another order), a `SettingsTree` (leaf arrays of one
+    /// shape, or values), its kept text, and its write of leaves.
+    #[test]
+    fn every_representation_gives_the_walks_patch(
+        old in tree(),
+        edits in prop::collection::vec(edit(true), 0..6),
+        seed in any::<u64>(),
+    ) {
+        let (edited, _) = edited(&old, &edits, &[], "new");
+        let relabeled = testing::change_leaves(&old, 0.2, seed);
+        let pretty = |v: &Value| serde_json::to_string_pretty(v).unwrap();
+        for new in [&edited, &relabeled, &old] {
+            let expected = diff(&old, new);
+            prop_assert_eq!(expected.is_empty(), &old == new);
+            let (old_text, new_text) = (old.to_string(), new.to_string());
+            prop_assert_eq!(diff_json(&old_text, &new_text).unwrap(), expected.clone());
+            prop_assert_eq!(diff_json(&pretty(&old), &new_text).unwrap(), expected.clone());
+            prop_assert_eq!(
+                diff_json_text(pretty(&old).as_bytes(), new_text.as_bytes()).unwrap(),
+                expected.clone().into()
+            );
+            // Keys in another order: the walk of the texts' nodes.
+            let backwards = reversed(&old);
+            prop_assert_eq!(
+                diff_json(&backwards.to_string(), &new_text).unwrap(),
+                diff(&backwards, new)
+            );
+            let tree = SettingsTree::from_value(&old);
+            prop_assert_eq!(tree.diff(&SettingsTree::from_value(new)).to_patch(), expected.clone());
+            prop_assert_eq!(tree.diff_json(&new_text).unwrap(), expected.clone());
+            prop_assert_eq!(tree == SettingsTree::from_value(&reversed(new)), &old == new);
+            prop_assert_eq!(tree.apply(&expected.tree).to_value(), apply(&old, &expected.tree));
+            prop_assert_eq!(tree.apply(new).to_value(), apply(&old, new));
+        }
     }
 
     #[test]
