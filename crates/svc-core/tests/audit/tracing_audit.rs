@@ -244,7 +244,14 @@ async fn no_secret_reaches_the_logs_at_trace_level() {
         .clone()
         .expect("a pending file has its form");
     for (field, value) in &form.fields {
-        if ["X-Amz-Signature", "X-Amz-Credential", "Policy"].contains(&field.as_str()) {
+        if [
+            "X-Amz-Signature",
+            "X-Amz-Credential",
+            "X-Amz-Security-Token",
+            "Policy",
+        ]
+        .contains(&field.as_str())
+        {
             secrets.add(&format!("the upload form's {field}"), value.clone());
         }
     }
