@@ -126,7 +126,9 @@ async fn refused_deliveries_get_400_and_a_short_reason() {
         .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert!(
-        text.starts_with("the signed body is a webhook event this SDK cannot read: missing field"),
+        text.starts_with(
+            "the signed body is a webhook event this SDK cannot read: eventType: missing"
+        ),
         "{text}"
     );
 }
