@@ -144,7 +144,9 @@ pub(crate) fn pump(py: Python<'_>) {
     {
         let _ = logger.call_method1(
             "warning",
-            (format!("{dropped} log records of the SDK were dropped (none was taken for a while)"),),
+            (format!(
+                "{dropped} log records of the SDK were dropped (none was taken for a while)"
+            ),),
         );
     }
     for record in records {
@@ -175,7 +177,10 @@ mod tests {
     fn targets_and_levels_map_to_python() {
         assert_eq!(logger_name("svc_core::cloud::auth"), "svc_sdk.cloud.auth");
         assert_eq!(logger_name("svc_core"), "svc_sdk");
-        assert_eq!(logger_name("svc_emulator::device::unit"), "svc_sdk.emulator.device.unit");
+        assert_eq!(
+            logger_name("svc_emulator::device::unit"),
+            "svc_sdk.emulator.device.unit"
+        );
         assert_eq!(tracing_level(10), Some(Level::DEBUG));
         assert_eq!(tracing_level(30), Some(Level::WARN));
         assert_eq!(tracing_level(50), None);

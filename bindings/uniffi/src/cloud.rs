@@ -8,10 +8,10 @@ use futures::StreamExt as _;
 use futures::stream::BoxStream;
 use svc_core::cloud as sc;
 use svc_core::cloud::CloudError;
+use svc_core::http::HttpClientConfig;
 
 use crate::error::{SvcError, parse_id};
 use crate::runtime::run;
-use crate::tls::{TlsRoots, cloud_http_client, http_client};
 use crate::token::{AccessToken, Provided, TokenProvider, token_out};
 use crate::types::{
     Container, ContainerFile, ContainerPage, CreateContainerFile, CreateContainerRequest,
@@ -19,6 +19,33 @@ use crate::types::{
     ProcessingPage, Secret, ServerInfo, StartProcessingRequest, UpdateContainerFileRequest,
     UpdateWebhookEndpointRequest, WebhookEndpoint, at_least, metadata_in, signed,
 };
+
+/// Which certificate authorities the HTTPS connections trust.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, uniffi::Enum)]
+pub enum TlsRoots {
+    /// Mozilla's root certificates, built into the library: no dependency on the
+    /// system's certificate store (works on a minimal system and on every phone), but
+    /// no custom or enterprise CA.
+    #[default]
+    Bundled,
+    /// The platform's verifier: the system store on Linux, the Keychain on iOS and
+    /// macOS (enterprise and user-installed CAs included). On Linux without CA
+    /// certificates, building the client fails with an `InvalidInput` error. Not
+    /// available on Android in this build (it needs an initialization from the app's
+    /// JVM): refused with an `InvalidInput` error there.
+    Platform,
+}
+
+impl TlsRoots {
+    /// A client built as svc-core's `config` says, with these roots.
+    pub(crate) fn client(self, config: HttpClientConfig) -> Result<reqwest::Client, SvcError> {
+        let roots = match self {
+            Self::Bundled => svc_core::http::TlsRoots::Bundled,
+            Self::Platform => svc_core::http::TlsRoots::Platform,
+        };
+        Ok(HttpClientConfig { roots, ..config }.build()?)
+    }
+}
 
 /// The settings of a [`CloudClient`], with its credentials: either a `tokenProvider`
 /// (the app's backend gives access tokens: the way for apps distributed to users, which
@@ -109,8 +136,8 @@ impl CloudClient {
                 "invalid configuration: request_timeout must be longer than zero",
             ));
         }
-        let http = cloud_http_client(tls, timeout.min(Duration::from_secs(10)), timeout)?;
-        let transfer_http = http_client(tls, Duration::from_secs(10), None)?;
+        let http = tls.client(HttpClientConfig::cloud(&config))?;
+        let transfer_http = tls.client(HttpClientConfig::transfers())?;
         let inner = match provider {
             Some(provider) => {
                 sc::CloudClient::with_token_provider(config, http, Arc::new(Provided(provider)))?

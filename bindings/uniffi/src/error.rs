@@ -385,6 +385,13 @@ impl From<WorkflowError> for SvcError {
     }
 }
 
+/// An HTTP client that cannot be built with the TLS roots asked for.
+impl From<svc_core::http::HttpClientError> for SvcError {
+    fn from(e: svc_core::http::HttpClientError) -> Self {
+        Self::invalid(e.to_string())
+    }
+}
+
 impl From<TransferError> for SvcError {
     fn from(e: TransferError) -> Self {
         Self::new(

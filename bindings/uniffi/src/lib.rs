@@ -43,7 +43,6 @@ mod error;
 mod logs;
 mod runtime;
 mod settings;
-mod tls;
 mod token;
 mod transfer;
 mod types;
@@ -53,7 +52,7 @@ mod workflow;
 
 pub use cancel::{TaskCancellation, set_task_cancellation};
 pub use cloud::{
-    CloudClient, CloudConfig, ContainerPager, MissedWebhookPager, ProcessingPager,
+    CloudClient, CloudConfig, ContainerPager, MissedWebhookPager, ProcessingPager, TlsRoots,
     WebhookEndpointPager,
 };
 pub use error::{ErrorKind, ListenerError, NodeError, SvcError};
@@ -62,7 +61,6 @@ pub use settings::{
     SettingsConflict, SettingsMerge, SettingsPatch, SettingsTree, TreePatch, settings_apply,
     settings_diff, settings_merge,
 };
-pub use tls::TlsRoots;
 pub use token::{AccessToken, TokenProvider, TokenProviderError};
 pub use transfer::{
     FileProgress, FileReport, FileState, TransferListener, TransferOptions, TransferProgress,

@@ -119,16 +119,6 @@ where
     .await
 }
 
-/// Spawns `work` on the crate's runtime from synchronous code (a constructor or a
-/// non-async method), for work that outlives the call.
-pub(crate) fn spawn<F>(work: F) -> Result<JoinHandle<F::Output>, SvcError>
-where
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
-{
-    Ok(runtime()?.spawn(work))
-}
-
 /// Runs `f` inside the runtime's context (for svc-core calls that spawn tasks
 /// themselves and must be made from within a runtime).
 pub(crate) fn enter<T>(f: impl FnOnce() -> T) -> Result<T, SvcError> {

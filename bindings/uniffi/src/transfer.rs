@@ -4,12 +4,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use svc_core::http::HttpClientConfig;
 use svc_core::transfer as st;
-use tokio::sync::watch;
 
+use crate::cloud::TlsRoots;
 use crate::error::{ListenerError, SvcError, listener_failed};
-use crate::runtime::{enter, run, spawn};
-use crate::tls::{TlsRoots, http_client};
+use crate::runtime::{enter, run};
 use crate::types::{OutputFile, UploadInfo, at_least, signed, small};
 
 /// Where one file of a transfer stands.
@@ -215,7 +215,9 @@ impl Transfers {
         listener: Option<Arc<dyn TransferListener>>,
         tls: Option<TlsRoots>,
     ) -> Result<Arc<Self>, SvcError> {
-        let http = http_client(tls.unwrap_or_default(), Duration::from_secs(10), None)?;
+        let http = tls
+            .unwrap_or_default()
+            .client(HttpClientConfig::transfers())?;
         Ok(Arc::new(Self {
             inner: st::Transfers::new(http, options.to_core(listener)),
         }))
@@ -233,7 +235,7 @@ impl Transfers {
             })
             .collect();
         let handle = enter(|| self.inner.upload(jobs))?;
-        TransferTask::new(handle)
+        Ok(TransferTask::new(handle))
     }
 
     /// Starts downloading `outputs` into `folder` (created if needed); returns at once.
@@ -244,11 +246,9 @@ impl Transfers {
     ) -> Result<Arc<TransferTask>, SvcError> {
         let outputs = outputs.into_iter().map(Into::into).collect();
         let handle = enter(|| self.inner.download(outputs, folder.into()))?;
-        TransferTask::new(handle)
+        Ok(TransferTask::new(handle))
     }
 }
-
-type Shared<T> = watch::Receiver<Option<Result<T, SvcError>>>;
 
 /// A transfer under way. It runs until it ends or `cancel()` is called: neither
 /// dropping (or closing) this object nor cancelling a `wait()` stops it. `wait()` gives
@@ -256,20 +256,13 @@ type Shared<T> = watch::Receiver<Option<Result<T, SvcError>>>;
 /// that wait only.
 #[derive(uniffi::Object)]
 pub struct TransferTask {
-    progress: watch::Receiver<st::Progress>,
-    canceler: st::TransferCanceler,
-    result: Shared<TransferReport>,
+    handle: st::TransferHandle,
 }
 
 impl TransferTask {
-    fn new(handle: st::TransferHandle) -> Result<Arc<Self>, SvcError> {
-        let (progress, canceler) = (handle.subscribe(), handle.canceler());
-        let result = settle(async move { Ok(handle.wait().await?.into()) })?;
-        Ok(Arc::new(Self {
-            progress,
-            canceler,
-            result,
-        }))
+    fn new(handle: st::TransferHandle) -> Arc<Self> {
+        handle.detach();
+        Arc::new(Self { handle })
     }
 }
 
@@ -277,52 +270,24 @@ impl TransferTask {
 impl TransferTask {
     /// The latest progress snapshot.
     pub fn progress(&self) -> TransferProgress {
-        (&*self.progress.borrow()).into()
+        (&self.handle.progress()).into()
     }
 
     /// Stops the transfer (no partial download is left); `wait()` then fails with
     /// `Canceled`.
     pub fn cancel(&self) {
-        self.canceler.cancel();
+        self.handle.cancel();
     }
 
     /// Whether the transfer has ended (`wait()` answers at once).
     pub fn is_finished(&self) -> bool {
-        self.result.borrow().is_some()
+        self.handle.is_finished()
     }
 
     /// Waits for the end of the transfer. Cancelling the wait does not cancel the
     /// transfer.
     pub async fn wait(&self) -> Result<TransferReport, SvcError> {
-        outcome(self.result.clone()).await
+        let handle = self.handle.clone();
+        run(async move { Ok(handle.wait().await?.into()) }).await
     }
-}
-
-/// Runs `work` on the runtime and keeps its result for every later `wait()`.
-pub(crate) fn settle<T, F>(work: F) -> Result<Shared<T>, SvcError>
-where
-    F: std::future::Future<Output = Result<T, SvcError>> + Send + 'static,
-    T: Clone + Send + Sync + 'static,
-{
-    let (sender, receiver) = watch::channel(None);
-    spawn(async move {
-        sender.send_replace(Some(work.await));
-    })?;
-    Ok(receiver)
-}
-
-/// The kept result of [`settle`], once it is there.
-pub(crate) async fn outcome<T>(mut result: Shared<T>) -> Result<T, SvcError>
-where
-    T: Clone + Send + Sync + 'static,
-{
-    run(async move {
-        match result.wait_for(Option::is_some).await {
-            Ok(value) => value
-                .clone()
-                .unwrap_or_else(|| Err(SvcError::internal("the task ended without a result"))),
-            Err(_) => Err(SvcError::internal("the task ended without a result")),
-        }
-    })
-    .await
 }

@@ -9,14 +9,15 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use svc_core::http::HttpClientConfig;
 use svc_core::unit as su;
 use svc_core::unit::Password;
 use svc_core::unit::serial_link::{SerialLink, SerialOptions as CoreSerialOptions};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
+use crate::cloud::TlsRoots;
 use crate::error::SvcError;
 use crate::runtime::run;
-use crate::tls::unit_http_client;
 use crate::types::{
     ApplyOptions, ApplyReport, DataLoggerStatus, DeviceInfo, JsonText, UserName, WriteOutcome,
     at_least, json_in,
@@ -237,7 +238,8 @@ impl InsUnit {
     #[uniffi::constructor]
     pub fn http(url: String) -> Result<Arc<Self>, SvcError> {
         // Plain HTTP: the TLS roots only matter for building the client.
-        let client = unit_http_client()?;
+        // Plain HTTP: the roots are never used (the bundled ones build everywhere).
+        let client = TlsRoots::Bundled.client(HttpClientConfig::unit(su::HTTP_TIMEOUT))?;
         Ok(wrap(su::Unit::http_with_client(&url, client)?))
     }
 

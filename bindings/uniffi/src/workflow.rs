@@ -7,8 +7,8 @@ use svc_core::workflow as sw;
 
 use crate::cloud::CloudClient;
 use crate::error::{ListenerError, SvcError, listener_failed, parse_id};
-use crate::runtime::enter;
-use crate::transfer::{TransferOptions, TransferProgress, outcome, settle};
+use crate::runtime::{enter, run};
+use crate::transfer::{TransferOptions, TransferProgress};
 use crate::types::{
     ContainerRegion, OutputFile, Processing, ProcessingError, ProcessingResult, ProcessingStatus,
     ProcessingStep, json_object_in, metadata_in, small,
@@ -278,7 +278,7 @@ impl Workflow {
         let job = sw::ProcessingJob::try_from(job)?;
         let options = options.to_core(listener);
         let handle = enter(|| self.inner.start(job, options))?;
-        WorkflowTask::new(handle)
+        Ok(WorkflowTask::new(handle))
     }
 
     /// Picks up a processing started earlier: follows it to its end, collects its
@@ -297,7 +297,7 @@ impl Workflow {
             self.inner
                 .start_resume(id, output_folder.map(Into::into), options)
         })?;
-        WorkflowTask::new(handle)
+        Ok(WorkflowTask::new(handle))
     }
 }
 
@@ -309,15 +309,13 @@ impl Workflow {
 /// the cloud); `wait()` then fails with `Canceled`.
 #[derive(uniffi::Object)]
 pub struct WorkflowTask {
-    canceler: sw::WorkflowCanceler,
-    result: tokio::sync::watch::Receiver<Option<Result<WorkflowOutcome, SvcError>>>,
+    handle: sw::WorkflowHandle,
 }
 
 impl WorkflowTask {
-    fn new(handle: sw::WorkflowHandle) -> Result<Arc<Self>, SvcError> {
-        let canceler = handle.canceler();
-        let result = settle(async move { Ok(handle.wait().await?.into()) })?;
-        Ok(Arc::new(Self { canceler, result }))
+    fn new(handle: sw::WorkflowHandle) -> Arc<Self> {
+        handle.detach();
+        Arc::new(Self { handle })
     }
 }
 
@@ -325,22 +323,22 @@ impl WorkflowTask {
 impl WorkflowTask {
     /// The processing, once started.
     pub fn processing_id(&self) -> Option<String> {
-        self.canceler.processing_id().map(|id| id.to_string())
+        self.handle.processing_id().map(|id| id.to_string())
     }
 
     /// The container, once created.
     pub fn container_id(&self) -> Option<String> {
-        self.canceler.container_id().map(|id| id.to_string())
+        self.handle.container_id().map(|id| id.to_string())
     }
 
     /// Stops the workflow; `wait()` then fails with `Canceled` (unless it had ended).
     pub fn cancel(&self) {
-        self.canceler.cancel();
+        self.handle.cancel();
     }
 
     /// Whether the workflow has ended (`wait()` answers at once).
     pub fn is_finished(&self) -> bool {
-        self.result.borrow().is_some()
+        self.handle.is_finished()
     }
 
     /// Waits for the end of the workflow (any number of times, from any number of
@@ -348,6 +346,7 @@ impl WorkflowTask {
     /// error: see `WorkflowOutcome.succeeded`. Cancelling the wait does not cancel the
     /// workflow.
     pub async fn wait(&self) -> Result<WorkflowOutcome, SvcError> {
-        outcome(self.result.clone()).await
+        let handle = self.handle.clone();
+        run(async move { Ok(handle.wait().await?.into()) }).await
     }
 }

@@ -218,7 +218,9 @@ impl Fleet {
     /// The fleet of `members`, each logging in (when it names a user) with an empty
     /// password (users have none by default; see [`with_password`](Self::with_password)).
     pub fn new(members: Vec<Member>) -> Self {
-        let http = crate::unit::connect::http_client(crate::unit::HTTP_TIMEOUT).ok();
+        let http = crate::http::HttpClientConfig::unit(crate::unit::HTTP_TIMEOUT)
+            .build()
+            .ok();
         Self {
             members,
             password: Password::new(""),

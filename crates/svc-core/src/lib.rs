@@ -34,9 +34,11 @@
 pub mod cloud;
 pub mod error;
 pub mod fleet;
+pub mod http;
 mod observe;
 pub mod retry;
 pub mod settings;
+mod task;
 pub mod transfer;
 pub mod unit;
 pub mod webhook;

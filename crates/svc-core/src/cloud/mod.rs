@@ -181,12 +181,7 @@ impl CloudClient {
     /// is zero or the page size is not within 1..=100.
     pub fn new(config: CloudConfig) -> Result<Self, CloudError> {
         let config = config.checked()?;
-        let http = reqwest::Client::builder()
-            .connect_timeout(config.request_timeout.min(config.connect_timeout))
-            .timeout(config.request_timeout)
-            .pool_idle_timeout(POOL_IDLE)
-            .build()
-            .map_err(|e| error::http_client_error(&e))?;
+        let http = crate::http::HttpClientConfig::cloud(&config).build()?;
         Ok(Self::build(config, http))
     }
 

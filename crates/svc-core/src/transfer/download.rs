@@ -120,7 +120,7 @@ pub(crate) async fn run(
     }
     let folder_error = |source| TransferError::LocalWrite {
         file: folder.clone(),
-        source,
+        source: Arc::new(source),
     };
     tokio::fs::create_dir_all(&folder)
         .await
@@ -194,7 +194,10 @@ async fn prepare_parent(root: &Path, destination: &Path, name: &str) -> Result<(
     };
     let write_error = |file: &Path| {
         let file = file.to_path_buf();
-        move |source| TransferError::LocalWrite { file, source }
+        move |source| TransferError::LocalWrite {
+            file,
+            source: Arc::new(source),
+        }
     };
     // The deepest folder that exists already must lie inside the root ...
     let mut existing = parent;
@@ -300,7 +303,12 @@ async fn attempt(download: Arc<FileDownload>) -> Result<u64, Failure> {
     let (index, idle_timeout) = (*index, *idle_timeout);
     let write_error = |file: &Path| {
         let file = file.to_path_buf();
-        move |source| Failure::Fatal(TransferError::LocalWrite { file, source })
+        move |source| {
+            Failure::Fatal(TransferError::LocalWrite {
+                file,
+                source: Arc::new(source),
+            })
+        }
     };
     let folder = destination.parent().unwrap_or(Path::new("."));
     let mut temp = TempFile::create(folder).map_err(write_error(folder))?;

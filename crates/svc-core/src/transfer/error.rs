@@ -2,6 +2,7 @@
 //! addresses.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::TransferReport;
@@ -19,8 +20,11 @@ use crate::error::ErrorKind;
 /// Messages name the file. They never hold a signed address as it is: the values of
 /// `X-Amz-Signature`, `X-Amz-Credential` and `X-Amz-Security-Token` are replaced by
 /// `[redacted]` ([`redact_url`]).
+///
+/// Cheap to clone (the system's and the HTTP client's errors are shared), so that every
+/// waiter of a transfer gets its error.
 #[non_exhaustive]
-#[derive(Debug, thiserror::Error)]
+#[derive(Clone, Debug, thiserror::Error)]
 pub enum TransferError {
     /// The local file of an upload cannot be read: missing, not a regular file, or a
     /// read failed. Not retried.
@@ -30,7 +34,7 @@ pub enum TransferError {
         file: PathBuf,
         /// What the system said.
         #[source]
-        source: std::io::Error,
+        source: Arc<std::io::Error>,
     },
 
     /// The local file's size differs from the size registered for it (the upload form
@@ -146,7 +150,7 @@ pub enum TransferError {
         attempts: u32,
         /// The HTTP client's error (its address removed), when there is one.
         #[source]
-        source: Option<reqwest::Error>,
+        source: Option<Arc<reqwest::Error>>,
     },
 
     /// A download's body was shorter or longer than its `Content-Length`, until the
@@ -185,7 +189,7 @@ pub enum TransferError {
         file: PathBuf,
         /// What the system said.
         #[source]
-        source: std::io::Error,
+        source: Arc<std::io::Error>,
     },
 
     /// One or more files failed during the transfer; the others ran to their end
@@ -199,8 +203,8 @@ pub enum TransferError {
         report: TransferReport,
     },
 
-    /// The transfer was canceled ([`super::TransferHandle::cancel`], or the handle was
-    /// dropped). Requests in flight were aborted and partial downloads removed;
+    /// The transfer was canceled ([`super::TransferHandle::cancel`], or every clone of
+    /// the handle was dropped). Requests in flight were aborted and partial downloads removed;
     /// `report` tells which files had completed.
     #[error("the transfer was canceled ({} of {} file(s) completed)", report.completed().count(), report.files.len())]
     Canceled {
@@ -230,7 +234,7 @@ impl TransferError {
     pub fn local_file(&self) -> Option<(&std::path::Path, &std::io::Error)> {
         match self {
             Self::LocalFile { file, source } | Self::LocalWrite { file, source } => {
-                Some((file, source))
+                Some((file, &**source))
             }
             Self::Failed { failures, .. } if failures.len() == 1 => failures[0].local_file(),
             _ => None,
@@ -310,7 +314,7 @@ pub(crate) enum Transient {
     },
     Network {
         reason: String,
-        source: Option<reqwest::Error>,
+        source: Option<Arc<reqwest::Error>>,
     },
     Incomplete {
         expected: u64,
@@ -370,7 +374,7 @@ impl Transient {
         let e = e.without_url();
         Self::Network {
             reason: error_chain(&e),
-            source: Some(e),
+            source: Some(Arc::new(e)),
         }
     }
 }

@@ -7,7 +7,8 @@
 //! and return at once a [`TransferHandle`]: [`progress`](TransferHandle::progress)
 //! (a [`Progress`] snapshot), [`subscribe`](TransferHandle::subscribe) (a
 //! `tokio::sync::watch` receiver), [`cancel`](TransferHandle::cancel), and
-//! [`wait`](TransferHandle::wait) for the [`TransferReport`] or the [`TransferError`].
+//! [`wait`](TransferHandle::wait) for the [`TransferReport`] or the [`TransferError`]
+//! (from any number of clones of the handle, each wait getting the outcome).
 //! A [`ProgressCallback`] in the options is called with snapshots too (at most once per
 //! `progress_interval`, and once with the final snapshot before `wait` returns).
 //!
@@ -73,12 +74,14 @@ use std::time::Duration;
 
 use svc_cloud_api::cloud::types::{Container, OutputFile, UploadInfo};
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
+use crate::http::HttpClientConfig;
 use crate::retry::RetryPolicy;
+use crate::task::Running;
 
+pub(crate) use error::error_chain;
 pub use error::{TransferError, redact_url};
 pub use progress::{FileProgress, FileState, Progress, ProgressCallback};
 
@@ -274,18 +277,18 @@ impl Transfers {
         Self { http, options }
     }
 
-    /// Transfers with an HTTP client of their own: a 10 s connect timeout and no
-    /// total timeout (stalls are caught by [`TransferOptions::idle_timeout`]).
+    /// Transfers with an HTTP client of their own
+    /// ([`HttpClientConfig::transfers`]: a 10 s connect timeout and no total timeout;
+    /// stalls are caught by [`TransferOptions::idle_timeout`]).
     ///
     /// # Errors
     /// [`TransferError::Internal`] when the HTTP client cannot be built (no TLS
     /// backend); bring your own with [`Transfers::new`].
     pub fn with_options(options: TransferOptions) -> Result<Self, TransferError> {
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
+        let http = HttpClientConfig::transfers()
             .build()
             .map_err(|e| TransferError::Internal {
-                reason: format!("the HTTP client cannot be built: {e}"),
+                reason: e.to_string(),
             })?;
         Ok(Self::new(http, options))
     }
@@ -367,42 +370,43 @@ impl Transfers {
             ))
         });
         let token = cancel.clone();
-        let task = tokio::spawn(
-            async move {
-                let started = tokio::time::Instant::now();
-                tracing::debug!("transfer started");
-                let result = tokio::select! {
-                    biased;
-                    () = token.cancelled() => {
-                        tracker.stop_all(FileState::Canceled, FileState::Canceled);
-                        tracing::info!("transfer canceled");
-                        Err(TransferError::Canceled { report: run::report(&tracker, started.elapsed()) })
-                    }
-                    result = work => result,
-                };
-                tracker.finish();
-                if let Some(feeder) = feeder {
-                    let _ = feeder.await;
+        let work = async move {
+            let started = tokio::time::Instant::now();
+            tracing::debug!("transfer started");
+            let result = tokio::select! {
+                biased;
+                () = token.cancelled() => {
+                    tracker.stop_all(FileState::Canceled, FileState::Canceled);
+                    tracing::info!("transfer canceled");
+                    Err(TransferError::Canceled { report: run::report(&tracker, started.elapsed()) })
                 }
-                result
+                result = work => result,
+            };
+            tracker.finish();
+            if let Some(feeder) = feeder {
+                let _ = feeder.await;
             }
-            .instrument(span),
-        );
+            result
+        };
         TransferHandle {
-            task: Some(task),
+            running: Running::spawn(
+                cancel,
+                |reason| TransferError::Internal { reason },
+                work.instrument(span),
+            ),
             progress: receiver,
-            cancel,
         }
     }
 }
 
-/// A transfer under way. Dropping it cancels the transfer (as does dropping the future
-/// of [`TransferHandle::wait`]); keep it, or [`wait`](TransferHandle::wait) for it.
-#[derive(Debug)]
+/// A transfer under way. Cheap to clone: the clones share the transfer, and every
+/// [`wait`](TransferHandle::wait), from any clone, gets its outcome, as many times as
+/// asked. Dropping the last clone cancels the transfer (unless
+/// [`detach`](TransferHandle::detach)ed); dropping a `wait` future ends that wait only.
+#[derive(Clone, Debug)]
 pub struct TransferHandle {
-    task: Option<JoinHandle<Result<TransferReport, TransferError>>>,
+    running: Running<TransferReport, TransferError>,
     progress: watch::Receiver<Progress>,
-    cancel: CancellationToken,
 }
 
 impl TransferHandle {
@@ -421,48 +425,45 @@ impl TransferHandle {
     /// removed, queued files never start. [`wait`](Self::wait) then gives
     /// [`TransferError::Canceled`] (unless the transfer had already ended).
     pub fn cancel(&self) {
-        self.cancel.cancel();
+        self.running.cancel();
     }
 
     /// Something that cancels this transfer from elsewhere (another task, a signal
-    /// handler) while this handle is waited for.
+    /// handler) without keeping it from being canceled when the handles are dropped.
     pub fn canceler(&self) -> TransferCanceler {
-        TransferCanceler(self.cancel.clone())
+        TransferCanceler(self.running.token())
+    }
+
+    /// From now on, dropping the handles leaves the transfer running to its end (for a
+    /// binding whose objects may be collected while the work should go on);
+    /// [`cancel`](Self::cancel) still stops it.
+    pub fn detach(&self) {
+        self.running.detach();
     }
 
     /// Whether the transfer has ended (`wait` would not wait).
     pub fn is_finished(&self) -> bool {
-        self.task.as_ref().is_none_or(JoinHandle::is_finished)
+        self.running.is_finished()
     }
 
-    /// Waits for the end of the transfer.
+    /// Waits for the end of the transfer; every wait gets the outcome (a clone of it).
     ///
     /// # Errors
     ///
     /// See [`TransferError`]: a check failed before anything was sent, some files
     /// failed ([`TransferError::Failed`]), or the transfer was canceled.
-    pub async fn wait(mut self) -> Result<TransferReport, TransferError> {
-        let Some(task) = self.task.as_mut() else {
-            return Err(TransferError::Internal {
-                reason: "the transfer was already waited for".to_owned(),
-            });
-        };
-        let result = task.await;
-        self.task = None;
-        match result {
-            Ok(result) => result,
-            Err(e) => Err(TransferError::Internal {
-                reason: e.to_string(),
-            }),
-        }
+    pub async fn wait(&self) -> Result<TransferReport, TransferError> {
+        self.running.wait().await
     }
-}
 
-impl Drop for TransferHandle {
-    fn drop(&mut self) {
-        if self.task.is_some() {
-            self.cancel.cancel();
-        }
+    /// As [`wait`](Self::wait), for at most `timeout`: `None` when the transfer still
+    /// runs then (it goes on). A transfer that has ended by then gives its outcome,
+    /// even with a zero `timeout`.
+    pub async fn wait_timeout(
+        &self,
+        timeout: Duration,
+    ) -> Option<Result<TransferReport, TransferError>> {
+        self.running.wait_timeout(timeout).await
     }
 }
 

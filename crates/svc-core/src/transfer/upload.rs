@@ -121,12 +121,15 @@ async fn check(job: &UploadJob) -> Result<Url, TransferError> {
         .await
         .map_err(|source| TransferError::LocalFile {
             file: job.local_path.clone(),
-            source,
+            source: Arc::new(source),
         })?;
     if !meta.is_file() {
         return Err(TransferError::LocalFile {
             file: job.local_path.clone(),
-            source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"),
+            source: Arc::new(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "not a regular file",
+            )),
         });
     }
     check_size(job, meta.len())?;
@@ -170,7 +173,7 @@ async fn attempt(upload: Arc<FileUpload>) -> Result<u64, Failure> {
     let local_file = |source| {
         Failure::Fatal(TransferError::LocalFile {
             file: job.local_path.clone(),
-            source,
+            source: Arc::new(source),
         })
     };
     let file = tokio::fs::File::open(&job.local_path)

@@ -7,6 +7,7 @@ use std::time::Duration;
 use ins_device_api::{Client, DeviceState};
 
 use super::{Unit, UnitError, serial_link};
+use crate::http::HttpClientConfig;
 
 /// How long one HTTP request to the unit may take.
 pub const HTTP_TIMEOUT: Duration = Duration::from_secs(10);
@@ -17,16 +18,6 @@ pub const HTTP_TIMEOUT: Duration = Duration::from_secs(10);
 /// "connection closed before message completed", and a write cannot safely be
 /// repeated. A new connection on the local network costs about a millisecond.
 pub const HTTP_POOL_IDLE: Duration = Duration::from_secs(4);
-
-/// The unit sessions' own HTTP client: `timeout` per request ([`HTTP_TIMEOUT`] by
-/// default), [`HTTP_POOL_IDLE`], and 5 s (at most `timeout`) to connect.
-pub(crate) fn http_client(timeout: Duration) -> reqwest::Result<reqwest::Client> {
-    reqwest::Client::builder()
-        .connect_timeout(Duration::from_secs(5).min(timeout))
-        .timeout(timeout)
-        .pool_idle_timeout(HTTP_POOL_IDLE)
-        .build()
-}
 
 impl Unit {
     /// A session with the unit at `url` (e.g. `http://192.168.1.1`; without `/api/v1`).
@@ -49,10 +40,13 @@ impl Unit {
                 reason: "the timeout must be longer than zero".to_owned(),
             });
         }
-        let http = http_client(timeout).map_err(|e| UnitError::InvalidRequest {
-            operation: "connect",
-            reason: e.to_string(),
-        })?;
+        let http =
+            HttpClientConfig::unit(timeout)
+                .build()
+                .map_err(|e| UnitError::InvalidRequest {
+                    operation: "connect",
+                    reason: e.to_string(),
+                })?;
         Self::http_with_client(url, http)
     }
 

@@ -32,14 +32,14 @@ use ins_device_api::types::DeviceInfo;
 use ins_device_api::{Client, DeviceState};
 
 pub use connect::{HTTP_POOL_IDLE, HTTP_TIMEOUT};
+pub use error::{NodeError, UnitError};
 /// The unit's own types, so that a program (the CLI, a binding) needs no other crate:
 /// its secrets ([`Password`], [`AuthToken`]: `Debug` prints `[redacted]`), its value
 /// sets ([`enums`]: [`UserName`]...) and its records and typed settings tree
 /// ([`types`]: `DeviceInfo`, `Settings`...).
 pub use ins_device_api::enums::UserName;
-pub use ins_device_api::{AuthToken, Password, enums, types};
-pub use error::{NodeError, UnitError};
 pub use ins_device_api::hooks::{Exchange, ExchangeFuture, ExchangeReply, ExchangeRequest};
+pub use ins_device_api::{AuthToken, Password, enums, types};
 pub use settings::{ApplyOptions, ApplyReport, WriteOutcome};
 
 /// A session with one unit. Cheap to clone; clones share the login and the settings

@@ -1,6 +1,7 @@
 //! [`WorkflowError`]: why a workflow stopped before the processing's end was known.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use uuid::Uuid;
@@ -47,8 +48,11 @@ impl Cleanup {
 /// and before starting a processing, [`cleanup`](Self::cleanup) says whether the
 /// container was deleted
 /// ([`WorkflowOptions::cleanup_on_failure`](super::WorkflowOptions::cleanup_on_failure)).
+///
+/// Cheap to clone (the system's and the service's errors are shared), so that every
+/// waiter of a workflow gets its error.
 #[non_exhaustive]
-#[derive(Debug, thiserror::Error)]
+#[derive(Clone, Debug, thiserror::Error)]
 pub enum WorkflowError {
     /// The job cannot be run as it is: no input, two files with the same name (their
     /// container path), a file name that is not valid UTF-8, metadata over the
@@ -67,7 +71,7 @@ pub enum WorkflowError {
         path: PathBuf,
         /// What the system said.
         #[source]
-        source: std::io::Error,
+        source: Arc<std::io::Error>,
     },
 
     /// The cloud service refused or failed a request (after the client's own retries,
@@ -82,7 +86,7 @@ pub enum WorkflowError {
         processing_id: Option<Uuid>,
         /// The service's error.
         #[source]
-        source: Box<CloudError>,
+        source: Arc<CloudError>,
         /// Whether the container was deleted (before a processing was started).
         cleanup: Cleanup,
     },
@@ -120,7 +124,7 @@ pub enum WorkflowError {
         container_id: Uuid,
         /// The last 409 answer.
         #[source]
-        source: Box<CloudError>,
+        source: Arc<CloudError>,
         /// Whether the container was deleted.
         cleanup: Cleanup,
     },
@@ -266,7 +270,7 @@ impl WorkflowError {
     /// error with them: errno and file name).
     pub fn local_file(&self) -> Option<(&std::path::Path, &std::io::Error)> {
         match self {
-            Self::LocalFile { path, source } => Some((path, source)),
+            Self::LocalFile { path, source } => Some((path, &**source)),
             Self::Transfer { source, .. } => source.local_file(),
             _ => None,
         }

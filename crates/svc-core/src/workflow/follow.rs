@@ -7,6 +7,7 @@
 //! Reads that fail in a row are waited out for the outage tolerance (a 404 of a
 //! processing just started, at most [`MAX_FAILED_READS`] times).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -201,7 +202,7 @@ async fn follow_in_span(
                     stage: "following the processing",
                     container_id: current.container_id,
                     processing_id: Some(id),
-                    source: Box::new(source),
+                    source: Arc::new(source),
                     cleanup: super::Cleanup::NotAttempted,
                 });
             }

@@ -2,20 +2,33 @@
 //! [`WorkflowCanceler`].
 
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
+use super::reports::{Reports, WorkflowReports};
 use super::{WorkflowError, WorkflowOutcome};
+use crate::task::Running;
 
-/// A workflow under way. Dropping it cancels the workflow; keep it, or
-/// [`wait`](Self::wait) for it.
-#[derive(Debug)]
+/// A workflow under way. Cheap to clone: the clones share the workflow, and every
+/// [`wait`](Self::wait), from any clone, gets its outcome, as many times as asked.
+/// Dropping the last clone cancels the workflow (unless [`detach`](Self::detach)ed);
+/// dropping a `wait` future ends that wait only.
+#[derive(Clone)]
 pub struct WorkflowHandle {
-    pub(super) task: Option<JoinHandle<Result<WorkflowOutcome, WorkflowError>>>,
-    pub(super) cancel: CancellationToken,
+    pub(super) running: Running<WorkflowOutcome, WorkflowError>,
     pub(super) ids: Arc<Mutex<Ids>>,
+    pub(super) reports: Arc<Reports>,
+}
+
+impl std::fmt::Debug for WorkflowHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WorkflowHandle")
+            .field("running", &self.running)
+            .field("ids", &read_ids(&self.ids))
+            .finish_non_exhaustive()
+    }
 }
 
 impl WorkflowHandle {
@@ -23,16 +36,24 @@ impl WorkflowHandle {
     /// further request is sent. [`wait`](Self::wait) then gives
     /// [`WorkflowError::Canceled`] (unless the workflow had already ended).
     pub fn cancel(&self) {
-        self.cancel.cancel();
+        self.running.cancel();
     }
 
     /// Something that cancels this workflow from elsewhere (a signal handler) while
-    /// the handle is waited for, and tells what it has created so far.
+    /// the handle is waited for, and tells what it has created so far, without keeping
+    /// the workflow from being canceled when the handles are dropped.
     pub fn canceler(&self) -> WorkflowCanceler {
         WorkflowCanceler {
-            cancel: self.cancel.clone(),
+            cancel: self.running.token(),
             ids: self.ids.clone(),
         }
+    }
+
+    /// From now on, dropping the handles leaves the workflow running to its end (for a
+    /// binding whose objects may be collected while the work should go on);
+    /// [`cancel`](Self::cancel) still stops it.
+    pub fn detach(&self) {
+        self.running.detach();
     }
 
     /// The container, once created (or, for a resumed processing, once read).
@@ -45,31 +66,34 @@ impl WorkflowHandle {
         read_ids(&self.ids).processing
     }
 
-    /// Waits for the end of the workflow.
+    /// The workflow's progress reports from its start, as a stream (see
+    /// [`WorkflowReports`]); each call makes a stream of its own. They are given to
+    /// [`WorkflowOptions::on_progress`](super::WorkflowOptions::on_progress) too.
+    pub fn subscribe(&self) -> WorkflowReports {
+        self.reports.subscribe()
+    }
+
+    /// Whether the workflow has ended (`wait` would not wait).
+    pub fn is_finished(&self) -> bool {
+        self.running.is_finished()
+    }
+
+    /// Waits for the end of the workflow; every wait gets the outcome (a clone of it).
     ///
     /// # Errors
     /// See [`WorkflowError`].
-    pub async fn wait(mut self) -> Result<WorkflowOutcome, WorkflowError> {
-        let Some(task) = self.task.as_mut() else {
-            return Err(WorkflowError::Internal {
-                reason: "the workflow was already waited for".to_owned(),
-            });
-        };
-        let result = task.await;
-        self.task = None;
-        result.unwrap_or_else(|e| {
-            Err(WorkflowError::Internal {
-                reason: e.to_string(),
-            })
-        })
+    pub async fn wait(&self) -> Result<WorkflowOutcome, WorkflowError> {
+        self.running.wait().await
     }
-}
 
-impl Drop for WorkflowHandle {
-    fn drop(&mut self) {
-        if self.task.is_some() {
-            self.cancel.cancel();
-        }
+    /// As [`wait`](Self::wait), for at most `timeout`: `None` when the workflow still
+    /// runs then (it goes on). A workflow that has ended by then gives its outcome, even
+    /// with a zero `timeout`.
+    pub async fn wait_timeout(
+        &self,
+        timeout: Duration,
+    ) -> Option<Result<WorkflowOutcome, WorkflowError>> {
+        self.running.wait_timeout(timeout).await
     }
 }
 

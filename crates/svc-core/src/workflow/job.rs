@@ -66,10 +66,7 @@ impl ProcessingJob {
 pub fn read_processing_config(
     path: &std::path::Path,
 ) -> Result<serde_json::Map<String, serde_json::Value>, WorkflowError> {
-    let text = std::fs::read_to_string(path).map_err(|source| WorkflowError::LocalFile {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text = std::fs::read_to_string(path).map_err(unusable(path))?;
     let invalid = |reason: String| WorkflowError::InvalidJob { reason };
     match serde_json::from_str::<serde_json::Value>(&text) {
         Ok(serde_json::Value::Object(map)) => Ok(map),
@@ -84,6 +81,14 @@ pub fn read_processing_config(
             e.column(),
             crate::observe::without_values(&e.to_string())
         ))),
+    }
+}
+
+/// The error of a local file that cannot be used.
+fn unusable(path: &std::path::Path) -> impl FnOnce(std::io::Error) -> WorkflowError + '_ {
+    move |source| WorkflowError::LocalFile {
+        path: path.to_path_buf(),
+        source: std::sync::Arc::new(source),
     }
 }
 
@@ -147,26 +152,15 @@ pub(super) async fn check_job(job: &ProcessingJob) -> Result<Vec<LocalFile>, Wor
         }
         limits::check_container_path(&name)
             .map_err(|e| invalid(format!("`{}`: {e}", path.display())))?;
-        let metadata =
-            tokio::fs::metadata(path)
-                .await
-                .map_err(|source| WorkflowError::LocalFile {
-                    path: path.clone(),
-                    source,
-                })?;
+        let metadata = tokio::fs::metadata(path).await.map_err(unusable(path))?;
         if !metadata.is_file() {
-            return Err(WorkflowError::LocalFile {
-                path: path.clone(),
-                source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"),
-            });
+            return Err(unusable(path)(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "not a regular file",
+            )));
         }
         // Readable?
-        tokio::fs::File::open(path)
-            .await
-            .map_err(|source| WorkflowError::LocalFile {
-                path: path.clone(),
-                source,
-            })?;
+        tokio::fs::File::open(path).await.map_err(unusable(path))?;
         seen.insert(name.clone(), path.clone());
         files.push(LocalFile {
             path: path.clone(),

@@ -55,9 +55,12 @@
 //! # Cancel
 //!
 //! [`Workflow::start`] returns a [`WorkflowHandle`]: [`WorkflowHandle::cancel`] (or
-//! dropping the handle, or the future of [`Workflow::run`]) stops the workflow and its
-//! transfers at once; a processing already started goes on in the cloud (see
-//! [`WorkflowError::Canceled`]).
+//! dropping every clone of the handle, or the future of [`Workflow::run`]) stops the
+//! workflow and its transfers at once; a processing already started goes on in the
+//! cloud (see [`WorkflowError::Canceled`]). Any number of clones of the handle, on any
+//! thread, may wait for the outcome ([`WorkflowHandle::wait`],
+//! [`WorkflowHandle::wait_timeout`]) and read the reports
+//! ([`WorkflowHandle::subscribe`]).
 //!
 //! # Bindings
 //!
@@ -88,6 +91,7 @@ mod job;
 mod options;
 mod outage;
 mod outcome;
+mod reports;
 mod run;
 
 use std::path::PathBuf;
@@ -101,6 +105,8 @@ use tracing::field::Empty;
 use uuid::Uuid;
 
 use crate::cloud::{CloudClient, CloudError};
+use crate::http::HttpClientConfig;
+use crate::task::Running;
 
 pub use error::{Cleanup, WorkflowError};
 pub use events::EventSource;
@@ -113,8 +119,10 @@ pub use options::{
     WorkflowProgressCallback,
 };
 pub use outcome::WorkflowOutcome;
+pub use reports::WorkflowReports;
 
 use handle::{Ids, read_ids};
+use reports::{EndReports, Reports};
 use run::Run;
 
 /// The metadata key under which the container is tagged with the workflow's random
@@ -162,10 +170,7 @@ impl Workflow {
     /// be initialized (no root certificate on the system); [`Workflow::with_http`] takes
     /// a client of your own (e.g. with bundled roots).
     pub fn try_new(client: CloudClient) -> Result<Self, CloudError> {
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            .build()
-            .map_err(|e| crate::cloud::http_client_error(&e))?;
+        let http = HttpClientConfig::transfers().build()?;
         Ok(Self { client, http })
     }
 
@@ -282,10 +287,12 @@ impl Workflow {
     {
         let cancel = CancellationToken::new();
         let ids = Arc::new(Mutex::new(Ids::default()));
+        let reports = Arc::new(Reports::default());
         let run = Run {
             client: self.client.clone(),
             http: self.http.clone(),
             on_progress,
+            reports: reports.clone(),
             ids: ids.clone(),
             span: span.clone(),
             reached: outage::Reached::default(),
@@ -295,55 +302,59 @@ impl Workflow {
         let token = cancel.clone();
         let known = ids.clone();
         let client = self.client.clone();
-        let task = tokio::spawn(
-            async move {
-                let began = Instant::now();
-                let mut result = tokio::select! {
-                    biased;
-                    () = token.cancelled() => {
-                        tracing::info!("workflow canceled");
-                        let ids = resolve_in_flight(&client, read_ids(&known)).await;
-                        if let Ok(mut known) = known.lock() {
-                            *known = ids;
-                        }
-                        Err(WorkflowError::Canceled {
-                            container_id: ids.container,
-                            processing_id: ids.processing,
-                            cleanup: Cleanup::NotAttempted,
-                        })
+        // The reports end when the task does, before its outcome is given.
+        let end_reports = EndReports(reports.clone());
+        let work = async move {
+            let _end_reports = end_reports;
+            let began = Instant::now();
+            let mut result = tokio::select! {
+                biased;
+                () = token.cancelled() => {
+                    tracing::info!("workflow canceled");
+                    let ids = resolve_in_flight(&client, read_ids(&known)).await;
+                    if let Ok(mut known) = known.lock() {
+                        *known = ids;
                     }
-                    result = work => result,
-                };
-                if cleanup_on_failure && let Err(e) = &mut result {
-                    // A processing started (or a start whose answer was lost) keeps its
-                    // container: the service refuses the delete while it runs.
-                    let started = e.processing_id().or(read_ids(&known).processing);
-                    if let (Some(container), None) = (e.container_id(), started) {
-                        e.set_cleanup(delete_container(&client, container).await);
-                    }
+                    Err(WorkflowError::Canceled {
+                        container_id: ids.container,
+                        processing_id: ids.processing,
+                        cleanup: Cleanup::NotAttempted,
+                    })
                 }
-                let elapsed_ms = crate::observe::millis(began.elapsed());
-                match &result {
-                    Ok(outcome) => tracing::info!(
-                        status = %outcome.processing.status,
-                        result = outcome.processing.processing_result.as_ref().map(display),
-                        outputs = outcome.outputs.len(),
-                        downloaded = outcome.downloaded.len(),
-                        elapsed_ms,
-                        "workflow ended"
-                    ),
-                    Err(e) => {
-                        tracing::info!(kind = %e.kind(), error = %e, elapsed_ms, "workflow failed")
-                    }
+                result = work => result,
+            };
+            if cleanup_on_failure && let Err(e) = &mut result {
+                // A processing started (or a start whose answer was lost) keeps its
+                // container: the service refuses the delete while it runs.
+                let started = e.processing_id().or(read_ids(&known).processing);
+                if let (Some(container), None) = (e.container_id(), started) {
+                    e.set_cleanup(delete_container(&client, container).await);
                 }
-                result
             }
-            .instrument(span),
-        );
+            let elapsed_ms = crate::observe::millis(began.elapsed());
+            match &result {
+                Ok(outcome) => tracing::info!(
+                    status = %outcome.processing.status,
+                    result = outcome.processing.processing_result.as_ref().map(display),
+                    outputs = outcome.outputs.len(),
+                    downloaded = outcome.downloaded.len(),
+                    elapsed_ms,
+                    "workflow ended"
+                ),
+                Err(e) => {
+                    tracing::info!(kind = %e.kind(), error = %e, elapsed_ms, "workflow failed")
+                }
+            }
+            result
+        };
         WorkflowHandle {
-            task: Some(task),
-            cancel,
+            running: Running::spawn(
+                cancel,
+                |reason| WorkflowError::Internal { reason },
+                work.instrument(span),
+            ),
             ids,
+            reports,
         }
     }
 }

@@ -14,6 +14,7 @@ use uuid::Uuid;
 use super::follow;
 use super::job::{check_job, resolve_folder, upload_jobs};
 use super::outage::{Patience, Reached, never_sent};
+use super::reports::Reports;
 use super::{
     Cleanup, Ids, ProcessingJob, WORKFLOW_TAG_KEY, WorkflowError, WorkflowOptions, WorkflowOutcome,
     WorkflowProgress, WorkflowProgressCallback,
@@ -38,6 +39,8 @@ pub(super) struct Run {
     pub(super) client: CloudClient,
     pub(super) http: reqwest::Client,
     pub(super) on_progress: Option<WorkflowProgressCallback>,
+    /// The streams of the workflow's handles.
+    pub(super) reports: Arc<Reports>,
     pub(super) ids: Arc<Mutex<Ids>>,
     /// The workflow's span, which gets the identifiers once known.
     pub(super) span: tracing::Span,
@@ -52,6 +55,7 @@ impl Run {
         if let Some(callback) = &self.on_progress {
             callback(&progress);
         }
+        self.reports.publish(&progress);
     }
 
     fn set_ids(&self, container: Option<Uuid>, processing: Option<Uuid>) {
@@ -120,7 +124,7 @@ impl Run {
             stage: "creating the container",
             container_id: None,
             processing_id: None,
-            source: Box::new(source),
+            source: Arc::new(source),
             cleanup: Cleanup::NotAttempted,
         })?;
         let container_id = container.id;
@@ -132,7 +136,7 @@ impl Run {
             stage: "creating the container",
             container_id: Some(container_id),
             processing_id: None,
-            source: Box::new(source),
+            source: Arc::new(source),
             cleanup: Cleanup::NotAttempted,
         })?;
         let transfers = Transfers::new(self.http.clone(), options.transfer.clone());
@@ -208,7 +212,7 @@ impl Run {
                 stage: "reading the processing",
                 container_id: None,
                 processing_id: Some(processing_id),
-                source: Box::new(source),
+                source: Arc::new(source),
                 cleanup: Cleanup::NotAttempted,
             })?;
         self.set_ids(processing.container_id, None);
@@ -239,7 +243,7 @@ impl Run {
             stage,
             container_id,
             processing_id: Some(processing_id),
-            source: Box::new(source),
+            source: Arc::new(source),
             cleanup: Cleanup::NotAttempted,
         };
         let mut status_reads = 0;
@@ -533,7 +537,7 @@ impl Run {
             stage: "starting the processing",
             container_id: Some(container_id),
             processing_id: None,
-            source: Box::new(source),
+            source: Arc::new(source),
             cleanup: Cleanup::NotAttempted,
         };
         let began = Instant::now();
@@ -617,7 +621,7 @@ impl Run {
                 return Err(WorkflowError::OrganizationBusy {
                     waited,
                     container_id,
-                    source: Box::new(e),
+                    source: Arc::new(e),
                     cleanup: Cleanup::NotAttempted,
                 });
             }

@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures::StreamExt as _;
+
 use crate::common::{client_for, emulator, fast_retry};
 use svc_core::cloud::{
     ContainerRegion, Metadata, ProcessingErrorLevel, ProcessingResult, ProcessingStatus,
@@ -128,15 +130,6 @@ async fn the_sample_job_runs_to_downloaded_outputs() {
 
     // Every stage was reported, in order.
     let seen = seen.lock().unwrap().clone();
-    let stage = |p: &WorkflowProgress| match p {
-        WorkflowProgress::CreatingContainer => 0,
-        WorkflowProgress::Uploading(_) => 1,
-        WorkflowProgress::Starting { .. } => 2,
-        WorkflowProgress::Queued { .. } | WorkflowProgress::Running { .. } => 3,
-        WorkflowProgress::Downloading(_) => 4,
-        WorkflowProgress::Done { .. } => 5,
-        _ => 9,
-    };
     let stages: Vec<u8> = seen.iter().map(stage).collect();
     assert!(stages.is_sorted(), "{stages:?}");
     for s in 0..=5 {
@@ -454,6 +447,97 @@ async fn a_canceled_workflow_names_its_processing() {
     assert!(matches!(e, WorkflowError::Canceled { .. }), "{e:?}");
     assert_eq!(e.processing_id(), Some(id));
     assert_eq!(canceler.processing_id(), Some(id));
+    emulator.shutdown().await;
+}
+
+/// The stage of each report, in the workflow's order.
+fn stage(p: &WorkflowProgress) -> u8 {
+    match p {
+        WorkflowProgress::CreatingContainer => 0,
+        WorkflowProgress::Uploading(_) => 1,
+        WorkflowProgress::Starting { .. } => 2,
+        WorkflowProgress::Queued { .. } | WorkflowProgress::Running { .. } => 3,
+        WorkflowProgress::Downloading(_) => 4,
+        WorkflowProgress::Done { .. } => 5,
+        _ => 9,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_clone_of_a_handle_gets_the_outcome_and_the_reports_from_the_start() {
+    let emulator = quick_emulator(Duration::from_millis(500)).await;
+    let workflow = Workflow::new(client_for(emulator.info()));
+    let out = tempfile::tempdir().unwrap();
+    let handle = workflow.start(sample_job(Some(out.path().to_owned())), quick_options());
+    assert!(handle.wait_timeout(Duration::ZERO).await.is_none());
+    assert!(!handle.is_finished());
+
+    // Waiters on tasks and on threads of their own, each with its clone.
+    let on_tasks: Vec<_> = (0..2)
+        .map(|_| {
+            let handle = handle.clone();
+            tokio::spawn(async move { handle.wait().await })
+        })
+        .collect();
+    let on_a_thread = {
+        let handle = handle.clone();
+        let runtime = tokio::runtime::Handle::current();
+        std::thread::spawn(move || runtime.block_on(handle.wait_timeout(Duration::from_secs(60))))
+    };
+    // A stream made once the workflow is well under way still starts at the start.
+    while handle.processing_id().is_none() {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let reports: Vec<WorkflowProgress> = handle.subscribe().collect().await;
+
+    let outcome = handle.wait().await.expect("the workflow runs");
+    assert!(outcome.succeeded(), "{:?}", outcome.processing);
+    assert!(handle.is_finished());
+    for waiter in on_tasks {
+        assert_eq!(waiter.await.unwrap().expect("same outcome"), outcome);
+    }
+    let waited = on_a_thread.join().unwrap().expect("ended in time");
+    assert_eq!(waited.expect("same outcome"), outcome);
+    // Later waits, with or without a timeout, give it too.
+    assert_eq!(handle.wait().await.unwrap(), outcome);
+    assert_eq!(
+        handle.wait_timeout(Duration::ZERO).await.unwrap().unwrap(),
+        outcome
+    );
+
+    let stages: Vec<u8> = reports.iter().map(stage).collect();
+    assert!(stages.is_sorted(), "{stages:?}");
+    for s in 0..=5 {
+        assert!(stages.contains(&s), "stage {s} reported: {stages:?}");
+    }
+    // A stream made after the end gives the same reports (merged) and ends.
+    let after: Vec<u8> = handle.subscribe().map(|p| stage(&p)).collect().await;
+    let mut merged = stages.clone();
+    merged.dedup();
+    let mut after_merged = after.clone();
+    after_merged.dedup();
+    assert_eq!(after_merged, merged);
+    emulator.shutdown().await;
+}
+
+#[tokio::test]
+async fn dropping_every_handle_cancels_the_workflow_unless_detached() {
+    let emulator = quick_emulator(Duration::from_millis(300)).await;
+    let workflow = Workflow::new(client_for(emulator.info()));
+    for detached in [false, true] {
+        let handle = workflow.start(sample_job(None), quick_options());
+        let reports = handle.subscribe();
+        let clone = handle.clone();
+        if detached {
+            clone.detach();
+        }
+        drop(handle);
+        drop(clone);
+        // The stream ends with the workflow: at its end, or at once when canceled.
+        let last = reports.collect::<Vec<_>>().await.pop();
+        let done = matches!(last, Some(WorkflowProgress::Done { .. }));
+        assert_eq!(done, detached, "{last:?}");
+    }
     emulator.shutdown().await;
 }
 

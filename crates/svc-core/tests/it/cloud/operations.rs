@@ -102,7 +102,10 @@ async fn server_info_and_containers_round_trip() {
     assert_eq!(api_status(&e), 404);
     assert_eq!(e.operation(), Some("getContainer"));
     assert_eq!(e.retry_hint(), RetryHint::Allowed, "404: may exist later");
-    assert!(!e.is_retryable(), "a 404 is never retryable, from any source");
+    assert!(
+        !e.is_retryable(),
+        "a 404 is never retryable, from any source"
+    );
     let e = client.delete_container(created.id).await.unwrap_err();
     assert_eq!(api_status(&e), 404);
     assert!(client.list_containers_all().await.unwrap().is_empty());

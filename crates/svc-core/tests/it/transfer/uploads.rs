@@ -459,3 +459,46 @@ fn upload_jobs_come_from_the_registered_files_of_a_container() {
         assert!(e.to_string().contains(why), "{e}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_clone_of_a_handle_gets_the_report_and_only_the_last_drop_cancels() {
+    let rig = Rig::start().await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let transfers = Transfers::new(Client::new(), options(3));
+
+    let (_, jobs) = registered(&rig, dir.path(), &[("shared.bin", 4 * MIB)]).await;
+    let handle = transfers.upload(jobs);
+    assert!(handle.wait_timeout(Duration::ZERO).await.is_none());
+    let clone = handle.clone();
+    let waiter = tokio::spawn(async move { clone.wait().await });
+    let report = handle.wait().await.expect("uploaded");
+    assert_eq!(waiter.await.expect("waiter").expect("the same"), report);
+    assert!(handle.is_finished());
+    assert_eq!(handle.wait().await.expect("again"), report);
+    let at_once = handle.wait_timeout(Duration::ZERO).await;
+    assert_eq!(at_once.expect("ended").expect("uploaded"), report);
+
+    // Without `detach`, dropping the last clone cancels; with it, the upload goes on.
+    for detached in [false, true] {
+        let name = format!("dropped-{detached}.bin");
+        let (_, jobs) = registered(&rig, dir.path(), &[(name.as_str(), 8 * MIB)]).await;
+        let handle = transfers.upload(jobs);
+        let mut progress = handle.subscribe();
+        if detached {
+            handle.detach();
+        }
+        drop(handle.clone());
+        drop(handle);
+        let last = tokio::time::timeout(DEADLINE, progress.wait_for(|p| p.finished))
+            .await
+            .expect("in time")
+            .expect("a final snapshot")
+            .clone();
+        let expected = if detached {
+            FileState::Done
+        } else {
+            FileState::Canceled
+        };
+        assert_eq!(last.files[0].state, expected, "{last:?}");
+    }
+}
