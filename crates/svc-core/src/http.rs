@@ -26,8 +26,6 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::cloud::{CloudConfig, CloudError};
-
 /// Which certificate authorities HTTPS connections trust.
 #[non_exhaustive]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -68,47 +66,6 @@ pub struct HttpClientConfig {
 }
 
 impl HttpClientConfig {
-    /// The cloud service's client (the service, the notification service, the
-    /// identity provider): the settings' request timeout for each request, their
-    /// connect timeout (at most the request timeout), and idle connections dropped
-    /// before a load balancer closes them ([`POOL_IDLE`](crate::cloud::POOL_IDLE)).
-    pub fn cloud(config: &CloudConfig) -> Self {
-        Self {
-            roots: TlsRoots::default(),
-            connect_timeout: config.request_timeout.min(config.connect_timeout),
-            timeout: Some(config.request_timeout),
-            pool_idle_timeout: Some(crate::cloud::POOL_IDLE),
-            proxy: None,
-        }
-    }
-
-    /// Uploads and downloads to and from storage: 10 s to connect, no total timeout
-    /// (stalls are caught by
-    /// [`TransferOptions::idle_timeout`](crate::transfer::TransferOptions::idle_timeout)).
-    pub fn transfers() -> Self {
-        Self {
-            roots: TlsRoots::default(),
-            connect_timeout: Duration::from_secs(10),
-            timeout: None,
-            pool_idle_timeout: None,
-            proxy: None,
-        }
-    }
-
-    /// A unit session over HTTP: `timeout` for each request
-    /// ([`HTTP_TIMEOUT`](crate::unit::HTTP_TIMEOUT) by default), 5 s (at most
-    /// `timeout`) to connect, and idle connections dropped before the unit closes them
-    /// ([`HTTP_POOL_IDLE`](crate::unit::HTTP_POOL_IDLE)).
-    pub fn unit(timeout: Duration) -> Self {
-        Self {
-            roots: TlsRoots::default(),
-            connect_timeout: Duration::from_secs(5).min(timeout),
-            timeout: Some(timeout),
-            pool_idle_timeout: Some(crate::unit::HTTP_POOL_IDLE),
-            proxy: None,
-        }
-    }
-
     /// The client.
     ///
     /// # Errors
@@ -149,7 +106,7 @@ impl HttpClientConfig {
         };
         builder.build().map_err(|source| HttpClientError::Build {
             roots: self.roots,
-            reason: crate::transfer::error_chain(&source),
+            reason: crate::observe::error_chain(&source),
             source,
         })
     }
@@ -197,22 +154,6 @@ pub enum HttpClientError {
         #[source]
         source: reqwest::Error,
     },
-}
-
-/// A setting of the cloud client ("http client"), as [`CloudClient::new`] reports it.
-///
-/// [`CloudClient::new`]: crate::cloud::CloudClient::new
-impl From<HttpClientError> for CloudError {
-    fn from(e: HttpClientError) -> Self {
-        match &e {
-            HttpClientError::Build { source, .. } => crate::cloud::http_client_error(source),
-            _ => CloudError::Config {
-                setting: "http client".to_owned(),
-                reason: e.to_string(),
-                missing: false,
-            },
-        }
-    }
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 
-use crate::http::ApiError;
+use crate::api_error::ApiError;
 
 /// The servers of the emulator that an outage can take down.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -36,6 +36,7 @@
 
 #![forbid(unsafe_code)]
 
+mod api_error;
 mod cloud;
 mod config;
 mod engine;

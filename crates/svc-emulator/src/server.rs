@@ -93,7 +93,7 @@ impl ErrorFormat {
             message.trim().to_owned()
         };
         match self {
-            Self::Cloud => crate::http::ApiError::new(status, message).into_response(),
+            Self::Cloud => crate::api_error::ApiError::new(status, message).into_response(),
             Self::OAuth => {
                 let error = if status.is_server_error() {
                     "server_error"

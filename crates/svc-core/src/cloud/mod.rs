@@ -102,6 +102,7 @@ use tracing::Instrument as _;
 use tracing::field::Empty;
 use uuid::Uuid;
 
+use crate::http::{HttpClientConfig, HttpClientError, TlsRoots};
 use crate::limits;
 use auth::TokenCache;
 use error::ClientError;
@@ -153,6 +154,38 @@ struct Inner {
     /// Whether the service cancels at the vendor collection's route
     /// (`/processings/{id}/cancel`) rather than the specification's, once learned.
     cancel_at_cancel_path: std::sync::atomic::AtomicBool,
+}
+
+impl HttpClientConfig {
+    /// The cloud service's client (the service, the notification service, the
+    /// identity provider): the settings' request timeout for each request, their
+    /// connect timeout (at most the request timeout), and idle connections dropped
+    /// before a load balancer closes them ([`POOL_IDLE`](POOL_IDLE)).
+    pub fn cloud(config: &CloudConfig) -> Self {
+        Self {
+            roots: TlsRoots::default(),
+            connect_timeout: config.request_timeout.min(config.connect_timeout),
+            timeout: Some(config.request_timeout),
+            pool_idle_timeout: Some(POOL_IDLE),
+            proxy: None,
+        }
+    }
+}
+
+/// A setting of the cloud client ("http client"), as [`CloudClient::new`] reports it.
+///
+/// [`CloudClient::new`]: crate::cloud::CloudClient::new
+impl From<HttpClientError> for CloudError {
+    fn from(e: HttpClientError) -> Self {
+        match &e {
+            HttpClientError::Build { source, .. } => http_client_error(source),
+            _ => CloudError::Config {
+                setting: "http client".to_owned(),
+                reason: e.to_string(),
+                missing: false,
+            },
+        }
+    }
 }
 
 impl fmt::Debug for CloudClient {

@@ -14,10 +14,9 @@ use tokio::time::Instant;
 use tracing::Instrument as _;
 use tracing::field::Empty;
 
-use super::error::{
-    Failure, TransferError, Transient, redact_url, retryable_status, stalled, storage_error,
-};
+use super::error::{Failure, TransferError, Transient, retryable_status, stalled, storage_error};
 use super::progress::Tracker;
+use super::redact_url;
 use super::run::{self, FileWork};
 use super::upload::read_limited;
 use super::{TransferOptions, TransferReport};

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use super::TransferReport;
 use crate::error::ErrorKind;
+use crate::observe::{error_chain, redact_url};
 
 /// Why [`super::TransferHandle::wait`] failed, or why one file failed.
 ///
@@ -384,21 +385,6 @@ pub(crate) fn retryable_status(status: u16) -> bool {
     status >= 500 || status == 408 || status == 429
 }
 
-/// An error and its sources, `: `-separated, addresses redacted.
-pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let more = s.to_string();
-        if !text.contains(&more) {
-            text.push_str(": ");
-            text.push_str(&more);
-        }
-        source = s.source();
-    }
-    redact_url(&text)
-}
-
 pub(crate) fn stalled(idle: Duration) -> Transient {
     Transient::Network {
         reason: format!("no data moved for {} s", idle.as_secs_f64()),
@@ -449,81 +435,9 @@ fn xml_unescape(s: &str) -> String {
         .replace("&amp;", "&")
 }
 
-// ----- redaction ------------------------------------------------------------------------
-
-/// Query parameters whose values are secrets of a pre-signed address.
-const SECRET_PARAMS: [&str; 3] = [
-    "X-Amz-Signature",
-    "X-Amz-Credential",
-    "X-Amz-Security-Token",
-];
-
-/// `text` (an address, or a message that may contain one) with the values of
-/// `X-Amz-Signature`, `X-Amz-Credential` and `X-Amz-Security-Token` replaced by
-/// `[redacted]`, wherever they appear as `name=value` (names compared without case).
-///
-/// ```
-/// use svc_core::transfer::redact_url;
-/// assert_eq!(
-///     redact_url("https://s3/b/k?X-Amz-Date=1&X-Amz-Signature=abc&x=1"),
-///     "https://s3/b/k?X-Amz-Date=1&X-Amz-Signature=[redacted]&x=1",
-/// );
-/// ```
-pub fn redact_url(text: &str) -> String {
-    let lower = text.to_ascii_lowercase();
-    let mut out = String::with_capacity(text.len());
-    let mut copied = 0;
-    let mut at = 0;
-    while at < text.len() {
-        let hit = SECRET_PARAMS.iter().find_map(|name| {
-            let key = format!("{}=", name.to_ascii_lowercase());
-            lower[at..].starts_with(&key).then_some(key.len())
-        });
-        // A parameter name starts a text or follows a separator.
-        let starts = at == 0 || matches!(text.as_bytes()[at - 1], b'?' | b'&' | b' ' | b'(');
-        match hit {
-            Some(len) if starts => {
-                let value_start = at + len;
-                let value_end = text[value_start..]
-                    .find(|c: char| {
-                        matches!(c, '&' | '"' | '\'' | '<' | '>' | ')' | '#') || c.is_whitespace()
-                    })
-                    .map_or(text.len(), |i| value_start + i);
-                out.push_str(&text[copied..value_start]);
-                out.push_str("[redacted]");
-                copied = value_end;
-                at = value_end;
-            }
-            _ => {
-                at += text[at..].chars().next().map_or(1, char::len_utf8);
-            }
-        }
-    }
-    out.push_str(&text[copied..]);
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn redaction_hides_every_secret_parameter() {
-        let url = "http://127.0.0.1:9/svc-eu/k.x?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AK%2F20240101%2Feu&X-Amz-Date=20240101T000000Z&X-Amz-Signature=deadbeef";
-        let r = redact_url(url);
-        assert!(!r.contains("deadbeef") && !r.contains("AK%2F"), "{r}");
-        assert!(r.contains("X-Amz-Date=20240101T000000Z"), "{r}");
-        assert!(r.ends_with("X-Amz-Signature=[redacted]"), "{r}");
-        assert_eq!(
-            redact_url("error for url (http://h/p?x-amz-signature=s) here"),
-            "error for url (http://h/p?x-amz-signature=[redacted]) here"
-        );
-        assert_eq!(redact_url("no secret é"), "no secret é");
-        assert_eq!(
-            redact_url("MyX-Amz-Signature=keep"),
-            "MyX-Amz-Signature=keep"
-        );
-    }
 
     #[test]
     fn storage_errors_are_read_from_s3_documents_or_plain_text() {

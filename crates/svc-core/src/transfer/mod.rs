@@ -77,12 +77,12 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
-use crate::http::HttpClientConfig;
+use crate::http::{HttpClientConfig, TlsRoots};
 use crate::retry::RetryPolicy;
 use crate::task::Running;
 
-pub(crate) use error::error_chain;
-pub use error::{TransferError, redact_url};
+pub use crate::observe::redact_url;
+pub use error::TransferError;
 pub use progress::{FileProgress, FileState, Progress, ProgressCallback};
 
 /// The explanation given with a 403 to an upload.
@@ -267,6 +267,21 @@ impl TransferReport {
 pub struct Transfers {
     http: reqwest::Client,
     options: TransferOptions,
+}
+
+impl HttpClientConfig {
+    /// Uploads and downloads to and from storage: 10 s to connect, no total timeout
+    /// (stalls are caught by
+    /// [`TransferOptions::idle_timeout`](TransferOptions::idle_timeout)).
+    pub fn transfers() -> Self {
+        Self {
+            roots: TlsRoots::default(),
+            connect_timeout: Duration::from_secs(10),
+            timeout: None,
+            pool_idle_timeout: None,
+            proxy: None,
+        }
+    }
 }
 
 impl Transfers {

@@ -7,7 +7,7 @@ use std::time::Duration;
 use ins_device_api::{Client, DeviceState};
 
 use super::{Unit, UnitError, serial_link};
-use crate::http::HttpClientConfig;
+use crate::http::{HttpClientConfig, TlsRoots};
 
 /// How long one HTTP request to the unit may take.
 pub const HTTP_TIMEOUT: Duration = Duration::from_secs(10);
@@ -18,6 +18,22 @@ pub const HTTP_TIMEOUT: Duration = Duration::from_secs(10);
 /// "connection closed before message completed", and a write cannot safely be
 /// repeated. A new connection on the local network costs about a millisecond.
 pub const HTTP_POOL_IDLE: Duration = Duration::from_secs(4);
+
+impl HttpClientConfig {
+    /// A unit session over HTTP: `timeout` for each request
+    /// ([`HTTP_TIMEOUT`](super::HTTP_TIMEOUT) by default), 5 s (at most
+    /// `timeout`) to connect, and idle connections dropped before the unit closes them
+    /// ([`HTTP_POOL_IDLE`](HTTP_POOL_IDLE)).
+    pub fn unit(timeout: Duration) -> Self {
+        Self {
+            roots: TlsRoots::default(),
+            connect_timeout: Duration::from_secs(5).min(timeout),
+            timeout: Some(timeout),
+            pool_idle_timeout: Some(HTTP_POOL_IDLE),
+            proxy: None,
+        }
+    }
+}
 
 impl Unit {
     /// A session with the unit at `url` (e.g. `http://192.168.1.1`; without `/api/v1`).

@@ -11,11 +11,9 @@ use tokio::io::AsyncWriteExt as _;
 
 use super::error::S3Error;
 use super::files::{TempFile, object_file_name};
-use super::policy::Expected;
+use super::policy::{Expected, MAX_FIELD_LEN};
 use super::{Storage, UploadEvent};
 
-/// Longest accepted value of a non-file form field.
-pub(super) const MAX_FIELD_LEN: usize = 64 * 1024;
 /// Most non-file form fields accepted.
 const MAX_FIELDS: usize = 100;
 /// Write buffer when streaming an upload to disk.

@@ -10,6 +10,9 @@ use super::Storage;
 use super::error::S3Error;
 use super::sigv4::{ALGORITHM, Credential, add_duration, hmac_for, hmac_sha256, signature_bytes};
 
+/// Longest accepted value of a non-file form field.
+pub(super) const MAX_FIELD_LEN: usize = 64 * 1024;
+
 /// The 8 upload fields every form carries, in the order they are handed out (the order
 /// the service's own clients send them in); the storage's extra fields
 /// ([`super::StorageConfig::extra_fields`]) follow.
@@ -262,10 +265,10 @@ pub(crate) fn extra_field_problem(
         .any(|(other, _)| other.eq_ignore_ascii_case(name))
     {
         Some(format!("the extra upload field {name} is given twice"))
-    } else if value.len() > super::form::MAX_FIELD_LEN {
+    } else if value.len() > MAX_FIELD_LEN {
         Some(format!(
             "the value of the extra upload field {name} is longer than {} bytes",
-            super::form::MAX_FIELD_LEN
+            MAX_FIELD_LEN
         ))
     } else {
         None
