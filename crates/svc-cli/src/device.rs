@@ -7,15 +7,16 @@
 //! from `SVC_DEVICE_NEW_PASSWORD`, from stdin with `--new-password-stdin`, or at a prompt
 //! (asked twice).
 
-use std::io::{IsTerminal, Read};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
-use svc_core::unit::{ApplyOptions, Password, Unit, UserName};
+use svc_core::unit::{ApplyOptions, Password, Unit};
 
+use crate::credentials::{read_secret, user_name};
 use crate::exit::Failure;
 
 /// Where the unit is, who acts, and what to do.
@@ -243,49 +244,6 @@ fn write_file(path: &Path, text: &str) -> Result<(), Failure> {
             let _ = std::fs::remove_file(&tmp);
             Failure::other(format!("writing {}: {e}", path.display()))
         })
-}
-
-pub(crate) fn user_name(name: &str) -> Result<UserName, Failure> {
-    let user = UserName::from(name);
-    if user.is_known() {
-        Ok(user)
-    } else {
-        Err(Failure::usage(format!(
-            "unknown user `{name}`; users are {}",
-            UserName::KNOWN.join(", ")
-        )))
-    }
-}
-
-pub(crate) fn read_secret(
-    env: &str,
-    from_stdin: bool,
-    prompt: &str,
-    confirm: bool,
-) -> Result<Option<Password>, Failure> {
-    if let Ok(value) = std::env::var(env) {
-        return Ok(Some(Password::new(value)));
-    }
-    if from_stdin {
-        let mut line = String::new();
-        std::io::stdin()
-            .read_line(&mut line)
-            .map_err(|e| Failure::other(format!("reading stdin: {e}")))?;
-        return Ok(Some(Password::new(line.trim_end_matches(['\r', '\n']))));
-    }
-    if std::io::stdin().is_terminal() {
-        let first = rpassword::prompt_password(prompt)
-            .map_err(|e| Failure::other(format!("prompt: {e}")))?;
-        if confirm {
-            let again = rpassword::prompt_password("Repeat it: ")
-                .map_err(|e| Failure::other(format!("prompt: {e}")))?;
-            if again != first {
-                return Err(Failure::usage("the two passwords differ"));
-            }
-        }
-        return Ok(Some(Password::new(first)));
-    }
-    Ok(None)
 }
 
 async fn connect(args: &DeviceArgs) -> Result<Unit, Failure> {

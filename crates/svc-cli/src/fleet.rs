@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 use svc_core::fleet::{Fleet, Member, UnitResult, parse_members};
 use svc_core::unit::{ApplyOptions, UnitError};
 
+use crate::credentials::{read_secret, user_name};
 use crate::exit::{FAILURE, Failure, code_for};
 
 /// The units, and what to do with them.
@@ -76,14 +77,14 @@ pub async fn run(
     let mut members = parse_members(&text)
         .map_err(|e| Failure::invalid(format!("{}: {e}", args.units.display())))?;
     if let Some(name) = default_user {
-        let user = crate::device::user_name(name)?;
+        let user = user_name(name)?;
         for member in members.iter_mut().filter(|m| m.user.is_none()) {
             member.user = Some(user.clone());
         }
     }
     let mut fleet = Fleet::new(members.clone()).with_concurrency(args.concurrency);
     if members.iter().any(|m: &Member| m.user.is_some()) {
-        let password = crate::device::read_secret(
+        let password = read_secret(
             "SVC_DEVICE_PASSWORD",
             password_stdin,
             "Password of the units' users: ",

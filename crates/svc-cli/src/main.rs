@@ -45,6 +45,7 @@ macro_rules! print {
 }
 
 mod completions;
+mod credentials;
 mod device;
 mod exit;
 mod fleet;

@@ -1,4 +1,5 @@
-//! The load clients: the SDK's login, the containers the listing reads, and each
+//! The load clients: the scenarios they run, what they share and what each measured
+//! ([`Tally`]), the SDK's login, the containers the listing reads, and each
 //! client's loop of requests (listing, uploads with their POST policy forms, unit
 //! settings reads).
 
@@ -6,11 +7,64 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::emulator::Emulator;
-use super::measure::{Scenario, Shared, Tally};
-use super::{FILES_PER_CONTAINER, LISTED_CONTAINERS, LISTED_FILES, UPLOAD_SIZE};
+use super::{FILES_PER_CONTAINER, KEPT_ERRORS, LISTED_CONTAINERS, LISTED_FILES, UPLOAD_SIZE};
 use anyhow::{Context, Result};
 use serde_json::{Value, json};
 use tokio::time::Instant;
+
+/// What the clients of a scenario share.
+#[derive(Clone)]
+pub(super) struct Shared {
+    pub(super) cloud: String,
+    pub(super) organization: String,
+    pub(super) token: String,
+    pub(super) device: String,
+}
+
+/// One kind of request the clients repeat.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Scenario {
+    ListContainers,
+    Upload,
+    UnitSettings,
+}
+
+impl Scenario {
+    pub(super) fn title(self) -> String {
+        match self {
+            Self::ListContainers => format!(
+                "list containers (GET one page of {LISTED_CONTAINERS} containers with {LISTED_FILES} pending files each)"
+            ),
+            Self::Upload => format!(
+                "upload {} KiB (POST policy form to the object storage; {FILES_PER_CONTAINER} per container, then DELETE it)",
+                UPLOAD_SIZE / 1024
+            ),
+            Self::UnitSettings => {
+                "unit GET /api/v1/settings (whole tree, after a login)".to_owned()
+            }
+        }
+    }
+}
+
+/// What one client measured.
+#[derive(Default)]
+pub(super) struct Tally {
+    /// Latencies of the measured requests, in microseconds.
+    pub(super) latencies: Vec<u32>,
+    /// Requests that are not measured (registrations, deletions, logins).
+    pub(super) other: u64,
+    pub(super) errors: u64,
+    pub(super) messages: Vec<String>,
+}
+
+impl Tally {
+    pub(super) fn error(&mut self, message: String) {
+        self.errors += 1;
+        if self.messages.len() < KEPT_ERRORS {
+            self.messages.push(message);
+        }
+    }
+}
 
 /// A plain-HTTP client (the emulator serves no TLS, so no root certificates are loaded).
 pub(super) fn client() -> Result<reqwest::Client> {

@@ -1,70 +1,13 @@
-//! The scenarios and their measurement: what the clients share, what each one measured,
-//! the figures printed and what the check needs.
+//! The scenarios' measurement: the clients started and their tallies gathered, the
+//! figures printed and what the check needs.
 
 use std::time::Duration;
 
-use super::clients::{access_token, client, client_loop, prepare_listing};
+use super::clients::{Scenario, Shared, Tally, access_token, client, client_loop, prepare_listing};
 use super::emulator::{Emulator, clock_ticks};
-use super::{
-    FILES_PER_CONTAINER, KEPT_ERRORS, LISTED_CONTAINERS, LISTED_FILES, MAX_RSS_GROWTH, Options,
-    UPLOAD_SIZE,
-};
+use super::{KEPT_ERRORS, MAX_RSS_GROWTH, Options};
 use anyhow::{Context, Result};
 use tokio::time::Instant;
-
-/// What the clients of a scenario share.
-#[derive(Clone)]
-pub(super) struct Shared {
-    pub(super) cloud: String,
-    pub(super) organization: String,
-    pub(super) token: String,
-    pub(super) device: String,
-}
-
-/// One kind of request the clients repeat.
-#[derive(Clone, Copy, Debug)]
-pub(super) enum Scenario {
-    ListContainers,
-    Upload,
-    UnitSettings,
-}
-
-impl Scenario {
-    fn title(self) -> String {
-        match self {
-            Self::ListContainers => format!(
-                "list containers (GET one page of {LISTED_CONTAINERS} containers with {LISTED_FILES} pending files each)"
-            ),
-            Self::Upload => format!(
-                "upload {} KiB (POST policy form to the object storage; {FILES_PER_CONTAINER} per container, then DELETE it)",
-                UPLOAD_SIZE / 1024
-            ),
-            Self::UnitSettings => {
-                "unit GET /api/v1/settings (whole tree, after a login)".to_owned()
-            }
-        }
-    }
-}
-
-/// What one client measured.
-#[derive(Default)]
-pub(super) struct Tally {
-    /// Latencies of the measured requests, in microseconds.
-    pub(super) latencies: Vec<u32>,
-    /// Requests that are not measured (registrations, deletions, logins).
-    pub(super) other: u64,
-    errors: u64,
-    messages: Vec<String>,
-}
-
-impl Tally {
-    pub(super) fn error(&mut self, message: String) {
-        self.errors += 1;
-        if self.messages.len() < KEPT_ERRORS {
-            self.messages.push(message);
-        }
-    }
-}
 
 /// What the check needs of one scenario.
 pub(super) struct Report {
