@@ -13,7 +13,6 @@ use pyo3::prelude::*;
 mod call;
 mod cloud;
 mod convert;
-mod dict_walk;
 mod emulator;
 mod errors;
 mod failures;

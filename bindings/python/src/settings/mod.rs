@@ -17,6 +17,7 @@
 //! checked copies, the write), `patch` (`Patch` and the diff and apply functions),
 //! `three_way` (`merge`), `tree` (`SettingsTree`, `TreePatch`), `files` (`fleet_diff`).
 
+mod dict_walk;
 mod differ;
 mod errors;
 mod files;
@@ -25,8 +26,6 @@ mod paths;
 mod text;
 mod three_way;
 mod tree;
-
-pub(crate) use paths::KeyTree;
 
 use pyo3::prelude::*;
 

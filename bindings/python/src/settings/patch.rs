@@ -106,7 +106,7 @@ pub(super) fn diff<'py>(
     new: &Bound<'py, PyAny>,
 ) -> PyResult<Patch> {
     if let (Ok(old_dict), Ok(new_dict)) = (old.cast_exact::<PyDict>(), new.cast_exact::<PyDict>())
-        && let Some(changes) = crate::dict_walk::diff(old_dict, new_dict)?
+        && let Some(changes) = super::dict_walk::diff(old_dict, new_dict)?
     {
         return patch_of_changes(py, changes);
     }
@@ -116,8 +116,8 @@ pub(super) fn diff<'py>(
 /// The patch of what `dict_walk` found: the partial tree built along the changed paths
 /// (keys in the new tree's order, as [`Objects`] builds it: a `dict` is made for a node
 /// when the first change under it comes), with copies of the changed values.
-fn patch_of_changes(py: Python<'_>, changes: crate::dict_walk::Changes) -> PyResult<Patch> {
-    let crate::dict_walk::Changes {
+fn patch_of_changes(py: Python<'_>, changes: super::dict_walk::Changes) -> PyResult<Patch> {
+    let super::dict_walk::Changes {
         keys,
         changed,
         removed,
@@ -174,7 +174,7 @@ pub(super) fn _diff_walk<'py>(
     new: &Bound<'py, PyAny>,
 ) -> PyResult<Option<Patch>> {
     match (old.cast_exact::<PyDict>(), new.cast_exact::<PyDict>()) {
-        (Ok(old), Ok(new)) => match crate::dict_walk::diff(old, new)? {
+        (Ok(old), Ok(new)) => match super::dict_walk::diff(old, new)? {
             Some(changes) => patch_of_changes(py, changes).map(Some),
             None => Ok(None),
         },

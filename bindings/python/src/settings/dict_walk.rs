@@ -73,7 +73,7 @@ use pyo3::types::PyDict;
 use svc_core::settings::walk::{self, Kind};
 
 use crate::convert::Types;
-use crate::settings::KeyTree;
+use super::paths::KeyTree;
 
 /// What the walk found, in owned references: the keys to the changed and removed nodes,
 /// each changed node (in the new tree's document order) with its value in the new tree,
