@@ -1,12 +1,14 @@
 //! `Workflow` and `WorkflowTask`: svc-core's whole processing workflow (and the resume
-//! of a processing by its id) started on the module's runtime; progress reports are
-//! queued and handed to the Python callback on the thread that waits, so a progress
+//! of a processing by its id) started on the module's runtime, as a thin wrapper over
+//! svc-core's `WorkflowHandle`; progress reports are read from the handle's report
+//! stream and handed to the Python callback on the thread that waits, so a progress
 //! bar (tqdm in a notebook) is only ever touched from Python's own thread.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
+
+use futures::{FutureExt as _, StreamExt as _};
 
 use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
@@ -15,11 +17,9 @@ use serde_json::{Map, Value};
 use svc_core::Metadata;
 use svc_core::cloud::ContainerRegion;
 use svc_core::workflow::{
-    ProcessingJob, Workflow as Core, WorkflowCanceler, WorkflowError, WorkflowOptions,
-    WorkflowOutcome, WorkflowProgress,
+    ProcessingJob, Workflow as Core, WorkflowError, WorkflowHandle, WorkflowOptions,
+    WorkflowOutcome, WorkflowProgress, WorkflowReports,
 };
-use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
 
 use crate::cloud::{CloudClient, body, json, uuid_arg};
 use crate::errors::SvcErr;
@@ -124,27 +124,23 @@ fn seconds(py: Python<'_>, name: &str, value: Option<f64>) -> PyResult<Option<Du
         .transpose()
 }
 
-/// Options that report progress into a queue read by [`WorkflowTask::wait`].
+/// The workflow's options (its progress is read from the handle's report stream by
+/// [`WorkflowTask::wait`]).
 fn options(
     outage_tolerance: Duration,
     follow: bool,
     follow_timeout: Option<Duration>,
     wait_for_organization: bool,
     cleanup_on_failure: bool,
-) -> (WorkflowOptions, mpsc::UnboundedReceiver<WorkflowProgress>) {
-    let (sender, receiver) = mpsc::unbounded_channel();
-    let options = WorkflowOptions {
+) -> WorkflowOptions {
+    WorkflowOptions {
         follow,
         follow_timeout,
         wait_for_free_organization: wait_for_organization,
         cleanup_on_failure,
         outage_tolerance,
-        on_progress: Some(Arc::new(move |p: &WorkflowProgress| {
-            let _ = sender.send(p.clone());
-        })),
         ..WorkflowOptions::default()
-    };
-    (options, receiver)
+    }
 }
 
 #[pymethods]
@@ -187,7 +183,7 @@ impl Workflow {
             job.region = ContainerRegion::from(region.as_str());
         }
         job.output_folder = out;
-        let (options, progress) = options(
+        let options = options(
             self.outage_tolerance,
             follow,
             seconds(py, "follow_timeout", follow_timeout)?,
@@ -197,7 +193,7 @@ impl Workflow {
         let runtime = runtime()?;
         let _inside = runtime.enter();
         let handle = self.core.start(job, options);
-        WorkflowTask::new(handle, progress)
+        Ok(WorkflowTask::new(handle))
     }
 
     /// Picks up an existing processing by its id: follows it to its end, collects its
@@ -211,7 +207,7 @@ impl Workflow {
         follow_timeout: Option<f64>,
     ) -> PyResult<WorkflowTask> {
         let id = uuid_arg(py, "processing_id", processing_id)?;
-        let (options, progress) = options(
+        let options = options(
             self.outage_tolerance,
             true,
             seconds(py, "follow_timeout", follow_timeout)?,
@@ -221,94 +217,82 @@ impl Workflow {
         let runtime = runtime()?;
         let _inside = runtime.enter();
         let handle = self.core.start_resume(id, out, options);
-        WorkflowTask::new(handle, progress)
+        Ok(WorkflowTask::new(handle))
     }
 }
-
-/// How often a thread waiting on a workflow that another thread waits on looks for the
-/// outcome.
-const SHARED_WAIT_PAUSE: Duration = Duration::from_millis(20);
 
 /// A workflow under way: wait for it (progress reported to the callback on the
-/// waiting thread), cancel it, or ask what it has created.
+/// waiting thread), cancel it, or ask what it has created. Dropped before its end, it
+/// cancels the workflow (a processing already started goes on in the cloud).
 #[pyclass(module = "svc_sdk._native", frozen)]
 pub(crate) struct WorkflowTask {
-    /// The workflow, held by the thread waiting on it (`None` meanwhile).
-    task: Mutex<Option<JoinHandle<Ended>>>,
-    /// The outcome once the workflow ended: the outcome `dict`, or the exception, never
-    /// raised itself (each `wait` raises a copy, with its own traceback: the one kept
-    /// refers to no frame, so it keeps nothing alive).
+    /// The workflow (not detached: dropping the task cancels it).
+    handle: WorkflowHandle,
+    /// The outcome once a wait has seen the end: the outcome `dict`, or the exception,
+    /// never raised itself (each `wait` raises a copy, with its own traceback: the one
+    /// kept refers to no frame, so it keeps nothing alive).
     result: Mutex<Option<Result<Py<PyAny>, Py<PyAny>>>>,
-    /// Set when the workflow has ended (whoever holds `task`).
-    finished: Arc<AtomicBool>,
-    progress: tokio::sync::Mutex<mpsc::UnboundedReceiver<WorkflowProgress>>,
-    canceler: WorkflowCanceler,
+    /// The workflow's reports from its start, read by the waits that have a callback
+    /// (one at a time; each report reaches one of them).
+    reports: tokio::sync::Mutex<WorkflowReports>,
 }
 
 impl WorkflowTask {
-    fn new(
-        handle: svc_core::workflow::WorkflowHandle,
-        progress: mpsc::UnboundedReceiver<WorkflowProgress>,
-    ) -> PyResult<Self> {
-        let canceler = handle.canceler();
-        let finished = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&finished);
-        let task = runtime()?.spawn(async move {
-            let ended = handle.wait().await;
-            flag.store(true, Ordering::Release);
-            ended
-        });
-        Ok(Self {
-            task: Mutex::new(Some(task)),
+    fn new(handle: WorkflowHandle) -> Self {
+        let reports = tokio::sync::Mutex::new(handle.subscribe());
+        Self {
+            handle,
             result: Mutex::new(None),
-            finished,
-            progress: tokio::sync::Mutex::new(progress),
-            canceler,
-        })
+            reports,
+        }
     }
-}
 
-impl WorkflowTask {
-    /// The outcome, once kept: a copy of the `dict`, or of the exception to raise (deep
-    /// copies: no caller sees what another changed in its own, and the exception kept
-    /// is never raised).
-    fn result(&self, py: Python<'_>) -> Option<PyResult<Py<PyAny>>> {
-        let kept = {
-            let kept = self.result.lock().unwrap_or_else(PoisonError::into_inner);
-            match kept.as_ref()? {
-                Ok(outcome) => Ok(outcome.clone_ref(py).into_bound(py)),
-                Err(exception) => Err(exception.clone_ref(py).into_bound(py)),
-            }
+    /// The outcome as Python objects, converted and kept by the first wait that saw
+    /// the end (converted with the lock released: the conversion runs Python code).
+    fn keep<'py>(
+        &self,
+        py: Python<'py>,
+        ended: Ended,
+    ) -> Result<Bound<'py, PyAny>, Bound<'py, PyAny>> {
+        let kept = |kept: &Result<Py<PyAny>, Py<PyAny>>| match kept {
+            Ok(outcome) => Ok(outcome.bind(py).clone()),
+            Err(exception) => Err(exception.bind(py).clone()),
         };
-        // Copied with the lock released (`copy.deepcopy` runs Python code). A failure
-        // to copy (a KeyboardInterrupt meanwhile) is raised instead.
-        let copy = |value: &Bound<'_, PyAny>| {
-            py.import("copy")?
-                .getattr("deepcopy")?
-                .call1((value,))
-                .map(Bound::unbind)
-        };
-        Some(match kept {
-            Ok(outcome) => copy(&outcome),
-            Err(exception) => {
-                copy(&exception).and_then(|copied| Err(PyErr::from_value(copied.into_bound(py))))
-            }
-        })
-    }
-}
-
-impl Drop for WorkflowTask {
-    /// A task dropped before its end cancels the workflow, as dropping svc-core's
-    /// handle does (a processing already started goes on in the cloud).
-    fn drop(&mut self) {
-        let running = self
-            .task
-            .get_mut()
+        if let Some(already) = self
+            .result
+            .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .as_ref()
-            .is_some_and(|t| !t.is_finished());
-        if running {
-            self.canceler.cancel();
+        {
+            return kept(already);
+        }
+        let converted = match ended {
+            Ok(o) => outcome(py, o).map_err(|e| e.into_value(py).into_any()),
+            Err(e) => Err(failures::workflow(py, e).into_value(py).into_any()),
+        };
+        kept(
+            self.result
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get_or_insert(converted),
+        )
+    }
+}
+
+/// The outcome kept: a copy of the `dict`, or of the exception to raise (deep copies: no
+/// caller sees what another changed in its own, and the exception kept is never raised).
+/// A failure to copy (a KeyboardInterrupt meanwhile) is raised instead.
+fn result(py: Python<'_>, kept: Result<Bound<'_, PyAny>, Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+    let copy = |value: &Bound<'_, PyAny>| {
+        py.import("copy")?
+            .getattr("deepcopy")?
+            .call1((value,))
+            .map(Bound::unbind)
+    };
+    match kept {
+        Ok(outcome) => copy(&outcome),
+        Err(exception) => {
+            copy(&exception).and_then(|copied| Err(PyErr::from_value(copied.into_bound(py))))
         }
     }
 }
@@ -316,7 +300,7 @@ impl Drop for WorkflowTask {
 /// What one slice of waiting gave.
 enum Step {
     Progress(Vec<WorkflowProgress>),
-    Ended(Box<Result<Ended, tokio::task::JoinError>>),
+    Ended(Box<Ended>),
     TimedOut,
 }
 
@@ -327,6 +311,8 @@ impl WorkflowTask {
     /// dict or raises the workflow's error. A timeout raises a `timeout` error and
     /// leaves the workflow running (wait again, or cancel). Ctrl-C raises
     /// KeyboardInterrupt saying what goes on in the cloud, the workflow still running.
+    /// Any number of threads may wait at once, each gets the outcome; each report
+    /// reaches the callback of one of them (a wait without a callback takes none).
     #[pyo3(signature = (timeout=None, on_progress=None))]
     fn wait(
         &self,
@@ -335,16 +321,6 @@ impl WorkflowTask {
         on_progress: Option<Py<PyAny>>,
     ) -> PyResult<Py<PyAny>> {
         let deadline = seconds(py, "timeout", timeout)?.map(|t| tokio::time::Instant::now() + t);
-        let timed_out = || {
-            SvcErr::new(
-                "timeout",
-                format!(
-                    "the workflow had not ended after {} s; it goes on (wait again, or cancel it)",
-                    timeout.unwrap_or_default()
-                ),
-            )
-            .into_pyerr(py)
-        };
         let interrupted = |interrupt: PyErr| {
             if interrupt.is_instance_of::<PyKeyboardInterrupt>(py) {
                 PyKeyboardInterrupt::new_err(self.left_in_the_cloud())
@@ -352,104 +328,73 @@ impl WorkflowTask {
                 interrupt
             }
         };
+        let reporting = on_progress.is_some();
         loop {
-            if let Some(result) = self.result(py) {
-                return result;
-            }
-            let taken = self
-                .task
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .take();
-            let Some(mut task) = taken else {
-                // Another thread is waiting on the workflow: wait for its outcome
-                // (progress reports go to that thread's callback).
-                let ended = self.finished.load(Ordering::Acquire);
-                let now = tokio::time::Instant::now();
-                let pause = match deadline {
-                    // Past the deadline, unless the workflow ended: its waiter is about
-                    // to keep the outcome (`done()` already says it ended).
-                    Some(d) if now >= d && !ended => return Err(timed_out()),
-                    Some(d) if now < d => d.min(now + SHARED_WAIT_PAUSE),
-                    _ if ended => now + Duration::from_millis(1),
-                    _ => now + SHARED_WAIT_PAUSE,
-                };
-                block_on(py, async move { tokio::time::sleep_until(pause).await })
-                    .map_err(interrupted)?;
-                continue;
-            };
-            let finished = &self.finished;
             let step = block_on(py, async {
-                let mut progress = self.progress.lock().await;
                 let sleep = async {
                     match deadline {
                         Some(d) => tokio::time::sleep_until(d).await,
                         None => std::future::pending().await,
                     }
                 };
+                // The reports there: the next one, and those already behind it.
+                let batch = async {
+                    let mut reports = self.reports.lock().await;
+                    let first = reports.next().await?;
+                    let mut batch = vec![first];
+                    while let Some(Some(more)) = reports.next().now_or_never() {
+                        batch.push(more);
+                    }
+                    Some(batch)
+                };
                 tokio::select! {
                     biased;
-                    ended = &mut task => Step::Ended(Box::new(ended)),
-                    Some(first) = progress.recv() => {
-                        let mut batch = vec![first];
-                        while let Ok(more) = progress.try_recv() {
-                            batch.push(more);
-                        }
-                        Step::Progress(batch)
-                    }
+                    ended = self.handle.wait() => Step::Ended(Box::new(ended)),
+                    // `None` when the reports have ended: the end is there at once.
+                    Some(batch) = batch, if reporting => Step::Progress(batch),
                     () = sleep => {
                         // Ended just now (`done()` may already say so): not a timeout.
-                        if finished.load(Ordering::Acquire) {
-                            Step::Ended(Box::new((&mut task).await))
-                        } else {
-                            Step::TimedOut
+                        match self.handle.wait_timeout(Duration::ZERO).await {
+                            Some(ended) => Step::Ended(Box::new(ended)),
+                            None => Step::TimedOut,
                         }
                     }
                 }
-            });
-            let step = match step {
-                Ok(step) => step,
-                Err(interrupt) => {
-                    *self.task.lock().unwrap_or_else(PoisonError::into_inner) = Some(task);
-                    return Err(interrupted(interrupt));
-                }
-            };
+            })
+            .map_err(interrupted)?;
             match step {
-                Step::Ended(joined) => {
-                    let ended = match *joined {
-                        Ok(ended) => ended,
-                        Err(e) => Err(WorkflowError::Internal {
-                            reason: e.to_string(),
-                        }),
-                    };
-                    // Kept before anything else runs (a callback may raise): every wait
-                    // from now on gives it.
-                    let kept = match ended {
-                        Ok(o) => outcome(py, o).map_err(|e| e.into_value(py).into_any()),
-                        Err(e) => Err(failures::workflow(py, e).into_value(py).into_any()),
-                    };
-                    *self.result.lock().unwrap_or_else(PoisonError::into_inner) = Some(kept);
-                    // Reports queued before the end still reach the callback.
-                    if let Some(callback) = &on_progress {
-                        let mut progress = self.progress.blocking_lock();
-                        while let Ok(p) = progress.try_recv() {
-                            callback.call1(py, (progress_dict(py, &p)?,))?;
-                        }
-                    }
-                }
                 Step::Progress(batch) => {
-                    // Back in place before the callback runs: a `wait` made from the
-                    // callback takes it in turn.
-                    *self.task.lock().unwrap_or_else(PoisonError::into_inner) = Some(task);
+                    // The reports' lock is released: a `wait` made from the callback
+                    // runs as any other.
                     if let Some(callback) = &on_progress {
                         for p in &batch {
                             callback.call1(py, (progress_dict(py, p)?,))?;
                         }
                     }
                 }
+                Step::Ended(ended) => {
+                    // Kept before anything else runs (a callback may raise): every wait
+                    // from now on gives it.
+                    let kept = self.keep(py, *ended);
+                    // Reports queued before the end still reach the callback.
+                    if let Some(callback) = &on_progress {
+                        let queued = block_on(py, async { self.reports.lock().await.queued() })
+                            .map_err(interrupted)?;
+                        for p in &queued {
+                            callback.call1(py, (progress_dict(py, p)?,))?;
+                        }
+                    }
+                    return result(py, kept);
+                }
                 Step::TimedOut => {
-                    *self.task.lock().unwrap_or_else(PoisonError::into_inner) = Some(task);
-                    return Err(timed_out());
+                    return Err(SvcErr::new(
+                        "timeout",
+                        format!(
+                            "the workflow had not ended after {} s; it goes on (wait again, or cancel it)",
+                            timeout.unwrap_or_default()
+                        ),
+                    )
+                    .into_pyerr(py));
                 }
             }
         }
@@ -458,7 +403,7 @@ impl WorkflowTask {
     /// What the workflow has left in the cloud so far, as a sentence (the message of a
     /// KeyboardInterrupt).
     fn left_in_the_cloud(&self) -> String {
-        match (self.canceler.processing_id(), self.canceler.container_id()) {
+        match (self.handle.processing_id(), self.handle.container_id()) {
             (Some(p), _) => format!(
                 "processing {p} goes on in the cloud; follow it again with Workflow.resume({p:?}) or cancel it with CloudClient.cancel_processing({p:?})",
                 p = p.to_string()
@@ -471,22 +416,22 @@ impl WorkflowTask {
     /// Stops the workflow: transfers aborted, no further request; a processing already
     /// started goes on in the cloud. `wait` then raises a `canceled` error.
     fn cancel(&self) {
-        self.canceler.cancel();
+        self.handle.cancel();
     }
 
     /// Whether the workflow has ended (its outcome is ready).
     fn done(&self) -> bool {
-        self.finished.load(Ordering::Acquire)
+        self.handle.is_finished()
     }
 
     #[getter]
     fn processing_id(&self) -> Option<String> {
-        self.canceler.processing_id().map(|id| id.to_string())
+        self.handle.processing_id().map(|id| id.to_string())
     }
 
     #[getter]
     fn container_id(&self) -> Option<String> {
-        self.canceler.container_id().map(|id| id.to_string())
+        self.handle.container_id().map(|id| id.to_string())
     }
 }
 

@@ -14,6 +14,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -388,18 +389,20 @@ def test_timeouts_and_retries_are_set_on_every_constructor(monkeypatch: pytest.M
     with svc_sdk.Emulator(processing_time=0.5) as emulator:
         for name, value in emulator.env.items():
             monkeypatch.setenv(name, value)
-        settings = dict(request_timeout=5.0, connect_timeout=2.0, max_attempts=2, page_size=7,
-                        outage_tolerance=3.0)
+        settings: dict[str, Any] = dict(request_timeout=5.0, connect_timeout=2.0, max_attempts=2,
+                                        page_size=7, outage_tolerance=3.0)
         built = [emulator.cloud(**settings), svc_sdk.CloudClient.from_env(**settings)]
         for client in built:
             assert client.server_info() is not None
         # Refused with the setting named, before anything is sent.
-        for bad in (dict(max_attempts=0), dict(request_timeout=0.0), dict(connect_timeout=-1.0),
-                    dict(request_timeout=float("nan")), dict(page_size=0),
-                    dict(outage_tolerance=float("inf"))):
+        refused: list[dict[str, Any]] = [
+            dict(max_attempts=0), dict(request_timeout=0.0), dict(connect_timeout=-1.0),
+            dict(request_timeout=float("nan")), dict(page_size=0),
+            dict(outage_tolerance=float("inf"))]
+        for bad in refused:
             for make in (emulator.cloud, svc_sdk.CloudClient.from_env):
                 with pytest.raises(InvalidInputError) as caught:
-                    make(**bad)  # type: ignore[operator]
+                    make(**bad)
                 assert next(iter(bad)) in str(caught.value), caught.value
         # The unit's links take a timeout too.
         url = emulator.info["device_url"]

@@ -43,7 +43,8 @@ __all__ = [
     "TRAJECTORY_COLUMNS",
 ]
 
-#: Called with each progress report: ``{"stage": "uploading", "done_bytes": ..., ...}``.
+#: Called with the progress reports: ``{"stage": "uploading", "done_bytes": ..., ...}``; every
+#: change of stage, in order, and the latest report of a stage when the callback falls behind.
 ProgressCallback = Callable[[dict[str, Any]], None]
 
 PathLike = Union[str, "os.PathLike[str]"]

@@ -11,9 +11,9 @@ use crate::convert::to_python;
 use crate::errors::SvcErr;
 
 /// Compares settings files (a fleet's exports) against a reference file: one entry per
-/// file, `{"file", "changed", "removed", "patch"}` (`svc_core::settings::diff_files`,
-/// the GIL released: every file read, on every core, before any is compared, so a bad
-/// one fails the whole call).
+/// file, `{"file", "changed", "removed", "patch"}` (compared in Rust with the GIL
+/// released: every file read, on every core, before any is compared, so a bad one fails
+/// the whole call).
 #[pyfunction]
 pub(super) fn fleet_diff<'py>(
     py: Python<'py>,

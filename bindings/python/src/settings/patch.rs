@@ -199,8 +199,8 @@ pub(super) fn _diff_reference<'py>(
 }
 
 /// The minimal patch between two JSON documents (`str` or `bytes`), compared in Rust
-/// with the GIL released and without parsing what is the same in both
-/// (`svc_core::settings::diff_json`); only the patch becomes Python objects.
+/// with the GIL released and without parsing what is the same in both; only the patch
+/// becomes Python objects.
 #[pyfunction]
 pub(super) fn diff_json<'py>(
     py: Python<'py>,
