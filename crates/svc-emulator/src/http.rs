@@ -18,7 +18,6 @@ use uuid::Uuid;
 pub use crate::api_error::{ApiError, ApiResult};
 use crate::state::{App, Caller};
 
-
 /// A 200 answer with a JSON body.
 pub fn ok<T: serde::Serialize>(value: T) -> Response {
     (StatusCode::OK, axum::Json(value)).into_response()

@@ -72,8 +72,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use svc_core::settings::walk::{self, Kind};
 
-use crate::convert::Types;
 use super::paths::KeyTree;
+use crate::convert::Types;
 
 /// What the walk found, in owned references: the keys to the changed and removed nodes,
 /// each changed node (in the new tree's document order) with its value in the new tree,
