@@ -157,6 +157,12 @@ pub fn redact_url(text: &str) -> String {
 
 /// An error and its sources, `: `-separated, addresses redacted.
 pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    redact_url(&causes(e))
+}
+
+/// An error and its sources, `: `-separated (a source whose text the chain already
+/// holds is not repeated), as they are: for errors whose addresses hold no secret.
+pub(crate) fn causes(e: &(dyn std::error::Error + 'static)) -> String {
     let mut text = e.to_string();
     let mut source = e.source();
     while let Some(s) = source {
@@ -167,7 +173,7 @@ pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
         }
         source = s.source();
     }
-    redact_url(&text)
+    text
 }
 
 #[cfg(test)]

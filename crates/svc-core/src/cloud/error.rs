@@ -385,17 +385,7 @@ pub(crate) fn http_client_error(e: &reqwest::Error) -> CloudError {
 /// (tokens travel in a header); the error kept as the source goes without it, as in
 /// [`TransferError`](crate::transfer::TransferError).
 pub(crate) fn transport_reason(e: &reqwest::Error) -> String {
-    let mut reason = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        let text = s.to_string();
-        if !reason.contains(&text) {
-            reason.push_str(": ");
-            reason.push_str(&text);
-        }
-        source = s.source();
-    }
-    reason
+    crate::observe::causes(e)
 }
 
 #[cfg(test)]
