@@ -160,7 +160,7 @@ impl HttpClientConfig {
     /// The cloud service's client (the service, the notification service, the
     /// identity provider): the settings' request timeout for each request, their
     /// connect timeout (at most the request timeout), and idle connections dropped
-    /// before a load balancer closes them ([`POOL_IDLE`](POOL_IDLE)).
+    /// before a load balancer closes them ([`POOL_IDLE`]).
     pub fn cloud(config: &CloudConfig) -> Self {
         Self {
             roots: TlsRoots::default(),

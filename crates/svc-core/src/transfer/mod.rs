@@ -272,7 +272,7 @@ pub struct Transfers {
 impl HttpClientConfig {
     /// Uploads and downloads to and from storage: 10 s to connect, no total timeout
     /// (stalls are caught by
-    /// [`TransferOptions::idle_timeout`](TransferOptions::idle_timeout)).
+    /// [`TransferOptions::idle_timeout`]).
     pub fn transfers() -> Self {
         Self {
             roots: TlsRoots::default(),

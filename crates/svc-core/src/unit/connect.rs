@@ -21,9 +21,9 @@ pub const HTTP_POOL_IDLE: Duration = Duration::from_secs(4);
 
 impl HttpClientConfig {
     /// A unit session over HTTP: `timeout` for each request
-    /// ([`HTTP_TIMEOUT`](super::HTTP_TIMEOUT) by default), 5 s (at most
+    /// ([`HTTP_TIMEOUT`] by default), 5 s (at most
     /// `timeout`) to connect, and idle connections dropped before the unit closes them
-    /// ([`HTTP_POOL_IDLE`](HTTP_POOL_IDLE)).
+    /// ([`HTTP_POOL_IDLE`]).
     pub fn unit(timeout: Duration) -> Self {
         Self {
             roots: TlsRoots::default(),
