@@ -324,7 +324,8 @@ fn pretty(tokens: TokenStream) -> Result<String> {
 }
 
 /// "A client treats every 2xx as success" (`openapi/cloud.yaml` and
-/// `openapi/notification.yaml`, "Success answers"). Each documented `200` becomes `2XX`.
+/// `openapi/notification.yaml`, "Success answers"). Each documented `200` becomes `2XX`,
+/// which also stands for another documented 2xx with the same body (`201`).
 fn widen_success(spec: &mut OpenAPI) {
     for (_, item) in spec.paths.paths.iter_mut() {
         let ReferenceOr::Item(item) = item else {
@@ -341,6 +342,15 @@ fn widen_success(spec: &mut OpenAPI) {
         .flatten()
         {
             if let Some(ok) = op.responses.responses.shift_remove(&StatusCode::Code(200)) {
+                // Another 2xx with the same body (201 on a creation) is that success.
+                let body = |answer: &ReferenceOr<openapiv3::Response>| {
+                    answer.as_item().map(|r| r.content.clone())
+                };
+                let same = body(&ok);
+                op.responses.responses.retain(|code, answer| {
+                    !(matches!(code, StatusCode::Code(c) if (200..300).contains(c))
+                        && body(answer) == same)
+                });
                 op.responses.responses.insert(StatusCode::Range(2), ok);
             }
         }
@@ -351,4 +361,34 @@ fn widen_success(spec: &mut OpenAPI) {
 #[cfg(test)]
 fn spec(yaml: &str) -> OpenAPI {
     serde_yaml::from_str(yaml).unwrap()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_201_with_the_200s_body_is_the_same_2xx_success() {
+        let body = "content: {application/json: {schema: {type: string}}}";
+        let mut document = spec(&format!(
+            "openapi: 3.0.3\ninfo: {{title: t, version: '1'}}\npaths:\n  /a:\n    post:\n      \
+             responses:\n        '200': {{description: ok, {body}}}\n        \
+             '201': {{description: created, {body}}}\n        '202': {{description: other}}\n        \
+             '404': {{description: missing}}\n"
+        ));
+        widen_success(&mut document);
+        let ReferenceOr::Item(item) = &document.paths.paths["/a"] else {
+            panic!("an item")
+        };
+        let codes: Vec<String> = item
+            .post
+            .as_ref()
+            .unwrap()
+            .responses
+            .responses
+            .keys()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(codes, ["202", "404", "2XX"]);
+    }
 }
