@@ -21,6 +21,7 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use serde_json::Value;
 use svc_core::settings::{self, SettingsTree};
 use svc_test_support::settings as testing;
+use svc_test_support::settings::reversed;
 
 /// Fixed seed: the same leaves change on every run.
 const SEED: u64 = 0x5e77_1265;
@@ -154,20 +155,6 @@ fn bench_diff_text(c: &mut Criterion) {
         }
     }
     group.finish();
-}
-
-/// `tree` with the keys of every object in reverse order (the same tree as JSON).
-fn reversed(tree: &Value) -> Value {
-    match tree {
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .rev()
-                .map(|(key, value)| (key.clone(), reversed(value)))
-                .collect(),
-        ),
-        Value::Array(items) => Value::Array(items.iter().map(reversed).collect()),
-        other => other.clone(),
-    }
 }
 
 /// The fleet case: a reference `SettingsTree` kept, each unit's export arriving as JSON

@@ -9,6 +9,7 @@ use svc_core::settings::{
     diff_json_text, diff_typed, from_value, get, leaf_paths, merge, set, to_value,
 };
 use svc_test_support::settings as testing;
+use svc_test_support::settings::reversed;
 
 fn path(text: &str) -> NodePath {
     NodePath::parse(text).unwrap()
@@ -420,20 +421,6 @@ fn edited(
         }
     }
     (tree, touched)
-}
-
-/// `tree` with the keys of every object in reverse order (the same tree as JSON).
-fn reversed(tree: &Value) -> Value {
-    match tree {
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .rev()
-                .map(|(key, value)| (key.clone(), reversed(value)))
-                .collect(),
-        ),
-        Value::Array(items) => Value::Array(items.iter().map(reversed).collect()),
-        other => other.clone(),
-    }
 }
 
 /// `apply(old, patch.tree)` with the reported removals carried out as well.

@@ -22,6 +22,20 @@ pub fn unit_default_tree() -> Value {
     serde_json::from_str(UNIT_DEFAULT_JSON).expect("unit_default.json is valid JSON")
 }
 
+/// `tree` with the keys of every object in reverse order (the same tree as JSON).
+pub fn reversed(tree: &Value) -> Value {
+    match tree {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .rev()
+                .map(|(key, value)| (key.clone(), reversed(value)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(reversed).collect()),
+        other => other.clone(),
+    }
+}
+
 /// A tree `copies` times the size of `unit`, of the same shape: copies of it under the
 /// keys `unit0`, `unit1`, ...
 pub fn large_tree(unit: &Value, copies: usize) -> Value {
