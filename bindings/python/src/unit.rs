@@ -86,7 +86,10 @@ fn serial_options(py: Python<'_>, timeout: Option<f64>) -> PyResult<SerialOption
 #[pymethods]
 impl Unit {
     /// A session with the unit at `url` (e.g. `http://192.168.1.1`); each request may
-    /// take `timeout` seconds, answer included.
+    /// take `timeout` seconds, answer included. A unit address is `http://HOST[:PORT]`,
+    /// optionally with the base path of a proxy in front of the unit; a query, a
+    /// fragment or a path reaching `/api/…` raises `InvalidInputError` before anything
+    /// is sent.
     #[staticmethod]
     #[pyo3(signature = (url, *, timeout=None))]
     fn http(py: Python<'_>, url: &str, timeout: Option<f64>) -> PyResult<Self> {

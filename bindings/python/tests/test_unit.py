@@ -181,6 +181,12 @@ def test_a_local_serial_port(emulator: Emulator) -> None:
 def test_bad_links_are_refused(emulator: Emulator) -> None:
     with pytest.raises(InvalidInputError):
         Unit.http("https://127.0.0.1:1")
+    # An address reaching the unit's routes would turn every write into a restore of the
+    # defaults or a reboot: refused before anything is sent.
+    url = emulator.info["device_url"]
+    for tail in ("/api/v1/settings/default#", "/api/v1/reboot?", "/?auth=x"):
+        with pytest.raises(InvalidInputError, match="not a unit address"):
+            Unit.http(url + tail)
     with pytest.raises(svc_sdk.UnreachableError):
         Unit.serial_tcp("127.0.0.1:1")
 

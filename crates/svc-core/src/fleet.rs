@@ -39,14 +39,20 @@ pub enum UnitAddress {
 }
 
 impl UnitAddress {
-    /// An address as written in a fleet file: `http://…` (units speak plain HTTP), or
+    /// An address as written in a fleet file: `http://…` (units speak plain HTTP; a
+    /// unit address as [`unit_address`](crate::unit::unit_address) checks it), or
     /// `tcp://HOST:PORT` for a serial-over-IP bridge.
     ///
     /// # Errors
-    /// [`FleetError::Address`] for anything else.
+    /// [`FleetError::Address`] for anything else, with the reason.
     pub fn parse(text: &str) -> Result<Self, FleetError> {
         if text.starts_with("http://") {
-            Ok(Self::Http(text.to_owned()))
+            crate::unit::unit_address(text)
+                .map(|_| Self::Http(text.to_owned()))
+                .map_err(|reason| FleetError::Address {
+                    address: crate::shown_address(text),
+                    reason,
+                })
         } else if let Some(address) = text.strip_prefix("tcp://")
             && address.rsplit_once(':').is_some_and(|(host, port)| {
                 !host.is_empty() && port.parse::<u16>().is_ok_and(|p| p > 0)
@@ -55,7 +61,11 @@ impl UnitAddress {
             Ok(Self::SerialTcp(address.to_owned()))
         } else {
             Err(FleetError::Address {
-                address: text.to_owned(),
+                address: crate::shown_address(text),
+                reason: format!(
+                    "`{}` is not a unit address (http://HOST[:PORT] or tcp://HOST:PORT)",
+                    crate::shown_address(text)
+                ),
             })
         }
     }
@@ -95,10 +105,12 @@ pub struct Member {
 #[non_exhaustive]
 pub enum FleetError {
     /// Not an address of a unit.
-    #[error("`{address}` is not a unit address (http://… or tcp://HOST:PORT)")]
+    #[error("{reason}")]
     Address {
-        /// The text given as an address.
+        /// The text given as an address (without a password it may carry).
         address: String,
+        /// Why it is not one.
+        reason: String,
     },
     /// A line of a fleet file that cannot be used.
     #[error("line {line}: {reason}")]

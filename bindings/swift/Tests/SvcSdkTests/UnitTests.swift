@@ -249,6 +249,13 @@ struct UnitTests {
         #expect(!(refused?.reason.contains("pa55-swift") ?? true))
 
         #expect(await svcError { try InsUnit.http(url: "ftp://unit") }?.kind == .invalidInput)
+        // An address reaching the unit's routes would turn every write into a restore of
+        // the defaults or a reboot: refused before anything is sent.
+        for tail in ["/api/v1/settings/default#", "/api/v1/reboot?", "/?auth=x"] {
+            let e = await svcError { try InsUnit.http(url: url + tail) }
+            #expect(e?.kind == .invalidInput)
+            #expect(e?.reason.contains("not a unit address") ?? false)
+        }
         #expect(await svcError { try await InsUnit.serialTcp(address: "127.0.0.1:1") }?.kind == .unreachable)
     }
 }

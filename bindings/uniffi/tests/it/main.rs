@@ -195,7 +195,13 @@ fn every_constructor_refuses_bad_input_with_an_error() {
     }
     assert!(Webhook::new(vec!["whsec_x".into()], Some(Duration::from_secs(10))).is_ok());
 
-    for url in ["ftp://unit", "not a url", "https://unit.local"] {
+    for url in [
+        "ftp://unit",
+        "not a url",
+        "https://unit.local",
+        "http://unit.local/api/v1/settings/default#",
+        "http://unit.local/api/v1/reboot?",
+    ] {
         let (name, e) = kind(InsUnit::http(url.into()));
         assert_eq!(name, "invalid_input", "{url}: {e}");
     }

@@ -53,6 +53,53 @@ fn node_paths_that_name_no_node_are_refused_over_every_link() {
     assert_eq!(unit.tree(), before);
 }
 
+/// A unit address that reaches a route of the unit (`…/api/v1/settings/default#` turned
+/// every write into a restore of the factory defaults, `…/api/v1/reboot#` into a
+/// reboot) or carries a query is refused before a byte is sent: exit 5, nothing
+/// printed on stdout, the unit as it was; in a fleet file too.
+#[test]
+fn unit_addresses_that_reach_a_route_are_refused() {
+    let unit = TestUnit::start(&[]);
+    svc(&[
+        "device", "--url", &unit.url(), "settings", "set", "oem/label", "kept",
+    ])
+    .ok();
+    let before = unit.tree();
+    let writes = unit.applied_writes();
+    let base = unit.url();
+    let dir = tempfile::tempdir().unwrap();
+    let wanted = dir.path().join("wanted.json");
+    write_json(&wanted, &json!({"oem": {"label": "changed"}}));
+    let wanted = wanted.to_str().unwrap().to_owned();
+    for route in ["/api/v1/settings/default", "/api/v1/reboot", "/api/v1/system/reboot"] {
+        for tail in ["#", "?", "?checkOnly=false", ""] {
+            let address = format!("{base}{route}{tail}");
+            for command in [
+                vec!["settings", "set", "oem/label", "X"],
+                vec!["settings", "save"],
+                vec!["settings", "apply", &wanted],
+                vec!["info"],
+            ] {
+                let mut args = vec!["device", "--url", &address];
+                args.extend(command.iter().copied());
+                let run = svc(&args);
+                assert_eq!(run.code, 5, "{args:?}: {run:?}");
+                assert!(run.stdout.is_empty(), "{args:?}: {}", run.stdout);
+                assert!(run.stderr.contains("not a unit address"), "{args:?}: {}", run.stderr);
+                assert!(!unit.is_rebooting(), "{args:?} rebooted the unit");
+            }
+            let fleet = dir.path().join("units.txt");
+            std::fs::write(&fleet, format!("{base}\n{address}\n")).unwrap();
+            let fleet = fleet.to_str().unwrap();
+            let run = svc(&["device", "fleet", "--units", fleet, "apply", &wanted]);
+            assert_eq!(run.code, 5, "fleet with {address}: {run:?}");
+            assert!(run.stderr.contains("line 2"), "{}", run.stderr);
+        }
+    }
+    assert_eq!(unit.applied_writes(), writes, "no write was applied");
+    assert_eq!(unit.tree(), before);
+}
+
 /// SIGTERM (what `timeout`, systemd and `docker stop` send) while `settings apply
 /// --lock` holds the lock: the command stops, logs out (which releases the lock at
 /// once rather than 60 s later) and exits 143; SIGINT likewise with 130.

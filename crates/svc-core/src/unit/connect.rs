@@ -39,7 +39,8 @@ impl Unit {
     /// A session with the unit at `url` (e.g. `http://192.168.1.1`; without `/api/v1`).
     ///
     /// # Errors
-    /// [`UnitError::InvalidRequest`] when the URL is not an `http://` address.
+    /// [`UnitError::InvalidRequest`], before anything is sent, when `url` is not a unit
+    /// address (see [`unit_address`]).
     pub fn http(url: &str) -> Result<Self, UnitError> {
         Self::http_with_timeout(url, HTTP_TIMEOUT)
     }
@@ -71,27 +72,19 @@ impl Unit {
     /// not applied to it).
     ///
     /// # Errors
-    /// [`UnitError::InvalidRequest`] when the URL is not an `http://` address.
+    /// As [`Unit::http`].
     pub fn http_with_client(url: &str, http: reqwest::Client) -> Result<Self, UnitError> {
-        let parsed = reqwest::Url::parse(url).map_err(|e| UnitError::InvalidRequest {
+        let parsed = unit_address(url).map_err(|reason| UnitError::InvalidRequest {
             operation: "connect",
-            reason: format!("`{url}`: {e}"),
+            reason,
         })?;
-        if parsed.scheme() != "http" {
-            return Err(UnitError::InvalidRequest {
-                operation: "connect",
-                reason: format!(
-                    "`{url}`: the unit speaks plain HTTP only (port 80); use an http:// address"
-                ),
-            });
-        }
         let state = DeviceState::new();
-        let base = url.trim_end_matches('/');
+        let base = parsed.as_str().trim_end_matches('/').to_owned();
         tracing::debug!(link = %crate::observe::parsed_url(&parsed), "unit over HTTP");
         Ok(Self::from_parts(
-            Client::new_with_client(base, http, state.clone()),
+            Client::new_with_client(&base, http, state.clone()),
             state,
-            base.to_owned(),
+            base,
         ))
     }
 
@@ -181,4 +174,92 @@ impl Unit {
             ),
         })
     }
+}
+
+/// Checks a unit's HTTP address and gives it back parsed: `http://`, a host, an optional
+/// port, and optionally a base path under which a proxy serves the unit (e.g.
+/// `http://gateway.example/units/7`: requests go to `…/units/7/api/v1/…`). Nothing else:
+///
+/// - no query (`?`) and no fragment (`#`), not even empty ones: the SDK appends each
+///   route to the address, so `http://unit/api/v1/settings/default?` would turn every
+///   write into a restore of the factory defaults, and `…/api/v1/reboot#` into a reboot;
+/// - no user name or password (the unit's users log in through its API);
+/// - a base path of plain segments (letters, digits, `-`, `_`, `.`, `~`), none of them
+///   `.`, `..` or `api` (in any case): a base path never reaches a route of the unit.
+///
+/// A trailing `/` is allowed and ignored.
+///
+/// ```
+/// use svc_core::unit::unit_address;
+///
+/// assert!(unit_address("http://192.168.1.1").is_ok());
+/// assert!(unit_address("http://gateway.local:8080/units/7/").is_ok());
+/// assert!(unit_address("http://192.168.1.1/api/v1/settings/default#").is_err());
+/// assert!(unit_address("http://192.168.1.1/?x").is_err());
+/// ```
+///
+/// # Errors
+/// A sentence saying what is wrong with the address (it never repeats a password the
+/// address may carry).
+pub fn unit_address(url: &str) -> Result<reqwest::Url, String> {
+    let shown = || crate::shown_address(url);
+    let refuse = |why: &str| {
+        Err(format!(
+            "`{}` is not a unit address: {why}; a unit address is http://HOST[:PORT], \
+             optionally followed by the base path of a proxy in front of the unit",
+            shown()
+        ))
+    };
+    if url.contains('?') {
+        return refuse("it has a query (`?`)");
+    }
+    if url.contains('#') {
+        return refuse("it has a fragment (`#`)");
+    }
+    let parsed = match reqwest::Url::parse(url) {
+        Ok(parsed) => parsed,
+        Err(e) => return Err(format!("`{}` is not a unit address: {e}", shown())),
+    };
+    if parsed.scheme() != "http" {
+        return refuse("the unit speaks plain HTTP only (port 80); use an http:// address");
+    }
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return refuse(
+            "it carries a user name or password (log in with the unit's users instead)",
+        );
+    }
+    if parsed.host_str().is_none_or(str::is_empty) {
+        return refuse("it names no host");
+    }
+    // The raw text too: the parser resolves `.` and `..` segments and `\\` before the
+    // normalized path below could show them.
+    let raw_path = url
+        .split_once("://")
+        .map(|(_, rest)| rest.find(['/', '\\']).map_or("", |i| &rest[i..]))
+        .unwrap_or_default();
+    for path in [raw_path, parsed.path()] {
+        let trimmed = path.trim_end_matches('/');
+        for segment in trimmed.split('/').skip(1) {
+            if segment.is_empty() {
+                return refuse("its path has an empty segment (`//`)");
+            }
+            if segment == "." || segment == ".." {
+                return refuse("its path has a `.` or `..` segment");
+            }
+            if segment.eq_ignore_ascii_case("api") {
+                return refuse(
+                    "its path reaches the unit's routes (`/api/…`); the SDK adds `/api/v1/…` itself",
+                );
+            }
+            if !segment
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~'))
+            {
+                return refuse(
+                    "its base path may hold only letters, digits and `-`, `_`, `.`, `~` between slashes",
+                );
+            }
+        }
+    }
+    Ok(parsed)
 }

@@ -31,7 +31,7 @@ use std::sync::{Arc, Mutex};
 use ins_device_api::types::DeviceInfo;
 use ins_device_api::{Client, DeviceState};
 
-pub use connect::{HTTP_POOL_IDLE, HTTP_TIMEOUT};
+pub use connect::{HTTP_POOL_IDLE, HTTP_TIMEOUT, unit_address};
 pub use error::{NodeError, UnitError};
 /// The unit's own types, so that a program (the CLI, a binding) needs no other crate:
 /// its secrets ([`Password`], [`AuthToken`]: `Debug` prints `[redacted]`), its value

@@ -45,6 +45,7 @@ macro_rules! over_links {
 }
 
 // After `over_links!`: a macro by example is visible only below its definition.
+mod address;
 mod apply_wanted;
 mod info;
 mod invalid_writes;

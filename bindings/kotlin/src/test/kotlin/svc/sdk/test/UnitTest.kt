@@ -296,6 +296,12 @@ class UnitTest {
         assertFalse(refused.toString().contains("pa55-kotlin"))
 
         assertThrows<SvcException.InvalidInput> { InsUnit.http("ftp://unit") }
+        // An address reaching the unit's routes would turn every write into a restore of
+        // the defaults or a reboot: refused before anything is sent.
+        for (tail in listOf("/api/v1/settings/default#", "/api/v1/reboot?", "/?auth=x")) {
+            val e = assertThrows<SvcException.InvalidInput> { InsUnit.http(url + tail) }
+            assertTrue(e.toString().contains("not a unit address"), e.toString())
+        }
         assertThrows<SvcException.Unreachable> { runBlocking { InsUnit.serialTcp("127.0.0.1:1") } }
         Unit
     }
