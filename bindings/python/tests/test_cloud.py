@@ -249,10 +249,14 @@ def test_views_hide_signed_addresses_and_upload_forms(client: CloudClient) -> No
     container = client.create_container(files=[client.file("rover.nmea", size=10)])
     form = container.files[0].upload_info
     assert form is not None and form["fields"]["X-Amz-Signature"]
-    signature = form["fields"]["X-Amz-Signature"]
+    secrets = [form["fields"][name] for name in
+               ("X-Amz-Signature", "X-Amz-Credential", "X-Amz-Security-Token", "Policy")]
     for view in (container, container.files[0]):
-        for shown in (repr(view), view._repr_html_()):
-            assert signature not in shown and "[redacted]" in view._repr_html_()
+        for shown in (repr(view), view._repr_html_(), str(view)):
+            for secret in secrets:
+                # The policy is base64 JSON repeating the credential and the token.
+                assert secret not in shown, shown
+            assert "[redacted]" in view._repr_html_()
     assert container.to_dict()["files"][0]["uploadInfo"] == form  # still readable
     output = OutputFile({"path": "results/report.json",
                          "url": "https://storage/x?X-Amz-Signature=0123abcd"})

@@ -157,7 +157,8 @@ fn finish(program: &str, result: Result<(), Failure>) -> ExitCode {
 }
 
 /// A pending file's upload form is a bearer credential for its object (whoever holds it
-/// can upload there until it expires): its signature is not printed.
+/// can upload there until it expires): its signature, credential, session token and
+/// policy (which repeats the last two) are not printed.
 fn redact_upload_forms(mut container: serde_json::Value) -> serde_json::Value {
     if let Some(files) = container.get_mut("files").and_then(|f| f.as_array_mut()) {
         for file in files {
@@ -165,12 +166,8 @@ fn redact_upload_forms(mut container: serde_json::Value) -> serde_json::Value {
                 .pointer_mut("/uploadInfo/fields")
                 .and_then(|f| f.as_object_mut())
             {
-                for key in [
-                    "X-Amz-Signature",
-                    "X-Amz-Credential",
-                    "X-Amz-Security-Token",
-                ] {
-                    if let Some(value) = fields.get_mut(key) {
+                for (name, value) in fields.iter_mut() {
+                    if svc_core::cloud::is_secret_upload_field(name) {
                         *value = serde_json::Value::String("[redacted]".into());
                     }
                 }

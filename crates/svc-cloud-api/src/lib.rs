@@ -72,9 +72,75 @@ pub type ContainerPath = String;
 
 /// The form fields of a pre-signed upload (`UploadInfo.fields`), in the order the
 /// service sent them: `key`, `bucket`, `X-Amz-Algorithm`, `X-Amz-Credential`,
-/// `X-Amz-Date`, `Policy`, `X-Amz-Signature`. Send every one unchanged, in this
-/// order, with `file` last.
-pub type UploadFields = indexmap::IndexMap<String, String>;
+/// `X-Amz-Date`, `Policy`, `X-Amz-Signature`, `X-Amz-Security-Token`. Send every one
+/// unchanged, in this order, with `file` last.
+///
+/// A form is a credential for its object until it expires: `Debug` prints the values
+/// of the [`SECRET_UPLOAD_FIELDS`] as `[redacted]` (the others as they are). The map
+/// itself is reached through `Deref` (and `DerefMut`).
+#[derive(Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
+pub struct UploadFields(pub indexmap::IndexMap<String, String>);
+
+/// The upload form fields whose values must never be shown: the signature, the
+/// credential, the session token, and the policy (base64 JSON that repeats the
+/// credential and the session token in its conditions). Names compare without case.
+pub const SECRET_UPLOAD_FIELDS: [&str; 4] = [
+    "X-Amz-Signature",
+    "X-Amz-Credential",
+    "X-Amz-Security-Token",
+    "Policy",
+];
+
+/// Whether a form field's value must never be shown (see [`SECRET_UPLOAD_FIELDS`]).
+#[must_use]
+pub fn is_secret_upload_field(name: &str) -> bool {
+    SECRET_UPLOAD_FIELDS
+        .iter()
+        .any(|secret| secret.eq_ignore_ascii_case(name))
+}
+
+impl std::fmt::Debug for UploadFields {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map()
+            .entries(self.0.iter().map(|(name, value)| {
+                let shown = if is_secret_upload_field(name) {
+                    "[redacted]"
+                } else {
+                    value.as_str()
+                };
+                (name, shown)
+            }))
+            .finish()
+    }
+}
+
+impl std::ops::Deref for UploadFields {
+    type Target = indexmap::IndexMap<String, String>;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for UploadFields {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
+
+impl<K: Into<String>, V: Into<String>> FromIterator<(K, V)> for UploadFields {
+    fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
+        Self(iter.into_iter().map(|(k, v)| (k.into(), v.into())).collect())
+    }
+}
+
+impl<'a> IntoIterator for &'a UploadFields {
+    type Item = (&'a String, &'a String);
+    type IntoIter = indexmap::map::Iter<'a, String, String>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
 
 svc_secret::secret_string!(
     /// A webhook endpoint's signing secret (`whsec_` + 64 hex characters), the

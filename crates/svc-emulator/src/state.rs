@@ -481,7 +481,10 @@ impl UnsignedView {
 
 fn upload_info(storage: &Storage, bucket: &str, key: &str, size: u64) -> UploadInfo {
     let (url, fields) = storage.presign_upload(bucket, key, size);
-    UploadInfo { url, fields }
+    UploadInfo {
+        url,
+        fields: svc_cloud_api::UploadFields(fields),
+    }
 }
 
 /// A file as the service answers it, without its upload form.

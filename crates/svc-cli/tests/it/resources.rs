@@ -658,3 +658,58 @@ fn configuration_errors_bad_ids_and_no_secret_in_output() {
     let help = cloud.svc(&["webhooks", "endpoints", "create", "--help"]);
     assert!(help.stdout.contains("SIGNING SECRET"), "{help:#?}");
 }
+
+/// A pending file's upload form is a credential for its object: `containers get` and
+/// `list` print its signature, credential, session token and policy (base64 JSON whose
+/// conditions repeat the credential and the token) as `[redacted]`, and no other
+/// field of the form carries them.
+#[test]
+fn upload_forms_are_printed_without_their_secrets() {
+    let cloud = Cloud::start();
+    let container = cloud.create_container(
+        &[],
+        vec![CreateContainerFile {
+            path: "rover/day1.nmea".to_owned(),
+            type_: ContainerFileType::Input,
+            size: 10,
+            metadata: None,
+        }],
+    );
+    let form = container.files[0]
+        .upload_info
+        .clone()
+        .expect("a pending file has its form");
+    let secrets: Vec<&String> = ["X-Amz-Signature", "X-Amz-Credential", "X-Amz-Security-Token", "Policy"]
+        .iter()
+        .map(|name| form.fields.get(*name).expect(name))
+        .collect();
+    let id = container.id.to_string();
+    for run in [
+        cloud.svc(&["containers", "get", &id]),
+        cloud.svc(&["containers", "get", &id, "--json"]),
+        cloud.svc(&["containers", "list"]),
+    ] {
+        assert_eq!(run.code, 0, "{run:#?}");
+        for secret in &secrets {
+            assert!(!run.stdout.contains(secret.as_str()), "{secret} printed: {}", run.stdout);
+        }
+        // The credential's access key alone (before its first `/`) is not shown either.
+        let access_key = secrets[1].split('/').next().unwrap();
+        assert!(!run.stdout.contains(access_key), "{}", run.stdout);
+        // Pretty (`get`) or one object per line (`--json`, `list`).
+        let shown: Value = serde_json::from_str(&run.stdout)
+            .or_else(|_| serde_json::from_str(run.stdout.lines().next().unwrap_or_default()))
+            .unwrap();
+        let fields = &shown["files"][0]["uploadInfo"]["fields"];
+        for name in ["X-Amz-Signature", "X-Amz-Credential", "X-Amz-Security-Token", "Policy"] {
+            assert_eq!(fields[name], "[redacted]", "{name}: {fields}");
+        }
+        assert_eq!(fields["key"], form.fields["key"].as_str(), "the other fields are shown");
+    }
+    // Rust's `Debug` of the form (and of the container holding it) hides them too.
+    let debug = format!("{container:?}");
+    for secret in &secrets {
+        assert!(!debug.contains(secret.as_str()), "{secret} in Debug: {debug}");
+    }
+    assert!(debug.contains("[redacted]"));
+}

@@ -129,7 +129,10 @@ pub use svc_cloud_api::enums::{
 pub use svc_cloud_api::notification::types::{
     CreateWebhookEndpointRequest, MissedWebhook, UpdateWebhookEndpointRequest, WebhookEndpoint,
 };
-pub use svc_cloud_api::{AccessToken, ContainerPath, Metadata, Timestamp, UploadFields};
+pub use svc_cloud_api::{
+    AccessToken, ContainerPath, Metadata, SECRET_UPLOAD_FIELDS, Timestamp, UploadFields,
+    is_secret_upload_field,
+};
 
 /// How long an idle connection to the service is kept for the next request: less than
 /// the 60 s after which common load balancers close an idle connection (reqwest's own
