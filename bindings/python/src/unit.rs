@@ -45,6 +45,8 @@ fn applied(py: Python<'_>, report: ApplyReport) -> PyResult<Py<PyAny>> {
     d.set_item("need_reboot", report.need_reboot)?;
     d.set_item("written", report.written)?;
     d.set_item("rebooted", report.rebooted)?;
+    d.set_item("reboot_pending", report.reboot_pending)?;
+    d.set_item("unlock_unconfirmed", report.unlock_unconfirmed)?;
     Ok(d.into_any().unbind())
 }
 

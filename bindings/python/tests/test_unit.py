@@ -53,7 +53,8 @@ def test_writes_apply_and_check_only(unit: Unit) -> None:
     assert report["changed"] == [ARM] and report["written"]
     assert unit.get(ARM) == wanted
     again = unit.apply({"aiding": {"gnss1": {"leverArmPrimary": wanted}}})
-    assert again == {"changed": [], "need_reboot": False, "written": False, "rebooted": False}
+    assert again == {"changed": [], "need_reboot": False, "written": False, "rebooted": False,
+                     "reboot_pending": False, "unlock_unconfirmed": False}
     unit.set(ARM, before)
 
 

@@ -784,6 +784,12 @@ pub struct ApplyReport {
     pub written: bool,
     /// Whether the unit was saved and rebooted (`reboot` and a change that needs it).
     pub rebooted: bool,
+    /// A reboot was asked for and needed, and its answer was lost without the unit
+    /// being seen to reboot: the change is written and saved; reboot it again.
+    pub reboot_pending: bool,
+    /// The unlock's answer was lost (the change is written and confirmed); the unit
+    /// ends the lock after 60 s without a request, or at a reboot.
+    pub unlock_unconfirmed: bool,
 }
 
 impl From<su::ApplyReport> for ApplyReport {
@@ -793,6 +799,8 @@ impl From<su::ApplyReport> for ApplyReport {
             need_reboot: r.need_reboot,
             written: r.written,
             rebooted: r.rebooted,
+            reboot_pending: r.reboot_pending,
+            unlock_unconfirmed: r.unlock_unconfirmed,
         }
     }
 }

@@ -83,6 +83,16 @@ impl DeviceState {
         }
     }
 
+    /// A state over the same link (HTTP or the same exchange) with a token of its own
+    /// (none at first): a second session beside this one, e.g. to try an old token
+    /// without touching the current one.
+    pub fn sibling(&self) -> Self {
+        Self {
+            exchange: self.exchange.clone(),
+            ..Self::default()
+        }
+    }
+
     /// Sets (after a login) or clears (after a logout or a reboot) the session token.
     pub fn set_token(&self, token: Option<AuthToken>) {
         match self.token.write() {

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
-use svc_core::unit::{ApplyOptions, Password, Unit};
+use svc_core::unit::{ApplyOptions, Journal, Password, Unit};
 
 use crate::credentials::{read_secret, user_name};
 use crate::exit::Failure;
@@ -246,6 +246,23 @@ fn write_file(path: &Path, text: &str) -> Result<(), Failure> {
         })
 }
 
+/// Where `svc` keeps what units owe after an interrupted `settings apply` (a save, a
+/// reboot), one file per unit named by its serial number: `$SVC_STATE_DIR/units`, else
+/// `$XDG_STATE_HOME/svc/units`, else `~/.local/state/svc/units` (`%LOCALAPPDATA%\svc\units`
+/// on Windows). `None` when none of them is known.
+fn journal_dir() -> Option<PathBuf> {
+    let var = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let base = var("SVC_STATE_DIR")
+        .or_else(|| var("XDG_STATE_HOME").map(|d| d.join("svc")))
+        .or_else(|| var("LOCALAPPDATA").map(|d| d.join("svc")))
+        .or_else(|| var("HOME").map(|d| d.join(".local/state/svc")))?;
+    Some(base.join("units"))
+}
+
 async fn connect(args: &DeviceArgs) -> Result<Unit, Failure> {
     let unit = match (&args.url, &args.serial, &args.serial_tcp) {
         (Some(url), None, None) => Unit::http(url)?,
@@ -256,6 +273,10 @@ async fn connect(args: &DeviceArgs) -> Result<Unit, Failure> {
                 "say where the unit is: --url URL, --serial PATH or --serial-tcp HOST:PORT",
             ));
         }
+    };
+    let unit = match journal_dir() {
+        Some(dir) => unit.with_journal(Journal::at(dir)),
+        None => unit,
     };
     if let Some(name) = &args.user {
         let user = user_name(name)?;
@@ -405,9 +426,20 @@ async fn settings(unit: &Unit, command: &SettingsCommand) -> Result<(), Failure>
                 )
                 .await?;
             if report.rebooted {
+                if !report.written {
+                    eprintln!(
+                        "svc device: finishing an earlier apply that left the unit owing a save and a reboot"
+                    );
+                }
                 eprintln!("svc device: the unit is rebooting to take the change");
                 unit.wait_until_back(Duration::from_secs(120)).await?;
                 eprintln!("svc device: the unit is back");
+            }
+            if report.unlock_unconfirmed {
+                eprintln!(
+                    "svc device: the change is written and confirmed; the unlock's answer was lost \
+                     (the unit ends the lock after 60 s without a request)"
+                );
             }
             print_json(
                 &json!({
@@ -415,9 +447,21 @@ async fn settings(unit: &Unit, command: &SettingsCommand) -> Result<(), Failure>
                     "needReboot": report.need_reboot,
                     "written": report.written,
                     "rebooted": report.rebooted,
+                    "rebootPending": report.reboot_pending,
+                    "unlockConfirmed": !report.unlock_unconfirmed,
                 }),
                 true,
-            )
+            )?;
+            if report.reboot_pending {
+                return Err(Failure {
+                    code: crate::exit::UNREACHABLE,
+                    message: "the change is written and saved, but the reboot is not confirmed: \
+                              its answer was lost and the unit was not seen to reboot; run the \
+                              same command again to reboot it"
+                        .to_owned(),
+                });
+            }
+            Ok(())
         }
         SettingsCommand::Save => {
             unit.save().await?;

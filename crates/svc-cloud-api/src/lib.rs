@@ -130,7 +130,11 @@ impl std::ops::DerefMut for UploadFields {
 
 impl<K: Into<String>, V: Into<String>> FromIterator<(K, V)> for UploadFields {
     fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
-        Self(iter.into_iter().map(|(k, v)| (k.into(), v.into())).collect())
+        Self(
+            iter.into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        )
     }
 }
 

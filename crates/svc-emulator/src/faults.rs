@@ -496,3 +496,58 @@ mod tests {
         assert_eq!(handle.counts().refused_while_down, 1);
     }
 }
+
+/// An exchange with the emulated unit that is lost on the way, for tests of what a
+/// client does when it cannot know whether a request was applied: the `count` first
+/// requests of `operation` (an `operationId` of `openapi/ins-device.yaml`) get no
+/// answer, over every link (HTTP closes the connection, serial sends no reply frame).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LostExchange {
+    /// The operation, e.g. `saveSettings`, `reboot`, `unlockSettings`.
+    pub operation: String,
+    /// Whether the request is lost (never applied) or only its answer (applied).
+    pub lost: Lost,
+    /// How many requests of the operation are lost, the first ones.
+    pub count: u32,
+}
+
+/// What a [`LostExchange`] loses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lost {
+    /// The request never reaches the unit: nothing is applied, nothing answered.
+    Request,
+    /// The unit applies the request; its answer never reaches the client.
+    Answer,
+}
+
+impl std::str::FromStr for LostExchange {
+    type Err = String;
+
+    /// `OPERATION[:request|answer][:COUNT]`, e.g. `reboot:answer`, `saveSettings:request:2`
+    /// (the answer, once, by default).
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let mut parts = text.split(':');
+        let operation = parts.next().unwrap_or_default();
+        if operation.is_empty() {
+            return Err(format!("`{text}`: name an operation, e.g. reboot:answer"));
+        }
+        let mut lost = Lost::Answer;
+        let mut count = 1;
+        for part in parts {
+            match part {
+                "request" => lost = Lost::Request,
+                "answer" => lost = Lost::Answer,
+                number => {
+                    count = number.parse().map_err(|_| {
+                        format!("`{text}`: `{number}` is neither request, answer nor a count")
+                    })?;
+                }
+            }
+        }
+        Ok(Self {
+            operation: operation.to_owned(),
+            lost,
+            count,
+        })
+    }
+}

@@ -68,8 +68,8 @@ use uuid::Uuid;
 
 pub use config::{EmulatorConfig, MAX_DEVICES};
 pub use faults::{
-    FaultConfig, FaultCounts, FaultHandle, SerialFaultConfig, SerialFaultCounts, SerialFaultHandle,
-    Service,
+    FaultConfig, FaultCounts, FaultHandle, Lost, LostExchange, SerialFaultConfig,
+    SerialFaultCounts, SerialFaultHandle, Service,
 };
 pub use info::{EmulatedDevice, EmulatorInfo, EmulatorLine, OrganizationCredentials};
 pub use server::ReadTimeouts;

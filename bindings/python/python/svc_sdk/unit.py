@@ -41,6 +41,12 @@ class ApplyReport(TypedDict):
     need_reboot: bool
     written: bool
     rebooted: bool
+    #: A reboot was asked for and needed, and its answer was lost without the unit
+    #: being seen to reboot: the change is written and saved; reboot it again.
+    reboot_pending: bool
+    #: The unlock's answer was lost (the change is written and confirmed); the unit
+    #: ends the lock after 60 s without a request, or at a reboot.
+    unlock_unconfirmed: bool
 
 
 class Unit:
@@ -143,7 +149,9 @@ class Unit:
         what differs (checked first with ``checkOnly``), reads it back and compares.
         ``lock`` holds the settings lock meanwhile (needs a login). With ``reboot``, a
         change that takes effect only after a reboot is saved and the unit rebooted
-        (``rebooted`` in the report; :meth:`wait_until_back` waits for it)."""
+        (``rebooted`` in the report; :meth:`wait_until_back` waits for it). A reboot
+        whose answer is lost counts only once the unit is seen to have rebooted;
+        otherwise ``reboot_pending`` is true."""
         report: ApplyReport = self._n.apply(dict(wanted), check_only, lock, reboot).result()
         return report
 

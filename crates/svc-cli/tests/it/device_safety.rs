@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use svc_emulator::device::DeviceConfig;
 
-use crate::support::{TestUnit, command, svc, write_json};
+use crate::support::{TestUnit, command, svc, svc_with, write_json};
 
 /// `settings set default '{}'` would have restored every default, `../reboot` rebooted
 /// the unit, `get ../info` read the unit's identity: each is refused before sending
@@ -61,7 +61,13 @@ fn node_paths_that_name_no_node_are_refused_over_every_link() {
 fn unit_addresses_that_reach_a_route_are_refused() {
     let unit = TestUnit::start(&[]);
     svc(&[
-        "device", "--url", &unit.url(), "settings", "set", "oem/label", "kept",
+        "device",
+        "--url",
+        &unit.url(),
+        "settings",
+        "set",
+        "oem/label",
+        "kept",
     ])
     .ok();
     let before = unit.tree();
@@ -71,7 +77,11 @@ fn unit_addresses_that_reach_a_route_are_refused() {
     let wanted = dir.path().join("wanted.json");
     write_json(&wanted, &json!({"oem": {"label": "changed"}}));
     let wanted = wanted.to_str().unwrap().to_owned();
-    for route in ["/api/v1/settings/default", "/api/v1/reboot", "/api/v1/system/reboot"] {
+    for route in [
+        "/api/v1/settings/default",
+        "/api/v1/reboot",
+        "/api/v1/system/reboot",
+    ] {
         for tail in ["#", "?", "?checkOnly=false", ""] {
             let address = format!("{base}{route}{tail}");
             for command in [
@@ -85,7 +95,11 @@ fn unit_addresses_that_reach_a_route_are_refused() {
                 let run = svc(&args);
                 assert_eq!(run.code, 5, "{args:?}: {run:?}");
                 assert!(run.stdout.is_empty(), "{args:?}: {}", run.stdout);
-                assert!(run.stderr.contains("not a unit address"), "{args:?}: {}", run.stderr);
+                assert!(
+                    run.stderr.contains("not a unit address"),
+                    "{args:?}: {}",
+                    run.stderr
+                );
                 assert!(!unit.is_rebooting(), "{args:?} rebooted the unit");
             }
             let fleet = dir.path().join("units.txt");
@@ -148,4 +162,117 @@ fn a_signal_during_a_locked_apply_releases_the_lock() {
         assert!(stderr.contains("interrupted"), "{signal}: {stderr}");
         assert!(!unit.locked(), "{signal}: the lock is still held");
     }
+}
+
+/// An apply with `--reboot` interrupted after its write (SIGTERM), or whose reboot never
+/// reached the unit, is finished by the rerun: saved and rebooted, though nothing differs
+/// any more. A reboot not seen to happen is `rebooted: false`, exit 6, and not called
+/// "unreachable" of a unit that answers.
+#[cfg(unix)]
+#[test]
+fn a_rerun_finishes_an_interrupted_apply_with_reboot() {
+    use svc_emulator::{Lost, LostExchange};
+
+    let state = tempfile::tempdir().unwrap();
+    let state_dir = state.path().to_str().unwrap().to_owned();
+    let env = [
+        ("SVC_STATE_DIR", state_dir.as_str()),
+        ("SVC_DEVICE_PASSWORD", ""),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let wanted = dir.path().join("wanted.json");
+
+    // The reboot request is lost: written and saved, the reboot not confirmed.
+    let unit = TestUnit::with(DeviceConfig {
+        reboot_time: Duration::from_millis(300),
+        lost_exchanges: vec![LostExchange {
+            operation: "reboot".to_owned(),
+            lost: Lost::Request,
+            count: 1,
+        }],
+        ..DeviceConfig::default()
+    });
+    let ntp = unit.tree()["network"]["ntp"]["enabled"].as_bool().unwrap();
+    write_json(&wanted, &json!({"network": {"ntp": {"enabled": !ntp}}}));
+    let wanted = wanted.to_str().unwrap().to_owned();
+    let url = unit.url();
+    let apply = [
+        "device", "--url", &url, "--user", "setup", "settings", "apply", &wanted, "--lock",
+        "--reboot",
+    ];
+    let first = svc_with(&apply, &env, None);
+    assert_eq!(first.code, 6, "{first:?}");
+    let report: serde_json::Value = serde_json::from_str(&first.stdout).unwrap();
+    assert_eq!(report["written"], true, "{report}");
+    assert_eq!(report["rebooted"], false, "{report}");
+    assert_eq!(report["rebootPending"], true, "{report}");
+    assert!(first.stderr.contains("not confirmed"), "{}", first.stderr);
+    assert!(
+        !first.stderr.contains("could not be reached"),
+        "{}",
+        first.stderr
+    );
+    assert_eq!(unit.reboots(), 0);
+    assert_eq!(unit.saves(), 1);
+
+    // The rerun reboots it, through another address of the same unit.
+    let other = url.replace("127.0.0.1", "localhost");
+    let mut again = apply;
+    again[2] = &other;
+    let rerun = svc_with(&again, &env, None);
+    assert_eq!(rerun.code, 0, "{rerun:?}");
+    let report = rerun.json();
+    assert_eq!(report["changed"], json!([]), "{report}");
+    assert_eq!(report["rebooted"], true, "{report}");
+    assert_eq!(report["needReboot"], true, "{report}");
+    assert_eq!(unit.reboots(), 1);
+    // Once done, nothing more is owed.
+    let third = svc_with(&apply, &env, None);
+    assert_eq!(third.code, 0, "{third:?}");
+    assert_eq!(third.json()["rebooted"], false);
+    assert_eq!(unit.reboots(), 1);
+
+    // SIGTERM right after the write: the rerun saves and reboots.
+    let unit = TestUnit::with(DeviceConfig {
+        reboot_time: Duration::from_millis(300),
+        latency: Duration::from_millis(300),
+        ..DeviceConfig::default()
+    });
+    let url = unit.url();
+    let apply = [
+        "device", "--url", &url, "--user", "setup", "settings", "apply", &wanted, "--lock",
+        "--reboot",
+    ];
+    let writes = unit.applied_writes();
+    let mut command = command(&apply);
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let mut child = command.spawn().expect("svc starts");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while unit.applied_writes() == writes {
+        assert!(Instant::now() < deadline, "the apply never wrote");
+        assert!(child.try_wait().unwrap().is_none(), "svc ended first");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let sent = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let status = crate::support::wait(&mut child, Duration::from_secs(30)).expect("svc ends");
+    assert_eq!(status.code(), Some(143));
+    assert_eq!(unit.saves(), 0, "stopped before the save");
+    let rerun = svc_with(&apply, &env, None);
+    assert_eq!(rerun.code, 0, "{rerun:?}");
+    let report = rerun.json();
+    assert_eq!(report["changed"], json!([]), "{report}");
+    assert_eq!(report["rebooted"], true, "{report}");
+    assert!(
+        rerun.stderr.contains("finishing an earlier apply"),
+        "{}",
+        rerun.stderr
+    );
+    assert_eq!(unit.saves(), 1);
+    assert_eq!(unit.reboots(), 1);
 }

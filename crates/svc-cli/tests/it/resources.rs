@@ -679,10 +679,15 @@ fn upload_forms_are_printed_without_their_secrets() {
         .upload_info
         .clone()
         .expect("a pending file has its form");
-    let secrets: Vec<&String> = ["X-Amz-Signature", "X-Amz-Credential", "X-Amz-Security-Token", "Policy"]
-        .iter()
-        .map(|name| form.fields.get(*name).expect(name))
-        .collect();
+    let secrets: Vec<&String> = [
+        "X-Amz-Signature",
+        "X-Amz-Credential",
+        "X-Amz-Security-Token",
+        "Policy",
+    ]
+    .iter()
+    .map(|name| form.fields.get(*name).expect(name))
+    .collect();
     let id = container.id.to_string();
     for run in [
         cloud.svc(&["containers", "get", &id]),
@@ -691,7 +696,11 @@ fn upload_forms_are_printed_without_their_secrets() {
     ] {
         assert_eq!(run.code, 0, "{run:#?}");
         for secret in &secrets {
-            assert!(!run.stdout.contains(secret.as_str()), "{secret} printed: {}", run.stdout);
+            assert!(
+                !run.stdout.contains(secret.as_str()),
+                "{secret} printed: {}",
+                run.stdout
+            );
         }
         // The credential's access key alone (before its first `/`) is not shown either.
         let access_key = secrets[1].split('/').next().unwrap();
@@ -701,15 +710,27 @@ fn upload_forms_are_printed_without_their_secrets() {
             .or_else(|_| serde_json::from_str(run.stdout.lines().next().unwrap_or_default()))
             .unwrap();
         let fields = &shown["files"][0]["uploadInfo"]["fields"];
-        for name in ["X-Amz-Signature", "X-Amz-Credential", "X-Amz-Security-Token", "Policy"] {
+        for name in [
+            "X-Amz-Signature",
+            "X-Amz-Credential",
+            "X-Amz-Security-Token",
+            "Policy",
+        ] {
             assert_eq!(fields[name], "[redacted]", "{name}: {fields}");
         }
-        assert_eq!(fields["key"], form.fields["key"].as_str(), "the other fields are shown");
+        assert_eq!(
+            fields["key"],
+            form.fields["key"].as_str(),
+            "the other fields are shown"
+        );
     }
     // Rust's `Debug` of the form (and of the container holding it) hides them too.
     let debug = format!("{container:?}");
     for secret in &secrets {
-        assert!(!debug.contains(secret.as_str()), "{secret} in Debug: {debug}");
+        assert!(
+            !debug.contains(secret.as_str()),
+            "{secret} in Debug: {debug}"
+        );
     }
     assert!(debug.contains("[redacted]"));
 }

@@ -132,6 +132,16 @@ impl TestUnit {
     pub fn is_rebooting(&self) -> bool {
         self.dev().is_rebooting()
     }
+
+    /// How many times the unit rebooted.
+    pub fn reboots(&self) -> u64 {
+        self.dev().reboots()
+    }
+
+    /// How many saves the unit answered with success.
+    pub fn saves(&self) -> u64 {
+        self.dev().saves()
+    }
 }
 
 impl Drop for TestUnit {
@@ -175,9 +185,16 @@ impl Run {
 
 /// A `svc` command with a clean environment (no `SVC_DEVICE_*` of the caller).
 pub fn command(args: &[&str]) -> Command {
+    // Each run keeps what units owe in a folder of its own (the test units share
+    // serial numbers); a test that reruns a command passes its own `SVC_STATE_DIR`.
+    static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let state = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("svc-state-{}-{run}", std::process::id()));
     let mut command = Command::new(env!("CARGO_BIN_EXE_svc"));
     command
         .args(args)
+        .env("SVC_STATE_DIR", state)
         .env_remove("SVC_DEVICE_URL")
         .env_remove("SVC_DEVICE_PASSWORD")
         .env_remove("SVC_DEVICE_NEW_PASSWORD")

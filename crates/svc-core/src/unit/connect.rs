@@ -224,9 +224,7 @@ pub fn unit_address(url: &str) -> Result<reqwest::Url, String> {
         return refuse("the unit speaks plain HTTP only (port 80); use an http:// address");
     }
     if !parsed.username().is_empty() || parsed.password().is_some() {
-        return refuse(
-            "it carries a user name or password (log in with the unit's users instead)",
-        );
+        return refuse("it carries a user name or password (log in with the unit's users instead)");
     }
     if parsed.host_str().is_none_or(str::is_empty) {
         return refuse("it names no host");

@@ -86,7 +86,16 @@ pub enum UnitError {
         /// The last failure of the unit's answer (unreachable while it reboots).
         last: Box<UnitError>,
     },
-    /// What the unit sent could not be saved locally (an export to a file).
+    /// A reboot whose answer was lost, and the unit was not seen to reboot: it answers
+    /// and still knows the session's token of before (tokens end at a reboot), or it
+    /// did not answer again in time. It may not have rebooted: reboot it again.
+    #[error("reboot: not confirmed: {reason}")]
+    RebootNotConfirmed {
+        /// What was seen instead.
+        reason: String,
+    },
+    /// What the unit sent could not be saved locally (an export to a file), or the
+    /// session's [`Journal`](super::Journal) could not be read or written.
     #[error("{operation}: {reason}")]
     Io {
         /// The operation whose result was being saved.
@@ -129,7 +138,7 @@ impl UnitError {
     pub fn kind(&self) -> ErrorKind {
         match self {
             Self::Api { status, .. } => ErrorKind::from_status(*status),
-            Self::Unreachable { .. } => ErrorKind::Unreachable,
+            Self::Unreachable { .. } | Self::RebootNotConfirmed { .. } => ErrorKind::Unreachable,
             Self::InvalidResponse { .. } | Self::NotApplied { .. } => ErrorKind::InvalidResponse,
             Self::InvalidRequest { .. } | Self::InvalidSettings { .. } => ErrorKind::InvalidInput,
             Self::NotBack { .. } => ErrorKind::Timeout,
@@ -251,6 +260,7 @@ pub(super) fn loggable(e: &UnitError) -> String {
                 loggable(last)
             )
         }
+        UnitError::RebootNotConfirmed { reason } => format!("reboot not confirmed: {reason}"),
         UnitError::Io { .. } => "a local file error".to_owned(),
     }
 }

@@ -21,6 +21,7 @@
 
 pub(crate) mod connect;
 mod error;
+pub mod journal;
 pub mod rights;
 pub mod serial_link;
 mod session;
@@ -40,6 +41,8 @@ pub use error::{NodeError, UnitError};
 pub use ins_device_api::enums::UserName;
 pub use ins_device_api::hooks::{Exchange, ExchangeFuture, ExchangeReply, ExchangeRequest};
 pub use ins_device_api::{AuthToken, Password, enums, types};
+pub use journal::{Journal, Pending};
+pub use session::REBOOT_CONFIRMATION;
 pub use settings::{ApplyOptions, ApplyReport, WriteOutcome};
 
 /// A session with one unit. Cheap to clone; clones share the login and the settings
@@ -52,6 +55,8 @@ pub struct Unit {
     link: Arc<str>,
     /// The session's holds of the settings lock (see [`Unit::lock`]).
     locks: Arc<LockHolds>,
+    /// Where what the unit owes after an interrupted apply is kept (see [`journal`]).
+    journal: Option<Arc<Journal>>,
 }
 
 /// How many times a session took the settings lock without giving it back (0: it does
@@ -103,7 +108,37 @@ impl Unit {
             credentials: Arc::new(Mutex::new(None)),
             link: link.into(),
             locks: Arc::new(LockHolds::default()),
+            journal: None,
         }
+    }
+
+    /// The session keeps, in `journal`, what the unit still owes after an interrupted
+    /// [`apply_wanted`](Self::apply_wanted) with [`ApplyOptions::reboot`] (a save, a
+    /// reboot), keyed by its serial number, so that a later apply finishes it (see
+    /// [`journal`]).
+    #[must_use]
+    pub fn with_journal(mut self, journal: Journal) -> Self {
+        self.journal = Some(Arc::new(journal));
+        self
+    }
+
+    /// The journal given with [`with_journal`](Self::with_journal).
+    pub fn journal(&self) -> Option<&Journal> {
+        self.journal.as_deref()
+    }
+
+    /// A second session over the same link, logged in with `token` (which it never
+    /// renews): the unit's answer to that token, without touching this session's.
+    fn with_token(&self, token: AuthToken) -> Self {
+        use ins_device_api::ClientInfo as _;
+        let state = self.state.sibling();
+        state.set_token(Some(token));
+        let client = Client::new_with_client(
+            self.client.baseurl(),
+            self.client.client().clone(),
+            state.clone(),
+        );
+        Self::from_parts(client, state, self.link.to_string())
     }
 
     /// Where the unit is (its URL or serial link); never holds the token.

@@ -338,7 +338,8 @@ impl Unit {
 
     /// Saves the settings to the unit's permanent memory (`POST /settings/save`, the
     /// route of the vendor's own client; see `saveSettings` in
-    /// `openapi/ins-device.yaml`).
+    /// `openapi/ins-device.yaml`). A journal of the session ([`Unit::with_journal`])
+    /// forgets the save it recorded as owed.
     ///
     /// # Errors
     /// 404 from a unit without the route (it keeps applied settings without one); 409
@@ -351,7 +352,7 @@ impl Unit {
         )
         .await?;
         tracing::info!(link = %crate::observe::url(&self.link), "settings saved");
-        Ok(())
+        self.settle(|owed| owed.save = false).await
     }
 
     /// [`Unit::save`], where the unit serves it: a unit without the route (404 or 405)
@@ -360,10 +361,24 @@ impl Unit {
         match self.save().await {
             Err(e) if route_missing(&e) => {
                 tracing::info!("the unit has no save route: its settings are kept as written");
-                Ok(())
+                self.settle(|owed| owed.save = false).await
             }
             other => other,
         }
+    }
+
+    /// Updates what the session's journal records the unit as owing (nothing without a
+    /// journal).
+    async fn settle(&self, done: impl FnOnce(&mut super::Pending)) -> Result<(), UnitError> {
+        if let Some((journal, serial)) = self.journal_owner().await? {
+            let mut owed = journal.pending(&serial)?;
+            let before = owed;
+            done(&mut owed);
+            if owed != before {
+                journal.record(&serial, owed)?;
+            }
+        }
+        Ok(())
     }
 
     /// Reboots the unit. Every token and lock ends; the session logs in again on its next
@@ -371,7 +386,50 @@ impl Unit {
     ///
     /// The documented route (`POST /reboot`) is tried first; when the unit answers
     /// 404 or 405 there, the vendor client's route (`POST /system/reboot`) is used.
+    ///
+    /// When the answer is lost (the link dropped it, or the unit went silent before
+    /// sending it), the reboot is a success only once the unit is seen to have
+    /// rebooted: it answers again and refuses (401) the token the session held before
+    /// (a session without a login takes a token for this beforehand, as the first of
+    /// the unit's users without a password). A journal of the session
+    /// ([`Unit::with_journal`]) forgets the reboot it recorded as owed.
+    ///
+    /// # Errors
+    /// [`UnitError::RebootNotConfirmed`] when the answer was lost and the unit still
+    /// knows the token of before (it did not reboot), or did not answer within
+    /// [`REBOOT_CONFIRMATION`]; the unit's errors (403 without the Reboot right).
     pub async fn reboot(&self) -> Result<(), UnitError> {
+        // Asked before: the unit does not answer while it reboots.
+        let owner = self.journal_owner().await?;
+        let before = self.token_of_before().await;
+        match self.send_reboot().await {
+            Ok(()) => {}
+            Err(e @ UnitError::Unreachable { .. }) => {
+                tracing::info!(
+                    error = %loggable(&e),
+                    "the reboot's answer was lost: waiting to see whether the unit rebooted"
+                );
+                self.confirm_reboot(before.as_ref(), e).await?;
+            }
+            Err(e) => {
+                self.forget_probe(before).await;
+                return Err(e);
+            }
+        }
+        self.state.set_token(None);
+        self.forget_lock();
+        if let Some((journal, serial)) = owner {
+            let mut owed = journal.pending(&serial)?;
+            if owed.reboot {
+                owed.reboot = false;
+                journal.record(&serial, owed)?;
+            }
+        }
+        tracing::info!(link = %crate::observe::url(&self.link), "unit rebooting");
+        Ok(())
+    }
+
+    async fn send_reboot(&self) -> Result<(), UnitError> {
         match self
             .call("reboot", |c| async move { c.reboot().send().await })
             .await
@@ -385,16 +443,128 @@ impl Unit {
                     "rebootSystem",
                     |c| async move { c.reboot_system().send().await },
                 )
-                .await?;
+                .await
+                .map(|_| ())
             }
-            other => {
-                other?;
+            other => other.map(|_| ()),
+        }
+    }
+
+    /// For a session without a login: a token the unit knows now, to tell afterwards
+    /// whether it rebooted, taken for this (the first user in role order who has no
+    /// password). `None` for a logged-in session (its own token serves) or when there
+    /// is none to take.
+    async fn token_of_before(&self) -> Option<Probe> {
+        if self.state.token().is_some() {
+            // The session's own serves (see `confirm_reboot`).
+            return None;
+        }
+        for user in [
+            UserName::Viewer,
+            UserName::Operator,
+            UserName::PowerUser,
+            UserName::Setup,
+            UserName::Factory,
+        ] {
+            let body = types::LoginRequest {
+                user,
+                password: Password::new(""),
+            };
+            match self.client.login().body(body).send().await {
+                Ok(answer) => {
+                    return Some(Probe {
+                        token: answer.into_inner().token,
+                        taken: true,
+                    });
+                }
+                Err(e) if e.status().is_some_and(|s| s.as_u16() == 401) => {}
+                Err(_) => return None,
             }
         }
-        self.state.set_token(None);
-        self.forget_lock();
-        tracing::info!(link = %crate::observe::url(&self.link), "unit rebooting");
-        Ok(())
+        None
+    }
+
+    /// Ends a token taken by [`token_of_before`](Self::token_of_before) that a reboot
+    /// did not end.
+    async fn forget_probe(&self, probe: Option<Probe>) {
+        if let Some(Probe { token, taken: true }) = probe {
+            let _ = self.with_token(token).client.logout().send().await;
+        }
+    }
+
+    /// After a reboot whose answer was lost: waits until the unit answers and tells
+    /// whether it refuses the token of before (it rebooted) or still knows it.
+    async fn confirm_reboot(
+        &self,
+        before: Option<&Probe>,
+        lost: UnitError,
+    ) -> Result<(), UnitError> {
+        // The session's token as the reboot was sent with it (a login renewed on the
+        // way included), else the one taken beforehand.
+        let session = self.state.token().map(|token| Probe {
+            token,
+            taken: false,
+        });
+        // Without one, the unit did not answer even the login that would have taken it:
+        // it is unreachable, and nothing tells whether it rebooted.
+        let Some(probe) = session.as_ref().or(before) else {
+            return Err(lost);
+        };
+        let prober = self.with_token(probe.token.clone());
+        let began = tokio::time::Instant::now();
+        let deadline = began + REBOOT_CONFIRMATION;
+        let mut answering_since: Option<tokio::time::Instant> = None;
+        loop {
+            let now = tokio::time::Instant::now();
+            match prober.client.get_device_info().send().await {
+                Err(e) => match UnitError::from_client("getDeviceInfo", e) {
+                    e if e.status() == Some(401) => {
+                        tracing::info!(
+                            waited_ms = crate::observe::millis(began.elapsed()),
+                            "the unit refuses the token of before: it rebooted"
+                        );
+                        return Ok(());
+                    }
+                    e @ UnitError::Unreachable { .. } => {
+                        tracing::debug!(error = %loggable(&e), "the unit does not answer (rebooting?)");
+                        answering_since = None;
+                    }
+                    e => return Err(e),
+                },
+                Ok(_) => {
+                    let since = *answering_since.get_or_insert(now);
+                    if now.duration_since(since) >= STILL_UP {
+                        self.forget_probe(Some(probe.clone())).await;
+                        return Err(UnitError::RebootNotConfirmed {
+                            reason: format!(
+                                "its answer was lost, and the unit answers and still knows the \
+                                 session's token of before after {} ms: it did not reboot",
+                                STILL_UP.as_millis()
+                            ),
+                        });
+                    }
+                }
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Err(UnitError::RebootNotConfirmed {
+                    reason: format!(
+                        "its answer was lost, and the unit did not answer again within {} s",
+                        REBOOT_CONFIRMATION.as_secs()
+                    ),
+                });
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// The session's journal and the unit's serial number, when the session keeps one.
+    pub(super) async fn journal_owner(
+        &self,
+    ) -> Result<Option<(std::sync::Arc<super::Journal>, String)>, UnitError> {
+        match &self.journal {
+            Some(journal) => Ok(Some((journal.clone(), self.info().await?.serial_number))),
+            None => Ok(None),
+        }
     }
 
     /// Waits until the unit answers again after a reboot (polling `/info`), then logs in
@@ -462,6 +632,22 @@ impl Unit {
     pub fn set_token(&self, token: Option<AuthToken>) {
         self.state.set_token(token);
     }
+}
+
+/// How long [`Unit::reboot`] waits, after a lost answer, for the unit to answer again.
+pub const REBOOT_CONFIRMATION: Duration = Duration::from_secs(60);
+
+/// How long a unit must keep answering to the token of before, after a reboot whose
+/// answer was lost, to count as not rebooted (a unit may answer a moment before it
+/// goes down).
+const STILL_UP: Duration = Duration::from_secs(3);
+
+/// A token the unit knew before a reboot, and whether the session took it only to tell
+/// whether the unit rebooted (it is then logged out when it did not).
+#[derive(Clone)]
+struct Probe {
+    token: AuthToken,
+    taken: bool,
 }
 
 /// Whether the unit answered that the route does not exist (404, or 405 for a path it

@@ -6,7 +6,7 @@ use ins_device_api::types;
 use serde_json::Value;
 
 use super::error::loggable;
-use super::{NodeError, Unit, UnitError};
+use super::{NodeError, Pending, Unit, UnitError};
 
 /// How [`Unit::apply_wanted`] applies a wanted tree.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -16,7 +16,8 @@ pub struct ApplyOptions {
     /// Hold the settings lock while reading, writing and reading back (needs a login);
     /// it is released afterwards, also on failure.
     pub lock: bool,
-    /// When the written change needs a reboot (`needReboot`), save the settings
+    /// When the written change needs a reboot (`needReboot`), or an earlier apply left
+    /// a save or a reboot owed (see [`Journal`](super::Journal)), save the settings
     /// ([`Unit::save`]; a unit without the save route keeps them anyway) and reboot the
     /// unit ([`Unit::reboot`]) once they are confirmed. The unit is not waited for:
     /// [`Unit::wait_until_back`] does that.
@@ -34,8 +35,17 @@ pub struct ApplyReport {
     /// Whether anything was written (false for `check_only` or when nothing differed).
     pub written: bool,
     /// Whether the unit was saved and rebooted ([`ApplyOptions::reboot`] and a change
-    /// that needs it).
+    /// that needs it, now or owed by an earlier apply).
     pub rebooted: bool,
+    /// A reboot was asked for and needed, and is not confirmed: its answer was lost
+    /// and the unit was not seen to reboot ([`UnitError::RebootNotConfirmed`] says
+    /// why). The change is written and saved; with a [`Journal`](super::Journal) a
+    /// later apply reboots it.
+    pub reboot_pending: bool,
+    /// The settings lock was released without confirmation: the unlock's answer was
+    /// lost (the change itself is written and confirmed). The unit ends the lock after
+    /// 60 s without a request from its holder, or at a reboot.
+    pub unlock_unconfirmed: bool,
 }
 
 /// The answer of a settings write.
@@ -221,14 +231,23 @@ impl Unit {
     /// Brings the unit's settings to `wanted` (a whole or partial tree) and writes only
     /// what differs: reads the tree, computes the minimal patch, validates it with
     /// `checkOnly` (a 422 lists every invalid node and nothing is applied), writes it,
-    /// then reads the tree back and confirms every changed node. With
-    /// [`ApplyOptions::reboot`], a change that needs a reboot is saved and the unit
-    /// rebooted (the lock, if taken, released first).
+    /// then reads the tree back and confirms every changed node. A write whose answer
+    /// is lost is read back: it succeeds when the unit holds the change, and is sent
+    /// again when the unit holds none of it (a write is applied whole or not at all).
+    /// With [`ApplyOptions::reboot`], a change that needs a reboot is saved and the
+    /// unit rebooted (the lock, if taken, released first).
+    ///
+    /// With a [`Journal`](super::Journal) ([`Unit::with_journal`]), a change that needs
+    /// a reboot is recorded as owing a save and a reboot before it is written, and the
+    /// record cleared as they are done: a later apply (the same tree or another) with
+    /// `reboot` finishes what an interrupted one left, and one without reports
+    /// `need_reboot`.
     ///
     /// # Errors
     /// [`UnitError::InvalidRequest`] for a wanted tree with unknown nodes or values of the
     /// wrong shape (nothing sent); [`UnitError::Api`] (409 locked by another session, 422
-    /// invalid nodes, 403 no right); [`UnitError::NotApplied`] when the read-back differs.
+    /// invalid nodes, 403 no right); [`UnitError::NotApplied`] when the read-back differs;
+    /// [`UnitError::Io`] when the journal cannot be read or written.
     pub async fn apply_wanted(
         &self,
         wanted: &Value,
@@ -236,29 +255,76 @@ impl Unit {
     ) -> Result<ApplyReport, UnitError> {
         // Refuse a wanted tree the settings schema does not describe before anything else.
         typed_tree("updateSettings", wanted)?;
+        let owner = self.journal_owner().await?;
+        let owed = match &owner {
+            Some((journal, serial)) => journal.pending(serial)?,
+            None => Pending::default(),
+        };
+        if !owed.is_empty() {
+            tracing::info!(
+                save = owed.save,
+                reboot = owed.reboot,
+                "an earlier apply left the unit owing a save or a reboot"
+            );
+        }
         if options.lock {
             self.lock().await?;
         }
-        let mut result = self.apply_unlocked(wanted, options.check_only).await;
-        let reboot = options.reboot
-            && result
-                .as_ref()
-                .is_ok_and(|report| report.written && report.need_reboot);
-        if reboot {
+        let mut result = self
+            .apply_unlocked(wanted, options.check_only, owner.as_ref(), owed)
+            .await;
+        // What the unit owes now: this change's and an earlier apply's.
+        let mut owing = owed;
+        if let Ok(report) = &mut result {
+            if report.written && report.need_reboot {
+                owing = Pending {
+                    save: true,
+                    reboot: true,
+                };
+            }
+            report.need_reboot |= owed.reboot;
+        }
+        let finish = options.reboot && !options.check_only && result.is_ok() && !owing.is_empty();
+        if finish && owing.save {
             // Saved under the lock, so that no other write slips in before the reboot.
-            if let Err(e) = self.save_if_served().await {
+            // The journal forgets the save as it is done (`Unit::save`).
+            if let Err(e) = self.save_repeated().await {
                 result = Err(e);
             }
         }
         if options.lock {
-            let unlocked = self.unlock().await;
-            if result.is_ok() {
-                unlocked?;
+            match self.unlock().await {
+                Ok(()) => {}
+                // The answer was lost: the change is written and confirmed; the unit
+                // ends the lock at the reboot, or after 60 s without a request.
+                Err(e @ UnitError::Unreachable { .. }) if result.is_ok() => {
+                    tracing::info!(error = %loggable(&e), "the unlock's answer was lost");
+                    if let Ok(report) = &mut result {
+                        report.unlock_unconfirmed = true;
+                    }
+                }
+                Err(e) => {
+                    if result.is_ok() {
+                        result = Err(e);
+                    }
+                }
             }
         }
-        if reboot && let Ok(report) = &mut result {
-            self.reboot().await?;
-            report.rebooted = true;
+        if finish
+            && owing.reboot
+            && let Ok(report) = &mut result
+        {
+            match self.reboot().await {
+                Ok(()) => {
+                    report.rebooted = true;
+                    report.unlock_unconfirmed = false;
+                }
+                Err(e @ UnitError::RebootNotConfirmed { .. }) => {
+                    tracing::info!(error = %loggable(&e), "the reboot is not confirmed");
+                    report.reboot_pending = true;
+                }
+                Err(e) => result = Err(e),
+            }
         }
         match &result {
             Ok(report) => tracing::info!(
@@ -267,6 +333,8 @@ impl Unit {
                 written = report.written,
                 need_reboot = report.need_reboot,
                 rebooted = report.rebooted,
+                reboot_pending = report.reboot_pending,
+                unlock_unconfirmed = report.unlock_unconfirmed,
                 check_only = options.check_only,
                 "wanted settings applied"
             ),
@@ -306,6 +374,8 @@ impl Unit {
         &self,
         wanted: &Value,
         check_only: bool,
+        owner: Option<&(std::sync::Arc<super::Journal>, String)>,
+        owed: Pending,
     ) -> Result<ApplyReport, UnitError> {
         let (target, patch) = self.plan(wanted).await?;
         let changed: Vec<String> = patch
@@ -313,25 +383,48 @@ impl Unit {
             .iter()
             .map(|p| p.as_str().to_owned())
             .collect();
-        if changed.is_empty() {
-            return Ok(ApplyReport {
-                changed,
-                need_reboot: false,
-                written: false,
-                rebooted: false,
-            });
+        let mut report = ApplyReport {
+            changed,
+            need_reboot: false,
+            written: false,
+            rebooted: false,
+            reboot_pending: false,
+            unlock_unconfirmed: false,
+        };
+        if report.changed.is_empty() {
+            return Ok(report);
         }
         let body = patch.tree;
         let checked = self.check(&body).await?;
+        report.need_reboot = checked.need_reboot;
         if check_only {
-            return Ok(ApplyReport {
-                changed,
-                need_reboot: checked.need_reboot,
-                written: false,
-                rebooted: false,
-            });
+            return Ok(report);
         }
-        let written = self.write(&body, false).await?;
+        // Recorded before the write: a signal right after it must not lose the save
+        // and the reboot it makes owed.
+        let recorded = match owner {
+            Some((journal, serial)) if checked.need_reboot => {
+                journal.record(
+                    serial,
+                    Pending {
+                        save: true,
+                        reboot: true,
+                    },
+                )?;
+                Some((journal, serial))
+            }
+            _ => None,
+        };
+        let written = match self.write_confirmed(&body, &patch.changed, &target).await {
+            Ok(written) => written,
+            Err(e) => {
+                // Refused by the unit: nothing was written, nothing more is owed.
+                if let (Some((journal, serial)), UnitError::Api { .. }) = (recorded, &e) {
+                    journal.record(serial, owed)?;
+                }
+                return Err(e);
+            }
+        };
         let after = self.settings().await?;
         let differing: Vec<String> = patch
             .changed
@@ -342,12 +435,85 @@ impl Unit {
         if !differing.is_empty() {
             return Err(UnitError::NotApplied { paths: differing });
         }
-        Ok(ApplyReport {
-            changed,
-            need_reboot: written.need_reboot || checked.need_reboot,
-            written: true,
-            rebooted: false,
-        })
+        report.need_reboot |= written.need_reboot;
+        report.written = true;
+        Ok(report)
+    }
+
+    /// Writes `body`; when the answer is lost, reads the tree back: the unit holds
+    /// the change (it was applied), or none of it (it was not: sent again, up to
+    /// [`WRITE_ATTEMPTS`] times), or part of it (someone else wrote meanwhile:
+    /// [`UnitError::NotApplied`]).
+    async fn write_confirmed(
+        &self,
+        body: &Value,
+        changed: &[crate::settings::NodePath],
+        target: &Value,
+    ) -> Result<WriteOutcome, UnitError> {
+        let mut attempt = 1;
+        loop {
+            let lost = match self.write(body, false).await {
+                Err(e @ UnitError::Unreachable { .. }) => e,
+                other => return other,
+            };
+            tracing::info!(
+                attempt,
+                error = %loggable(&lost),
+                "the write's answer was lost: reading the settings back"
+            );
+            let Ok(now) = self.settings_repeated().await else {
+                return Err(lost);
+            };
+            let held = changed
+                .iter()
+                .filter(|p| crate::settings::get(&now, p) == crate::settings::get(target, p))
+                .count();
+            if held == changed.len() {
+                tracing::info!("the unit holds the change: the write was applied");
+                // The check-only answer said whether it needs a reboot.
+                return Ok(WriteOutcome { need_reboot: false });
+            }
+            if held > 0 || attempt >= WRITE_ATTEMPTS {
+                return Err(lost);
+            }
+            attempt += 1;
+        }
+    }
+}
+
+/// How many times [`Unit::apply_wanted`] sends a write whose answer was lost and which
+/// the unit, read back, does not hold.
+const WRITE_ATTEMPTS: u32 = 3;
+
+/// How many times a read or a save (safe to repeat: it changes nothing, or writes what
+/// is already there) is sent when its answer is lost, on top of what the link repeats.
+const SAFE_ATTEMPTS: u32 = 3;
+
+impl Unit {
+    /// [`Unit::settings`], repeated when the answer is lost (see [`SAFE_ATTEMPTS`]).
+    async fn settings_repeated(&self) -> Result<Value, UnitError> {
+        let mut attempt = 1;
+        loop {
+            match self.settings().await {
+                Err(UnitError::Unreachable { .. }) if attempt < SAFE_ATTEMPTS => attempt += 1,
+                other => return other,
+            }
+        }
+    }
+
+    /// [`Unit::save`] where the unit serves it, repeated when the answer is lost (a
+    /// save writes what is already there: repeating it is harmless).
+    async fn save_repeated(&self) -> Result<(), UnitError> {
+        let mut attempt = 1;
+        loop {
+            match self.save_if_served().await {
+                Err(e @ UnitError::Unreachable { .. }) if attempt < SAFE_ATTEMPTS => {
+                    tracing::info!(attempt, error = %loggable(&e), "the save's answer was lost: saving again");
+                    attempt += 1;
+                }
+                other => return other,
+            }
+        }
     }
 }
 

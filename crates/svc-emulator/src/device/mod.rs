@@ -159,6 +159,10 @@ pub struct DeviceConfig {
     /// fallbacks are tested with them, e.g. a unit serving only the vendor's
     /// `/system/reboot` (`["reboot"]`), or without `/settings/save`.
     pub missing_operations: Vec<String>,
+    /// Requests or answers lost on the way, per operation (none by default): what a
+    /// client does when it cannot know whether a save, an unlock or a reboot was
+    /// applied is tested with them.
+    pub lost_exchanges: Vec<crate::faults::LostExchange>,
 }
 
 impl Default for DeviceConfig {
@@ -179,6 +183,7 @@ impl Default for DeviceConfig {
             latency: Duration::ZERO,
             serial_faults: crate::faults::SerialFaultConfig::default(),
             missing_operations: Vec::new(),
+            lost_exchanges: Vec::new(),
         }
     }
 }
@@ -272,6 +277,7 @@ impl DeviceEmulator {
                 serial_number: config.serial_number.clone(),
                 mac_address: config.mac_address.clone(),
                 missing_operations: config.missing_operations.clone(),
+                lost_exchanges: config.lost_exchanges.clone(),
             },
             config.reboot_time,
             config.lock_idle,
@@ -379,6 +385,11 @@ impl DeviceEmulator {
     /// success since it started.
     pub fn saves(&self) -> u64 {
         self.unit.saves()
+    }
+
+    /// How many times the unit rebooted since it started.
+    pub fn reboots(&self) -> u64 {
+        *self.unit.boots().borrow()
     }
 
     /// Whether the unit is rebooting (answering nothing).

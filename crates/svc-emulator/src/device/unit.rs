@@ -202,6 +202,8 @@ struct State {
     applied_writes: u64,
     /// Saves of the settings (`POST /settings/save`) answered with success.
     saves: u64,
+    /// Exchanges still to lose (their counts go down as they are lost).
+    lost_exchanges: Vec<crate::faults::LostExchange>,
 }
 
 impl State {
@@ -249,6 +251,9 @@ pub struct Identity {
     /// `operationId`s this unit does not serve: their routes answer 404 as an unknown
     /// path does (firmware without a route, e.g. the vendor's `/system/reboot`).
     pub missing_operations: Vec<String>,
+    /// Requests or answers lost on the way (a fault of the link, kept with the unit so
+    /// that every link loses them alike).
+    pub lost_exchanges: Vec<crate::faults::LostExchange>,
 }
 
 impl Unit {
@@ -303,6 +308,7 @@ impl Unit {
             logged_bytes: 0,
             applied_writes: 0,
             saves: 0,
+            lost_exchanges: identity.lost_exchanges,
         };
         state.default_user = choose_default_user(&spec, &state.passwords);
         Ok(Self {
@@ -378,10 +384,39 @@ impl Unit {
             return Outcome::Silent;
         }
         state.booting_until = None;
+        let lost = self.lose(&mut state, method, path);
+        if lost == Some(crate::faults::Lost::Request) {
+            return Outcome::Silent;
+        }
         let reply = self
             .serve(&mut state, now, method, path, query, body)
             .unwrap_or_else(ApiError::reply);
+        if lost == Some(crate::faults::Lost::Answer) {
+            return Outcome::Silent;
+        }
         Outcome::Reply(reply)
+    }
+
+    /// Whether this request (or its answer) is to be lost, counting it down.
+    fn lose(&self, state: &mut State, method: &str, path: &str) -> Option<crate::faults::Lost> {
+        if state.lost_exchanges.is_empty() {
+            return None;
+        }
+        let method = match method {
+            "GET" => Method::Get,
+            "POST" => Method::Post,
+            _ => return None,
+        };
+        let path = route_path(path).ok()?;
+        let Route::Found(op, _) = self.spec.route(Some(method), &path) else {
+            return None;
+        };
+        let exchange = state
+            .lost_exchanges
+            .iter_mut()
+            .find(|e| e.operation == op.id && e.count > 0)?;
+        exchange.count -= 1;
+        Some(exchange.lost)
     }
 
     fn serve(

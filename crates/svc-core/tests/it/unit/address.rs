@@ -43,11 +43,20 @@ fn addresses_reaching_a_route_or_carrying_a_query_are_refused() {
     for address in hostile("http://192.0.2.1") {
         let e = Unit::http(&address).expect_err(&address);
         assert!(
-            matches!(e, UnitError::InvalidRequest { operation: "connect", .. }),
+            matches!(
+                e,
+                UnitError::InvalidRequest {
+                    operation: "connect",
+                    ..
+                }
+            ),
             "{address}: {e:?}"
         );
         assert_eq!(e.kind(), ErrorKind::InvalidInput, "{address}");
-        assert!(e.to_string().contains("not a unit address"), "{address}: {e}");
+        assert!(
+            e.to_string().contains("not a unit address"),
+            "{address}: {e}"
+        );
         assert!(unit_address(&address).is_err(), "{address}");
     }
     for address in [
@@ -59,7 +68,10 @@ fn addresses_reaching_a_route_or_carrying_a_query_are_refused() {
     ] {
         let e = Unit::http(address).expect_err(address);
         assert!(!e.to_string().contains("secret"), "{e}");
-        assert!(matches!(e, UnitError::InvalidRequest { .. }), "{address}: {e:?}");
+        assert!(
+            matches!(e, UnitError::InvalidRequest { .. }),
+            "{address}: {e:?}"
+        );
     }
 }
 
@@ -69,7 +81,10 @@ fn a_host_a_port_and_a_proxy_base_path_are_addresses() {
         ("http://192.0.2.1", "http://192.0.2.1"),
         ("http://192.0.2.1/", "http://192.0.2.1"),
         ("http://unit-7.local:8080", "http://unit-7.local:8080"),
-        ("http://gateway/units/unit-7/", "http://gateway/units/unit-7"),
+        (
+            "http://gateway/units/unit-7/",
+            "http://gateway/units/unit-7",
+        ),
         ("http://[::1]:80", "http://[::1]"),
     ] {
         let unit = Unit::http(address).expect(address);
@@ -84,8 +99,14 @@ fn fleet_files_refuse_them_too() {
     for address in hostile("http://10.0.0.11") {
         let text = format!("http://10.0.0.10 setup\n{address} setup\n");
         let e = parse_members(&text).expect_err(&address);
-        assert!(matches!(e, FleetError::Line { line: 2, .. }), "{address}: {e:?}");
-        assert!(e.to_string().contains("not a unit address"), "{address}: {e}");
+        assert!(
+            matches!(e, FleetError::Line { line: 2, .. }),
+            "{address}: {e:?}"
+        );
+        assert!(
+            e.to_string().contains("not a unit address"),
+            "{address}: {e}"
+        );
         assert!(matches!(
             UnitAddress::parse(&address),
             Err(FleetError::Address { .. })

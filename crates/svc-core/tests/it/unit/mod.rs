@@ -48,6 +48,7 @@ macro_rules! over_links {
 mod address;
 mod apply_wanted;
 mod info;
+mod interrupted;
 mod invalid_writes;
 mod lock;
 mod login;
