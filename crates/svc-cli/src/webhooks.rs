@@ -6,8 +6,10 @@
 //!
 //! `listen` serves HTTP/1.1 with the read timeouts of the emulator's servers (a request
 //! head within 10 s or the connection is closed; a body silent for 10 s is answered 408
-//! and its connection closed) and at most 256 connections at once, so that clients
-//! trickling bytes cannot hold every file descriptor while valid deliveries wait. An
+//! and its connection closed), a whole request (head and body) within 30 s (else 408 and
+//! the connection closed, however steadily its bytes trickle in) and at most 256
+//! connections at once, so that clients trickling bytes cannot hold every file
+//! descriptor while valid deliveries wait. An
 //! event whose id it printed before is printed again with `"duplicate": true`.
 //!
 //! `svc webhooks endpoints list|create|update|delete|missed`: the organization's webhook
@@ -87,8 +89,10 @@ enum WebhooksCommand {
     /// Slow clients cannot hold the receiver: a request head must arrive within 10 s
     /// (else the connection is closed, which also ends idle kept-alive connections), a
     /// body that stops arriving for 10 s is answered 408 and its connection closed, a
-    /// body over 2 MiB is answered 413, and at most 256 connections are served at once
-    /// (more wait to be accepted until one ends).
+    /// whole request (head and body) must arrive within 30 s (else 408 and the
+    /// connection closed, even when its bytes keep trickling in), a body over 2 MiB is
+    /// answered 413, and at most 256 connections are served at once (more wait to be
+    /// accepted until one ends).
     Listen {
         #[command(flatten)]
         secrets: Secrets,
@@ -191,6 +195,10 @@ struct ListenLimits {
     /// Milliseconds of silence allowed while a request body arrives.
     #[arg(long, default_value_t = 10_000, hide = true)]
     body_timeout_ms: u64,
+    /// Milliseconds within which a whole request (head and body) must arrive; the body
+    /// gets what the head left of it.
+    #[arg(long, default_value_t = 30_000, hide = true)]
+    request_timeout_ms: u64,
     /// Connections served at once; more wait to be accepted.
     #[arg(long, default_value_t = 256, hide = true)]
     max_connections: usize,
@@ -204,6 +212,18 @@ impl ListenLimits {
 
     fn body_timeout(self) -> Duration {
         Duration::from_millis(self.body_timeout_ms.max(1))
+    }
+
+    /// How long a body may take in all, from the moment its head arrived: what the
+    /// whole-request deadline leaves after the longest a head may take (hyper does not
+    /// say when a head's first byte came), so that head and body together never take
+    /// longer than `request_timeout_ms`.
+    fn body_deadline(self) -> Duration {
+        Duration::from_millis(
+            self.request_timeout_ms
+                .saturating_sub(self.header_timeout_ms)
+                .max(1),
+        )
     }
 }
 
@@ -505,10 +525,9 @@ async fn connection(
     mut stop: watch::Receiver<bool>,
     _slot: OwnedSemaphorePermit,
 ) {
-    let body_timeout = limits.body_timeout();
     let service = service_fn(move |request: Request<Incoming>| {
         let receiver = receiver.clone();
-        async move { Ok::<_, Infallible>(delivery(&receiver, request, body_timeout).await) }
+        async move { Ok::<_, Infallible>(delivery(&receiver, request, limits).await) }
     });
     let mut builder = http1::Builder::new();
     builder
@@ -528,6 +547,8 @@ async fn connection(
 enum BodyFailure {
     /// Nothing arrived for the body timeout.
     Stalled,
+    /// The whole request took longer than its deadline.
+    Late,
     /// Longer than [`MAX_DELIVERY_BYTES`].
     TooLarge,
     /// The connection failed while it was read.
@@ -535,8 +556,12 @@ enum BodyFailure {
 }
 
 /// Reads a body whole, giving up when nothing arrives for `idle` (restarted by every
-/// piece, so a large body that keeps coming is never cut) or when it grows too large.
-async fn read_body(mut body: Incoming, idle: Duration) -> Result<Bytes, BodyFailure> {
+/// piece), when it is not all there by `deadline`, or when it grows too large.
+async fn read_body(
+    mut body: Incoming,
+    idle: Duration,
+    deadline: tokio::time::Instant,
+) -> Result<Bytes, BodyFailure> {
     if body
         .size_hint()
         .exact()
@@ -546,7 +571,13 @@ async fn read_body(mut body: Incoming, idle: Duration) -> Result<Bytes, BodyFail
     }
     let mut bytes = BytesMut::new();
     loop {
-        let frame = match tokio::time::timeout(idle, body.frame()).await {
+        let now = tokio::time::Instant::now();
+        if now >= deadline {
+            return Err(BodyFailure::Late);
+        }
+        let late = deadline - now < idle;
+        let frame = match tokio::time::timeout(idle.min(deadline - now), body.frame()).await {
+            Err(_) if late => return Err(BodyFailure::Late),
             Err(_) => return Err(BodyFailure::Stalled),
             Ok(None) => return Ok(bytes.freeze()),
             Ok(Some(Err(e))) => return Err(BodyFailure::Broken(e.to_string())),
@@ -565,10 +596,12 @@ async fn read_body(mut body: Incoming, idle: Duration) -> Result<Bytes, BodyFail
 async fn delivery(
     receiver: &Receiver,
     request: Request<Incoming>,
-    body_timeout: Duration,
+    limits: ListenLimits,
 ) -> Response<Full<Bytes>> {
     let (parts, body) = request.into_parts();
-    let (status, text, close) = match read_body(body, body_timeout).await {
+    let body_timeout = limits.body_timeout();
+    let deadline = tokio::time::Instant::now() + limits.body_deadline();
+    let (status, text, close) = match read_body(body, body_timeout, deadline).await {
         Ok(body) => {
             let (status, text) = receiver.receive(&parts.headers, &body);
             (status, text, false)
@@ -578,6 +611,14 @@ async fn delivery(
             format!(
                 "the request body stopped arriving for {} ms; the connection is closed\n",
                 body_timeout.as_millis()
+            ),
+            true,
+        ),
+        Err(BodyFailure::Late) => (
+            StatusCode::REQUEST_TIMEOUT,
+            format!(
+                "the request did not arrive whole within {} ms; the connection is closed\n",
+                limits.request_timeout_ms
             ),
             true,
         ),

@@ -263,6 +263,93 @@ async fn a_delivery_gets_through_a_hundred_slow_clients() {
     assert!(printed[0].get("duplicate").is_none(), "{:?}", printed[0]);
 }
 
+/// Connections whose head is whole and whose body comes a byte every 100 ms, never
+/// stalling long enough for the idle timeout, connecting again whenever the receiver
+/// closes them, until `stop`.
+fn trickle_bodies(address: String, connections: usize, stop: Arc<AtomicBool>) -> Arc<AtomicUsize> {
+    let opened = Arc::new(AtomicUsize::new(0));
+    for _ in 0..connections {
+        let address = address.clone();
+        let stop = stop.clone();
+        let opened = opened.clone();
+        tokio::spawn(async move {
+            while !stop.load(Ordering::Relaxed) {
+                let Ok(mut stream) = TcpStream::connect(&address).await else {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                };
+                let head = b"POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100000\r\n\r\n";
+                if stream.write_all(head).await.is_err() {
+                    continue;
+                }
+                opened.fetch_add(1, Ordering::Relaxed);
+                while !stop.load(Ordering::Relaxed) {
+                    if stream.write_all(b" ").await.is_err() {
+                        break;
+                    }
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        });
+    }
+    opened
+}
+
+/// 256 clients (every connection the receiver serves at once) trickling request bodies
+/// without ever stalling: each request is cut when its whole-request deadline passes
+/// (408), so the receiver outlives them and a signed delivery waiting behind them gets
+/// its 200. Without the deadline, the trickled bodies held every connection forever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trickled_bodies_end_at_the_whole_request_deadline() {
+    let listener = Listener::start(
+        &[
+            "--header-timeout-ms",
+            "1000",
+            "--body-timeout-ms",
+            "1000",
+            "--request-timeout-ms",
+            "3000",
+        ],
+        None,
+    );
+    let stop = Arc::new(AtomicBool::new(false));
+    let opened = trickle_bodies(listener.address(), 256, stop.clone());
+    wait_opened(&opened, 256).await;
+
+    // One of them, watched: 408 after the deadline, then closed.
+    let started = Instant::now();
+    let mut watched = TcpStream::connect(listener.address()).await.unwrap();
+    watched
+        .write_all(b"POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100000\r\n\r\n")
+        .await
+        .unwrap();
+    let answer = until_closed(&mut watched, Some(b" "), Duration::from_secs(20)).await;
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("did not arrive whole"), "{answer}");
+    assert!(
+        started.elapsed() >= Duration::from_millis(1900),
+        "{:?}",
+        started.elapsed()
+    );
+
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap();
+    let id = "7e0a3c1e-5d7f-4a2b-9c8d-1e2f3a4b5c6d";
+    let status = listener.deliver(&http, &event(id)).await;
+    stop.store(true, Ordering::Relaxed);
+    assert_eq!(
+        status.ok(),
+        Some(200),
+        "stderr: {:?}",
+        listener.stderr.lock().unwrap()
+    );
+    let printed = listener.wait_for_lines(1, Duration::from_secs(10)).await;
+    assert_eq!(printed[0]["id"], id);
+}
+
 /// A head still trickling when the header timeout passes ends with the connection; a
 /// body that stops arriving is answered 408 and its connection closed; an idle
 /// kept-alive connection is closed too.
