@@ -298,12 +298,16 @@ impl Fleet {
     /// unit answered first: among units that share a name, the first to answer keeps
     /// it). Names that differ only in case count as the same name (they are one file
     /// on case-insensitive file systems). A file left in `folder` by an earlier run is
-    /// replaced.
+    /// replaced. Each file is written to `NAME.json.part` and renamed once complete; a
+    /// `.part` file is removed when its writing fails (a full disk), and those an
+    /// interrupted earlier run left in `folder` are removed before the first unit is
+    /// reached.
     pub async fn export(
         &self,
         folder: &Path,
         each: impl FnMut(&UnitResult<PathBuf>),
     ) -> Vec<UnitResult<PathBuf>> {
+        remove_stale_parts(folder);
         let names = Mutex::new(ExportNames::default());
         let names = &names;
         self.on_every_unit_named(each, true, |unit, serial| async move {
@@ -425,15 +429,35 @@ fn file_name(serial: &str) -> String {
 }
 
 /// Writes `tree` to `path` (indented JSON), through a temporary file renamed over it:
-/// never a half-written export.
+/// never a half-written export, and no temporary file left when writing fails.
 fn write_file(path: &Path, tree: &Value) -> Result<(), String> {
     let text = serde_json::to_vec_pretty(tree).map_err(|e| e.to_string())?;
-    let temporary = path.with_extension("json.part");
-    std::fs::write(&temporary, text).map_err(|e| e.to_string())?;
-    std::fs::rename(&temporary, path).map_err(|e| {
-        let _ = std::fs::remove_file(&temporary);
-        e.to_string()
-    })
+    let temporary = path.with_extension(PART_SUFFIX);
+    std::fs::write(&temporary, text)
+        .and_then(|()| std::fs::rename(&temporary, path))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&temporary);
+            e.to_string()
+        })
+}
+
+/// The extension of an export being written.
+const PART_SUFFIX: &str = "json.part";
+
+/// Removes the `*.json.part` files of `folder` (exports an interrupted run left
+/// half-written); a folder that cannot be read is left to the writes to report.
+fn remove_stale_parts(folder: &Path) {
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if name.to_string_lossy().ends_with(&format!(".{PART_SUFFIX}"))
+            && entry.file_type().is_ok_and(|t| t.is_file())
+        {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 #[cfg(test)]

@@ -236,3 +236,46 @@ fn a_bad_list_is_refused_before_any_unit_is_reached() {
     run.fails_with(5);
     assert!(run.stderr.contains("line 2"), "{run:?}");
 }
+
+/// A full disk (here: a file-size limit of 4 KiB, a settings tree is larger): every
+/// export fails with its reason, and no `.part` file is left; `.part` files an earlier
+/// run left are removed by the next run, also for units that fail again.
+#[cfg(unix)]
+#[test]
+fn a_full_disk_leaves_no_part_files() {
+    let units = Units::start(2);
+    let dir = tempfile::tempdir().unwrap();
+    let file = units.file(dir.path(), "");
+    let exports = dir.path().join("exports");
+    std::fs::create_dir_all(&exports).unwrap();
+    let stale = exports.join("EMU00000009.json.part");
+    std::fs::write(&stale, b"{\"half\":").unwrap();
+    let kept = exports.join("notes.txt");
+    std::fs::write(&kept, b"not an export").unwrap();
+    // The shell ignores SIGXFSZ for svc, so that a write over the limit fails (EFBIG)
+    // as on a full disk instead of killing the process.
+    let script = format!(
+        "trap '' XFSZ; ulimit -f 4; exec \"{}\" device fleet --units \"{file}\" --json export \"{}\"",
+        env!("CARGO_BIN_EXE_svc"),
+        exports.display()
+    );
+    let output = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(&script)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_ne!(output.status.code(), Some(0), "{stdout}");
+    let out = lines(&stdout);
+    let failed = out.iter().filter(|l| l["status"] == "failed").count();
+    assert_eq!(failed, 2, "{out:?}");
+    let left: Vec<String> = std::fs::read_dir(&exports)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        left,
+        vec!["notes.txt".to_owned()],
+        "only what was not ours is left"
+    );
+}
