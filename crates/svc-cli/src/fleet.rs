@@ -133,15 +133,21 @@ pub async fn run(
                             (false, true) => "applied",
                             (false, false) => "checked",
                         };
-                        let shown = match status {
+                        let mut shown = match status {
                             "inSync" => "in sync".to_owned(),
                             "applied" => format!("applied {}", report.changed.join(", ")),
                             _ => format!("would change {}", report.changed.join(", ")),
                         };
+                        if report.unlock_unconfirmed {
+                            shown.push_str(
+                                " (unlock not confirmed: the unit ends the lock after 60 s)",
+                            );
+                        }
                         (
                             shown,
                             json!({"status": status, "changed": report.changed,
-                                   "needReboot": report.need_reboot}),
+                                   "needReboot": report.need_reboot,
+                                   "unlockConfirmed": !report.unlock_unconfirmed}),
                         )
                     });
                 })

@@ -373,3 +373,52 @@ fn assert_exports_are_the_units(results: &[svc_core::fleet::UnitResult<PathBuf>]
     let files = std::fs::read_dir(folder).expect("the folder").count();
     assert_eq!(files, units, "no other file in {}", folder.display());
 }
+
+/// A unit whose unlock answer is lost after its change was written and confirmed (it
+/// rebooted meanwhile, or the link dropped the answer) is reported applied, with its
+/// unlock not confirmed; never failed.
+#[tokio::test]
+async fn a_lost_unlock_answer_is_reported_as_applied() {
+    use svc_emulator::{Lost, LostExchange};
+
+    let device = DeviceEmulator::start(DeviceConfig {
+        pty: false,
+        lost_exchanges: vec![LostExchange {
+            operation: "unlockSettings".to_owned(),
+            lost: Lost::Answer,
+            count: 1,
+        }],
+        ..DeviceConfig::default()
+    })
+    .await
+    .expect("a unit starts");
+    let steady = DeviceEmulator::start(DeviceConfig {
+        pty: false,
+        ..DeviceConfig::default()
+    })
+    .await
+    .expect("a unit starts");
+    let members: Vec<Member> = [&device, &steady]
+        .iter()
+        .map(|d| Member {
+            address: UnitAddress::Http(d.url().to_owned()),
+            user: Some(UserName::Setup),
+        })
+        .collect();
+    let wanted = json!({"oem": {"label": "yard 7"}});
+    let results = Fleet::new(members)
+        .apply(
+            &wanted,
+            ApplyOptions {
+                lock: true,
+                ..ApplyOptions::default()
+            },
+            |_| {},
+        )
+        .await;
+    let first = results[0].outcome.as_ref().expect("applied, not failed");
+    assert!(first.written && first.unlock_unconfirmed, "{first:?}");
+    let second = results[1].outcome.as_ref().expect("applied");
+    assert!(second.written && !second.unlock_unconfirmed, "{second:?}");
+    assert_eq!(device.applied_writes(), 1);
+}
