@@ -157,9 +157,9 @@ const LOGOUT_AFTER_SIGNAL: Duration = Duration::from_secs(10);
 /// unit: a write is applied whole or not at all) and the caller's logout still runs,
 /// which ends the session and releases a settings lock it held.
 async fn interruptible<T>(
+    signals: &mut crate::exit::Signals,
     work: impl std::future::Future<Output = Result<T, Failure>>,
 ) -> Result<T, Failure> {
-    let mut signals = crate::exit::Signals::listen();
     tokio::select! {
         result = work => result,
         signal = signals.next() => Err(Failure {
@@ -184,19 +184,25 @@ fn print_json(value: &Value, pretty: bool) -> Result<(), Failure> {
     Ok(())
 }
 
-fn read_json(path: &Path) -> Result<Value, Failure> {
-    let text = if path == Path::new("-") {
+/// A settings file (a wanted tree, an export to import; `-` for stdin), refused when it
+/// is not a settings tree or writes a key twice in one object (naming the key, its node
+/// and its line: a JSON parser would keep the last one silently).
+pub(crate) fn read_settings_file(path: &Path) -> Result<Value, Failure> {
+    let (text, name) = if path == Path::new("-") {
         let mut s = String::new();
         std::io::stdin()
             .read_to_string(&mut s)
             .map_err(|e| Failure::other(format!("reading stdin: {e}")))?;
-        s
+        (s, "stdin".to_owned())
     } else {
-        std::fs::read_to_string(path)
-            .map_err(|e| Failure::other(format!("reading {}: {e}", path.display())))?
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Failure::other(format!("reading {}: {e}", path.display())))?;
+        (text, path.display().to_string())
     };
-    serde_json::from_str(&text)
-        .map_err(|e| Failure::invalid(format!("{} is not valid JSON: {e}", path.display())))
+    svc_core::settings::parse_tree(&text, &name).map_err(|e| Failure {
+        code: crate::exit::code_for(e.kind()),
+        message: e.to_string(),
+    })
 }
 
 /// `settings diff`: every file read first (one that is not a settings tree fails the
@@ -306,8 +312,16 @@ async fn execute(args: DeviceArgs) -> Result<(), Failure> {
     if let DeviceCommand::Fleet(fleet) = &args.command {
         return crate::fleet::run(fleet, args.user.as_deref(), args.password_stdin).await;
     }
-    let unit = connect(&args).await?;
-    let result = interruptible(command(&unit, &args.command)).await;
+    // Before the first request (a login, `/info`): a signal at any moment is answered
+    // with its code.
+    let mut signals = crate::exit::Signals::listen();
+    let unit = signals
+        .unless_interrupted(
+            connect(&args),
+            "while connecting: nothing was sent but a login",
+        )
+        .await??;
+    let result = interruptible(&mut signals, command(&unit, &args.command)).await;
     if args.user.is_some() {
         // End the session so the unit does not keep the token (and any lock) alive,
         // also after a failure or a signal.
@@ -414,7 +428,7 @@ async fn settings(unit: &Unit, command: &SettingsCommand) -> Result<(), Failure>
             lock,
             reboot,
         } => {
-            let wanted = read_json(wanted)?;
+            let wanted = read_settings_file(wanted)?;
             let report = unit
                 .apply_wanted(
                     &wanted,
@@ -475,7 +489,7 @@ async fn settings(unit: &Unit, command: &SettingsCommand) -> Result<(), Failure>
             write_file(file, &text)
         }
         SettingsCommand::Import { file, check_only } => {
-            let tree = read_json(file)?;
+            let tree = read_settings_file(file)?;
             let outcome = unit.import(&tree, *check_only).await?;
             print_json(
                 &json!({"checkOnly": check_only, "needReboot": outcome.need_reboot}),

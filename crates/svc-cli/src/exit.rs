@@ -78,33 +78,61 @@ impl Interrupt {
     }
 }
 
-/// The signals a command listens to while it works. Created before the work starts,
-/// so that a signal arriving at any moment of it is caught (from then on they no
-/// longer end the process by themselves: the command stops, cleans up and exits).
+/// The signals a command listens to while it works. Created first thing, before the
+/// command sends a byte (its token request, a login), so that a signal arriving at any
+/// moment of it is caught: both handlers are installed by [`listen`](Self::listen)
+/// itself, and a signal that arrives before [`next`](Self::next) is asked is kept for
+/// it. From then on they no longer end the process by themselves: the command stops,
+/// cleans up and exits with the signal's code.
 pub struct Signals {
+    #[cfg(unix)]
+    int: Option<tokio::signal::unix::Signal>,
     #[cfg(unix)]
     term: Option<tokio::signal::unix::Signal>,
 }
 
 impl Signals {
     pub fn listen() -> Self {
-        Self {
-            #[cfg(unix)]
-            term: tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok(),
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            Self {
+                int: signal(SignalKind::interrupt()).ok(),
+                term: signal(SignalKind::terminate()).ok(),
+            }
         }
+        #[cfg(not(unix))]
+        Self {}
     }
 
     /// The next SIGINT or SIGTERM.
     pub async fn next(&mut self) -> Interrupt {
         #[cfg(unix)]
-        if let Some(term) = self.term.as_mut() {
+        if let (Some(int), Some(term)) = (self.int.as_mut(), self.term.as_mut()) {
             return tokio::select! {
-                _ = tokio::signal::ctrl_c() => Interrupt::Int,
+                _ = int.recv() => Interrupt::Int,
                 _ = term.recv() => Interrupt::Term,
             };
         }
         let _ = tokio::signal::ctrl_c().await;
         Interrupt::Int
+    }
+
+    /// Runs `work` (a step before anything can be left half done: a token request, a
+    /// listing, a login), unless a signal comes first: then the failure of a command
+    /// stopped by it, saying `what` was left undone.
+    pub async fn unless_interrupted<T>(
+        &mut self,
+        work: impl std::future::Future<Output = T>,
+        what: &str,
+    ) -> Result<T, Failure> {
+        tokio::select! {
+            result = work => Ok(result),
+            signal = self.next() => Err(Failure {
+                code: signal.code(),
+                message: format!("interrupted by {} {what}", signal.name()),
+            }),
+        }
     }
 }
 
@@ -114,10 +142,10 @@ impl Signals {
 /// second signal during that cleanup ends the process at once, with the signal's code.
 /// Returns the work's result and the signal that interrupted it, if any.
 pub async fn until_done_or_interrupted<T>(
+    signals: &mut Signals,
     work: impl std::future::Future<Output = T>,
     cancel: impl FnOnce(),
 ) -> (T, Option<Interrupt>) {
-    let mut signals = Signals::listen();
     tokio::pin!(work);
     let interrupt = tokio::select! {
         result = &mut work => return (result, None),

@@ -202,23 +202,7 @@ fn verdicts<T>(results: &[UnitResult<T>], done: impl Fn(&T) -> bool) -> Vec<Verd
 }
 
 fn read_tree(path: &Path) -> Result<Value, Failure> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Failure::other(format!("reading {}: {e}", path.display())))?;
-    let tree: Value = serde_json::from_str(&text).map_err(|e| {
-        Failure::invalid(format!(
-            "{} is not JSON (line {}, column {})",
-            path.display(),
-            e.line(),
-            e.column()
-        ))
-    })?;
-    if !tree.is_object() {
-        return Err(Failure::invalid(format!(
-            "{} is not a settings tree (its root is not an object)",
-            path.display()
-        )));
-    }
-    Ok(tree)
+    crate::device::read_settings_file(path)
 }
 
 /// Where the results go: lines beside a progress bar, or JSON Lines.

@@ -188,6 +188,8 @@ impl From<CloudError> for ProcessFailure {
 }
 
 async fn process(args: ProcessArgs) -> Result<ExitCode, ProcessFailure> {
+    // First thing: a signal at any moment of the command is answered with its code.
+    let mut signals = crate::exit::Signals::listen();
     // Everything local is checked before anything is started or sent.
     for file in args.inputs.iter().chain(&args.resources) {
         check_file(file)?;
@@ -213,7 +215,10 @@ async fn process(args: ProcessArgs) -> Result<ExitCode, ProcessFailure> {
     svc_core::workflow::check_output_folder(&output_folder)
         .map_err(|e| ProcessFailure::invalid(format!("--out: {e}")))?;
 
-    let (client, emulator) = connect().await?;
+    let (client, emulator) = signals
+        .unless_interrupted(connect(), "before anything was sent: nothing was created")
+        .await
+        .map_err(|failure| ProcessFailure::local(failure, ErrorKind::Canceled))??;
 
     let job = ProcessingJob {
         inputs: args.inputs.clone(),
@@ -249,7 +254,10 @@ async fn process(args: ProcessArgs) -> Result<ExitCode, ProcessFailure> {
     let handle = Workflow::try_new(client)?.start(job, options);
     let canceler = handle.canceler();
     let (result, interrupted) =
-        crate::exit::until_done_or_interrupted(handle.wait(), move || canceler.cancel()).await;
+        crate::exit::until_done_or_interrupted(&mut signals, handle.wait(), move || {
+            canceler.cancel()
+        })
+        .await;
     if let Some(bars) = &bars {
         bars.clear();
     }

@@ -261,9 +261,17 @@ async fn run_processings(command: ProcessingsCommand) -> Result<(), Failure> {
 }
 
 async fn download(id: Uuid, out: Option<PathBuf>) -> Result<(), Failure> {
+    // Before the first request (the token, the listing): a signal at any moment is
+    // answered with its code.
+    let mut signals = crate::exit::Signals::listen();
     let client = client(None)?;
     let folder = out.unwrap_or_else(|| PathBuf::from("svc-output").join(id.to_string()));
-    let outputs = client.list_processing_outputs(id).await?;
+    let outputs = signals
+        .unless_interrupted(
+            client.list_processing_outputs(id),
+            "before the download began: nothing was written",
+        )
+        .await??;
     // Storage authorizes by the pre-signed address: a plain HTTP client (no bearer
     // token, no total timeout: `idle_timeout` guards stalls).
     let transfers = Transfers::new(Default::default(), TransferOptions::default());
@@ -273,7 +281,10 @@ async fn download(id: Uuid, out: Option<PathBuf>) -> Result<(), Failure> {
         .then(|| show_progress(handle.subscribe()));
     let canceler = handle.canceler();
     let (result, interrupted) =
-        crate::exit::until_done_or_interrupted(handle.wait(), move || canceler.cancel()).await;
+        crate::exit::until_done_or_interrupted(&mut signals, handle.wait(), move || {
+            canceler.cancel()
+        })
+        .await;
     if let Some(bar) = bar {
         // It ends by itself with the last snapshot (`finished`), clearing the bar.
         let _ = bar.await;

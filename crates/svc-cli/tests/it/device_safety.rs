@@ -276,3 +276,54 @@ fn a_rerun_finishes_an_interrupted_apply_with_reboot() {
     assert_eq!(unit.saves(), 1);
     assert_eq!(unit.reboots(), 1);
 }
+
+/// A settings file that writes a key twice in one object is refused, naming the key,
+/// its node and its line, wherever a settings file is read (apply, import, fleet,
+/// diff): a parser would have kept the last occurrence silently, and `changed: []`
+/// hid that the first one differed.
+#[test]
+fn settings_files_with_a_key_written_twice_are_refused() {
+    let unit = TestUnit::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let twice = dir.path().join("twice.json");
+    std::fs::write(
+        &twice,
+        "{\n  \"oem\": {\n    \"label\": \"wanted\",\n    \"label\": \"default\"\n  }\n}\n",
+    )
+    .unwrap();
+    let twice = twice.to_str().unwrap().to_owned();
+    let good = dir.path().join("good.json");
+    write_json(&good, &json!({"oem": {"label": "x"}}));
+    let good = good.to_str().unwrap().to_owned();
+    let fleet = dir.path().join("units.txt");
+    std::fs::write(&fleet, format!("{}\n", unit.url())).unwrap();
+    let fleet = fleet.to_str().unwrap().to_owned();
+    let writes = unit.applied_writes();
+    let url = unit.url();
+    for args in [
+        vec!["device", "--url", &url, "settings", "apply", &twice],
+        vec!["device", "--url", &url, "settings", "import", &twice],
+        vec!["device", "fleet", "--units", &fleet, "apply", &twice],
+        vec!["device", "settings", "diff", &good, &twice],
+        vec!["device", "settings", "diff", &twice, &good],
+    ] {
+        let run = svc(&args);
+        assert_eq!(run.code, 5, "{args:?}: {run:?}");
+        assert!(
+            run.stderr.contains("`label` twice"),
+            "{args:?}: {}",
+            run.stderr
+        );
+        assert!(run.stderr.contains("oem/label"), "{args:?}: {}", run.stderr);
+        assert!(run.stderr.contains("line 4"), "{args:?}: {}", run.stderr);
+    }
+    // From stdin too.
+    let run = crate::support::svc_with(
+        &["device", "--url", &url, "settings", "apply", "-"],
+        &[],
+        Some("{\"oem\": {\"label\": \"a\", \"label\": \"b\"}}"),
+    );
+    assert_eq!(run.code, 5, "{run:?}");
+    assert!(run.stderr.contains("stdin"), "{}", run.stderr);
+    assert_eq!(unit.applied_writes(), writes, "nothing written");
+}

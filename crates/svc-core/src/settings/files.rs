@@ -15,19 +15,49 @@ use super::{Patch, SettingsError};
 /// it is not JSON or its root is not an object (an array, a number…). The message
 /// names the file and the parser's position, never a value of the file.
 pub fn read_tree(path: &Path) -> Result<Value, SettingsError> {
-    let shown = path.display().to_string();
     let bytes = read(path)?;
-    let value: Value = serde_json::from_slice(&bytes).map_err(|e| SettingsError::NotATree {
-        path: shown.clone(),
+    let text = std::str::from_utf8(&bytes).map_err(|_| not_a_tree(path, "not UTF-8"))?;
+    parse_tree(text, &path.display().to_string())
+}
+
+/// Reads the text of a settings file named `name` (a path, `stdin`…) as [`read_tree`]
+/// reads a file.
+///
+/// # Errors
+/// [`SettingsError::NotATree`] when it is not JSON or its root is not an object;
+/// [`SettingsError::DuplicateKey`] when one object has a key twice (naming the key,
+/// its node and its line: a parser would keep the last one silently).
+pub fn parse_tree(text: &str, name: &str) -> Result<Value, SettingsError> {
+    let value: Value = serde_json::from_str(text).map_err(|e| SettingsError::NotATree {
+        path: name.to_owned(),
         reason: format!("not JSON (line {}, column {})", e.line(), e.column()),
     })?;
     if !value.is_object() {
         return Err(SettingsError::NotATree {
-            path: shown,
+            path: name.to_owned(),
             reason: format!("its root is {}, not an object", kind_of(&value)),
         });
     }
+    refuse_duplicates(text, name)?;
     Ok(value)
+}
+
+/// [`SettingsError::DuplicateKey`] for the first key written twice in one object of
+/// `text` (JSON already checked).
+fn refuse_duplicates(text: &str, name: &str) -> Result<(), SettingsError> {
+    match super::strict::first_duplicate_key(text) {
+        Ok(None) => Ok(()),
+        Ok(Some(found)) => Err(SettingsError::DuplicateKey {
+            path: name.to_owned(),
+            node: found.node,
+            key: found.key,
+            line: found.line,
+        }),
+        Err(e) => Err(SettingsError::NotATree {
+            path: name.to_owned(),
+            reason: format!("not JSON (line {}, column {})", e.line(), e.column()),
+        }),
+    }
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, SettingsError> {
@@ -48,11 +78,16 @@ fn read_text(path: &Path) -> Result<String, SettingsError> {
             .err()
             .unwrap_or_else(|| not_a_tree(path, "its root is not an object")));
     }
-    String::from_utf8(bytes).map_err(|_| {
+    let text = String::from_utf8(bytes).map_err(|_| {
         read_tree(path)
             .err()
             .unwrap_or_else(|| not_a_tree(path, "not UTF-8"))
-    })
+    })?;
+    // Whether it is JSON is found by the comparison; a key written twice is not.
+    match super::strict::first_duplicate_key(&text) {
+        Ok(Some(_)) => refuse_duplicates(&text, &path.display().to_string()).map(|()| text),
+        _ => Ok(text),
+    }
 }
 
 fn not_a_tree(path: &Path, reason: &str) -> SettingsError {

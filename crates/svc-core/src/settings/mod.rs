@@ -68,13 +68,14 @@ mod files;
 mod fixture_checks;
 mod merge;
 mod path;
+mod strict;
 mod text;
 mod tree;
 pub(crate) mod typed;
 pub mod walk;
 
 pub use diff::{Patch, apply, apply_in_place, diff};
-pub use files::{FileDiff, diff_files, read_tree};
+pub use files::{FileDiff, diff_files, parse_tree, read_tree};
 pub use merge::{Conflict, Merge, merge};
 pub use path::{ACTION_ROUTES, NodePath, get, leaf_paths, set};
 pub use text::{PatchText, diff_json, diff_json_bytes, diff_json_text, diff_json_text_same_shape};
@@ -171,6 +172,21 @@ pub enum SettingsError {
         path: String,
         /// What is wrong (the parser's line and column, never the file's values).
         reason: String,
+    },
+    /// A settings file writes a key twice in one object: a JSON parser would keep the
+    /// last one silently, so the file is refused.
+    #[error(
+        "{path} writes the key `{key}` twice in one object (node {node}, line {line}); keep one"
+    )]
+    DuplicateKey {
+        /// The file.
+        path: String,
+        /// The node the key names, e.g. `oem/label`.
+        node: String,
+        /// The key.
+        key: String,
+        /// The line (from 1) of its second occurrence.
+        line: usize,
     },
     /// A text given as a settings tree is not JSON (see
     /// [`diff_json`]): which one, and where.

@@ -13,7 +13,9 @@
 //!   bytes after its start are searched again at once, so it cannot swallow the
 //!   answer behind it;
 //! - a GET that gets no answer is sent again (up to [`SerialOptions::get_attempts`]
-//!   times in all): reading twice is harmless; so is a write with `checkOnly=true`,
+//!   silent attempts, during which nothing at all came back; an attempt that got bytes
+//!   but no valid answer — a noisy line that damaged it — is not counted, up to
+//!   [`NOISY_ATTEMPTS_FACTOR`] times as many attempts in all): reading twice is harmless; so is a write with `checkOnly=true`,
 //!   which the unit only validates, and so are the POSTs whose repetition changes
 //!   nothing more ([`REPEATABLE_POSTS`]: a login gives one more token, a lock request
 //!   by the holder renews its lock, an unlock or a save done twice is done once), each
@@ -40,7 +42,10 @@ pub struct SerialOptions {
     /// How long the link may stay silent while an answer is awaited (restarted by every
     /// byte received, so a long answer is never cut short). Default 3 s.
     pub answer_timeout: Duration,
-    /// How many times a GET (or a check-only write) is sent before giving up (at least 1).
+    /// How many silent attempts (nothing at all came back) a GET (or a check-only write,
+    /// or a [repeatable POST](REPEATABLE_POSTS)) is given before giving up (at least 1).
+    /// Attempts whose answer came damaged (bytes arrived, no valid answer) are not
+    /// counted, up to [`NOISY_ATTEMPTS_FACTOR`] × this many attempts in all.
     pub get_attempts: u32,
     /// How long the line may stay silent in the middle of a frame before that frame is
     /// abandoned and the bytes after its start are searched for the next one (a corrupt
@@ -157,13 +162,15 @@ impl SerialLink {
 
     async fn send_in_span(&self, request: &RestRequest) -> Result<ExchangeReply, String> {
         let id = request.id();
-        let attempts = if harmless_to_repeat(request) {
-            self.options.get_attempts.max(1)
+        let (silent_limit, attempts) = if harmless_to_repeat(request) {
+            let silent = self.options.get_attempts.max(1);
+            (silent, silent.saturating_mul(NOISY_ATTEMPTS_FACTOR))
         } else {
-            1
+            (1, 1)
         };
         let mut line = self.line.lock().await;
         let mut last = String::new();
+        let mut silent_attempts = 0;
         for attempt in 1..=attempts {
             let transfer =
                 self.transfer.fetch_add(1, Ordering::Relaxed) & crate::serial::TRANSFER_ID_MASK;
@@ -194,9 +201,13 @@ impl SerialLink {
                 .await
                 .map_err(|e| format!("{}: write failed: {e}", self.describe))?;
             let before = line.decoder.stats();
+            let before_buffered = line.decoder.buffered_len();
             let started = Instant::now();
             let answer = read_answer(&mut line, id, self.options.answer_timeout).await;
             let after = line.decoder.stats();
+            let heard =
+                after.frame_bytes + after.skipped_bytes + line.decoder.buffered_len() as u64
+                    > before.frame_bytes + before.skipped_bytes + before_buffered as u64;
             let skipped = after.skipped_bytes.saturating_sub(before.skipped_bytes);
             let bad_frames = after.bad_frames().saturating_sub(before.bad_frames());
             if skipped > 0 || bad_frames > 0 {
@@ -223,18 +234,33 @@ impl SerialLink {
                     return Err(format!("{}: {e}", self.describe));
                 }
                 Err(Silence::TimedOut) => {
-                    let will_retry = attempt < attempts;
+                    if !heard {
+                        silent_attempts += 1;
+                    }
+                    let will_retry = attempt < attempts && silent_attempts < silent_limit;
                     tracing::info!(
                         attempt,
-                        attempts,
+                        silent_attempts,
+                        damaged_answer = heard,
                         silent_ms = crate::observe::millis(self.options.answer_timeout),
                         will_retry,
                         "serial timeout: no answer"
                     );
-                    last = format!(
-                        "{}: no answer (silent for {:?}; attempt {attempt} of {attempts})",
-                        self.describe, self.options.answer_timeout
-                    );
+                    last = if heard {
+                        format!(
+                            "{}: no valid answer (bytes came, damaged; then silent for {:?}; \
+                             attempt {attempt}, {silent_attempts} of {silent_limit} silent)",
+                            self.describe, self.options.answer_timeout
+                        )
+                    } else {
+                        format!(
+                            "{}: no answer (silent for {:?}; attempt {silent_attempts} of {silent_limit})",
+                            self.describe, self.options.answer_timeout
+                        )
+                    };
+                    if !will_retry {
+                        break;
+                    }
                 }
             }
         }
@@ -247,6 +273,11 @@ impl SerialLink {
         Err(last)
     }
 }
+
+/// How many times more attempts than [`SerialOptions::get_attempts`] a repeatable
+/// request is given in all when its answers keep coming damaged (a noisy line: each
+/// damaged answer shows the unit is there).
+pub const NOISY_ATTEMPTS_FACTOR: u32 = 4;
 
 /// The POST routes (under `/api/v1`) that may be sent again when their answer is lost:
 /// doing them twice leaves the unit as doing them once (a login makes one more token,
