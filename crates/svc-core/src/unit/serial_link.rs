@@ -45,7 +45,9 @@ pub struct SerialOptions {
     /// How many silent attempts (nothing at all came back) a GET (or a check-only write,
     /// or a [repeatable POST](REPEATABLE_POSTS)) is given before giving up (at least 1).
     /// Attempts whose answer came damaged (bytes arrived, no valid answer) are not
-    /// counted, up to [`NOISY_ATTEMPTS_FACTOR`] × this many attempts in all.
+    /// counted, up to [`NOISY_ATTEMPTS_FACTOR`] × this many attempts in all. Default 5:
+    /// on a line that damages a fifth of what crosses it, a request and its answer
+    /// both pass less than two times in three.
     pub get_attempts: u32,
     /// How long the line may stay silent in the middle of a frame before that frame is
     /// abandoned and the bytes after its start are searched for the next one (a corrupt
@@ -58,7 +60,7 @@ impl Default for SerialOptions {
     fn default() -> Self {
         Self {
             answer_timeout: Duration::from_secs(3),
-            get_attempts: 3,
+            get_attempts: 5,
             inter_byte_timeout: DEFAULT_INTER_BYTE_TIMEOUT,
         }
     }

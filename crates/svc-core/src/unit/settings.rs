@@ -483,7 +483,7 @@ impl Unit {
 
 /// How many times [`Unit::apply_wanted`] sends a write whose answer was lost and which
 /// the unit, read back, does not hold.
-const WRITE_ATTEMPTS: u32 = 3;
+const WRITE_ATTEMPTS: u32 = 5;
 
 /// How many times a read or a save (safe to repeat: it changes nothing, or writes what
 /// is already there) is sent when its answer is lost, on top of what the link repeats.

@@ -762,3 +762,68 @@ impl svc_core::unit::Exchange for UnansweredWrites {
         })
     }
 }
+
+/// What `svc device --serial-tcp … settings apply --lock` does, ten times over a line
+/// that damages 20 % of the chunks, with the link's default attempts: a fresh session
+/// logs in, applies a new value under the lock, and logs out. At least 9 of 10 succeed
+/// (a damaged answer shows the unit is there, so it does not use up the silent
+/// attempts; a write whose answer is lost is read back), and each value is applied
+/// once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nine_of_ten_locked_applies_succeed_over_a_noisy_serial_line() {
+    use ins_device_api::Password;
+    use ins_device_api::enums::UserName;
+    use svc_core::unit::serial_link::SerialOptions;
+    use svc_core::unit::{ApplyOptions, Unit};
+    use svc_emulator::SerialFaultConfig;
+    use svc_emulator::device::{DeviceConfig, DeviceEmulator};
+
+    let dev = DeviceEmulator::start(DeviceConfig {
+        pty: false,
+        serial_faults: SerialFaultConfig {
+            rate: 0.2,
+            seed: seed(31),
+            ..SerialFaultConfig::default()
+        },
+        ..DeviceConfig::default()
+    })
+    .await
+    .unwrap();
+    let options = SerialOptions {
+        // The emulated unit answers within milliseconds: a lost answer is known soon.
+        answer_timeout: Duration::from_millis(150),
+        inter_byte_timeout: Duration::from_millis(30),
+        ..SerialOptions::default()
+    };
+    let mut succeeded = 0;
+    let mut failures = Vec::new();
+    for run in 0..10 {
+        let outcome = async {
+            let unit = Unit::serial_tcp_with(dev.serial_tcp(), options).await?;
+            unit.login(UserName::Setup, Password::new("")).await?;
+            let wanted = serde_json::json!({"oem": {"label": format!("run {run}")}});
+            let applied = unit
+                .apply_wanted(
+                    &wanted,
+                    ApplyOptions {
+                        lock: true,
+                        ..ApplyOptions::default()
+                    },
+                )
+                .await;
+            let _ = unit.logout().await;
+            applied
+        }
+        .await;
+        match outcome {
+            Ok(report) => {
+                assert!(report.written, "run {run}: {report:?}");
+                succeeded += 1;
+            }
+            Err(e) => failures.push(format!("run {run}: {e}")),
+        }
+    }
+    assert!(succeeded >= 9, "{succeeded} of 10 succeeded: {failures:?}");
+    assert!(dev.applied_writes() <= 10, "no value applied twice");
+    println!("noisy serial line, locked applies: {succeeded} of 10 succeeded; {failures:?}");
+}
