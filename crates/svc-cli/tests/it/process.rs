@@ -453,3 +453,39 @@ fn interrupted_with_the_embedded_emulator(signal: &str, code: i32) {
     assert!(text.contains("ends with it"), "{text}");
     assert!(!text.contains("goes on in the cloud"), "{text}");
 }
+
+/// Two runs into one `--out`: the second is refused before anything is sent (exit 4,
+/// naming the folder), so a folder never mixes two runs' files while each lists the
+/// same paths as its own. The lock is the folder's `.svc-output.lock`, held here by the
+/// test as another run would hold it; once it is released the run goes through.
+#[test]
+fn a_folder_another_run_is_writing_is_refused() {
+    let cwd = tempfile::tempdir().unwrap();
+    let samples = repository().join("samples");
+    let out = cwd.path().join("results");
+    std::fs::create_dir_all(&out).unwrap();
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(out.join(".svc-output.lock"))
+        .unwrap();
+    lock.try_lock().unwrap();
+    let args = [
+        samples.join("rover.nmea").to_str().unwrap().to_owned(),
+        "--config".to_owned(),
+        samples.join("processing.json").to_str().unwrap().to_owned(),
+        "--out".to_owned(),
+        out.to_str().unwrap().to_owned(),
+        "--json".to_owned(),
+    ];
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = process(cwd.path(), &args);
+    run.fails_with(4);
+    assert!(run.stderr.contains("another run is writing"), "{run:#?}");
+    assert!(run.stderr.contains("nothing was sent"), "{run:#?}");
+    assert_eq!(failure_json(&run)["containerId"], Value::Null);
+    drop(lock);
+    let run = process(cwd.path(), &args);
+    assert_eq!(run.code, 0, "{run:#?}");
+}

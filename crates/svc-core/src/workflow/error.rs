@@ -63,6 +63,20 @@ pub enum WorkflowError {
         reason: String,
     },
 
+    /// Another run (of this program or another) is writing the same output folder: its
+    /// files would be mixed with this run's, each run listing files the other wrote.
+    /// Nothing was sent.
+    #[error(
+        "another run is writing the output folder `{}` (it holds {}); choose another \
+         folder or wait for it; nothing was sent",
+        folder.display(),
+        super::job::OUTPUT_LOCK_FILE
+    )]
+    OutputFolderBusy {
+        /// The folder.
+        folder: PathBuf,
+    },
+
     /// A local input or resource file cannot be used (missing, not a regular file,
     /// unreadable). Nothing was sent.
     #[error("cannot use `{}`: {source}; nothing was sent", path.display())]
@@ -258,7 +272,7 @@ impl WorkflowError {
             Self::LocalFile { .. } => ErrorKind::Io,
             Self::Cloud { source, .. } => source.kind(),
             Self::Transfer { source, .. } => source.kind(),
-            Self::OrganizationBusy { .. } => ErrorKind::Conflict,
+            Self::OrganizationBusy { .. } | Self::OutputFolderBusy { .. } => ErrorKind::Conflict,
             Self::FollowTimeout { .. } => ErrorKind::Timeout,
             Self::Canceled { .. } => ErrorKind::Canceled,
             Self::Internal { .. } => ErrorKind::Internal,

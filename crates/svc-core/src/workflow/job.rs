@@ -100,6 +100,62 @@ pub(super) struct LocalFile {
     pub(super) kind: ContainerFileType,
 }
 
+/// The file in an output folder whose advisory lock a run holds while it may write
+/// there.
+pub const OUTPUT_LOCK_FILE: &str = ".svc-output.lock";
+
+/// Takes the advisory lock of the output folder `folder` (created if needed) for as
+/// long as the returned file is open: two runs never download into one folder at
+/// once. A folder named with [`PROCESSING_ID_PLACEHOLDER`] is each processing's own
+/// and is not locked; neither is one on a file system without locks (the lock is then
+/// only skipped, with a log line).
+///
+/// # Errors
+/// [`WorkflowError::OutputFolderBusy`] when another run holds it;
+/// [`WorkflowError::InvalidJob`] when the folder cannot be created.
+pub(super) fn lock_output_folder(
+    folder: Option<&std::path::Path>,
+) -> Result<Option<std::fs::File>, WorkflowError> {
+    let Some(folder) = folder else {
+        return Ok(None);
+    };
+    if folder
+        .to_str()
+        .is_some_and(|text| text.contains(PROCESSING_ID_PLACEHOLDER))
+    {
+        return Ok(None);
+    }
+    std::fs::create_dir_all(folder).map_err(|e| WorkflowError::InvalidJob {
+        reason: format!(
+            "the output folder `{}` cannot be created: {e}",
+            folder.display()
+        ),
+    })?;
+    let path = folder.join(OUTPUT_LOCK_FILE);
+    let file = match std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+    {
+        Ok(file) => file,
+        Err(e) => {
+            tracing::info!(path = %path.display(), error = %e, "the output folder cannot be locked: going on without");
+            return Ok(None);
+        }
+    };
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(std::fs::TryLockError::WouldBlock) => Err(WorkflowError::OutputFolderBusy {
+            folder: folder.to_path_buf(),
+        }),
+        Err(std::fs::TryLockError::Error(e)) => {
+            tracing::info!(path = %path.display(), error = %e, "the output folder cannot be locked: going on without");
+            Ok(None)
+        }
+    }
+}
+
 /// `folder` with [`PROCESSING_ID_PLACEHOLDER`] replaced.
 pub(super) fn resolve_folder(folder: &std::path::Path, processing_id: Uuid) -> PathBuf {
     match folder.to_str() {

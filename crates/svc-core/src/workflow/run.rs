@@ -84,6 +84,9 @@ impl Run {
         mut options: WorkflowOptions,
     ) -> Result<WorkflowOutcome, WorkflowError> {
         let files = check_job(&job).await?;
+        // Held until the outputs are downloaded: another run writing the same folder
+        // is refused before anything is sent.
+        let _output_lock = super::job::lock_output_folder(job.output_folder.as_deref())?;
         tracing::info!(
             files = files.len(),
             bytes = files.iter().map(|f| f.size).sum::<u64>(),
@@ -203,6 +206,7 @@ impl Run {
         output_folder: Option<PathBuf>,
         mut options: WorkflowOptions,
     ) -> Result<WorkflowOutcome, WorkflowError> {
+        let _output_lock = super::job::lock_output_folder(output_folder.as_deref())?;
         self.set_ids(None, Some(processing_id));
         tracing::info!(%processing_id, "step: reading the processing to resume");
         let processing = self
