@@ -35,6 +35,7 @@ pub const TARGETS: &[&str] = &[
     "response_decoders",
     "emulator_upload",
     "emulator_nmea",
+    "sbgecom_logs",
 ];
 
 /// cargo-fuzz, pinned.

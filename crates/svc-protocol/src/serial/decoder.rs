@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 
 use super::frame::{Message, Parsed, parse, parse_page};
 use super::{
-    HEADER_LEN, LARGE_FRAME_BIT, MAX_FRAME_LEN, MAX_MESSAGE_LEN, MAX_PAGE_DATA, SYNC1, SYNC2,
-    SerialError,
+    FRAME_OVERHEAD, HEADER_LEN, LARGE_FRAME_BIT, MAX_FRAME_LEN, MAX_MESSAGE_LEN, MAX_PAGE_DATA,
+    SYNC1, SYNC2, SerialError,
 };
 
 /// Most bytes reserved ahead for a large message, whatever its page count says.
@@ -109,6 +109,8 @@ pub struct Decoder {
     pending: Vec<u8>,
     /// Whole messages not yet taken.
     ready: VecDeque<Message>,
+    /// Byte offset (in everything pushed) of the first frame of each message of `ready`.
+    ready_offsets: VecDeque<u64>,
     /// The large message being reassembled.
     partial: Option<Partial>,
     stats: DecoderStats,
@@ -117,6 +119,18 @@ pub struct Decoder {
     inter_byte_timeout: Option<Duration>,
     /// When the last byte was pushed with [`Decoder::push_at`].
     last_byte_at: Option<Instant>,
+    /// Where bytes were skipped and frames refused, when asked for
+    /// ([`Decoder::set_fault_log`]).
+    fault_log: Option<FaultLog>,
+}
+
+/// What [`Decoder::set_fault_log`] records.
+#[derive(Clone, Default)]
+struct FaultLog {
+    /// Skipped spans (offset, length), adjacent ones merged.
+    skipped: Vec<(u64, u64)>,
+    /// Refused frame candidates (offset of their sync, why).
+    refused: Vec<(u64, SerialError)>,
 }
 
 /// A large message being reassembled.
@@ -128,6 +142,8 @@ struct Partial {
     count: u16,
     next: u16,
     data: Vec<u8>,
+    /// Byte offset of its first page.
+    offset: u64,
 }
 
 /// Shows lengths and counters, never the bytes held (they may hold a token).
@@ -166,11 +182,13 @@ impl Decoder {
         Decoder {
             pending: Vec::new(),
             ready: VecDeque::new(),
+            ready_offsets: VecDeque::new(),
             partial: None,
             stats: DecoderStats::default(),
             max_message_len: max,
             inter_byte_timeout: None,
             last_byte_at: None,
+            fault_log: None,
         }
     }
 
@@ -245,9 +263,23 @@ impl Decoder {
         let held = std::mem::take(&mut self.pending);
         if held.len() >= 2 {
             self.stats.truncated += 1;
+            if let Some(log) = self.fault_log.as_mut() {
+                let needed = match held.get(4..6) {
+                    Some(&[lo, hi]) => usize::from(u16::from_le_bytes([lo, hi])) + FRAME_OVERHEAD,
+                    _ => HEADER_LEN,
+                };
+                let at = self.stats.frame_bytes + self.stats.skipped_bytes;
+                log.refused.push((
+                    at,
+                    SerialError::Truncated {
+                        needed,
+                        found: held.len(),
+                    },
+                ));
+            }
         }
         // The refused sync byte; the rest is scanned again.
-        self.stats.skipped_bytes += 1;
+        self.skip(1);
         let rest = &held[1..];
         let consumed = self.scan(rest);
         self.pending = rest[consumed..].to_vec();
@@ -286,7 +318,66 @@ impl Decoder {
 
     /// The next whole message, oldest first; `None` until more bytes are pushed.
     pub fn next_message(&mut self) -> Option<Message> {
+        self.ready_offsets.pop_front();
         self.ready.pop_front()
+    }
+
+    /// As [`next_message`](Self::next_message), with the byte offset of the message's
+    /// (first) frame in everything pushed since the decoder was created.
+    pub fn next_message_with_offset(&mut self) -> Option<(u64, Message)> {
+        let message = self.ready.pop_front()?;
+        Some((self.ready_offsets.pop_front().unwrap_or(0), message))
+    }
+
+    /// Starts (`true`) or stops recording where bytes are skipped and which frame
+    /// candidates are refused, for [`take_skipped_spans`](Self::take_skipped_spans)
+    /// and [`take_refused_frames`](Self::take_refused_frames). Off by default. What is
+    /// recorded grows with the faults until taken: take it after each push. Stopping
+    /// drops what was not taken.
+    pub fn set_fault_log(&mut self, on: bool) {
+        match (on, self.fault_log.is_some()) {
+            (true, false) => self.fault_log = Some(FaultLog::default()),
+            (false, true) => self.fault_log = None,
+            _ => {}
+        }
+    }
+
+    /// The spans of skipped bytes recorded since the last call (see
+    /// [`set_fault_log`](Self::set_fault_log)), oldest first, as (offset in
+    /// everything pushed, length); adjacent spans are merged. Their lengths add up to
+    /// the growth of `skipped_bytes` while recording.
+    pub fn take_skipped_spans(&mut self) -> Vec<(u64, u64)> {
+        self.fault_log
+            .as_mut()
+            .map(|log| std::mem::take(&mut log.skipped))
+            .unwrap_or_default()
+    }
+
+    /// The frame candidates refused since the last call (see
+    /// [`set_fault_log`](Self::set_fault_log)), oldest first, as (offset of their sync
+    /// in everything pushed, why): [`SerialError::BadCrc`], [`SerialError::BadEtx`],
+    /// [`SerialError::BadLength`], or [`SerialError::Truncated`] for an incomplete
+    /// frame given up.
+    pub fn take_refused_frames(&mut self) -> Vec<(u64, SerialError)> {
+        self.fault_log
+            .as_mut()
+            .map(|log| std::mem::take(&mut log.refused))
+            .unwrap_or_default()
+    }
+
+    /// Counts `n` bytes skipped at the current position (recording the span if asked).
+    fn skip(&mut self, n: u64) {
+        if n == 0 {
+            return;
+        }
+        let at = self.stats.frame_bytes + self.stats.skipped_bytes;
+        if let Some(log) = self.fault_log.as_mut() {
+            match log.skipped.last_mut() {
+                Some((start, len)) if *start + *len == at => *len += n,
+                _ => log.skipped.push((at, n)),
+            }
+        }
+        self.stats.skipped_bytes += n;
     }
 
     /// An iterator over the whole messages decoded so far (taking them).
@@ -342,10 +433,10 @@ impl Decoder {
             let Some(offset) = find_sync(rest) else {
                 let keep = usize::from(rest.last() == Some(&SYNC1));
                 let skipped = rest.len() - keep;
-                self.stats.skipped_bytes += skipped as u64;
+                self.skip(skipped as u64);
                 return pos + skipped;
             };
-            self.stats.skipped_bytes += offset as u64;
+            self.skip(offset as u64);
             pos += offset;
             match parse(&data[pos..]) {
                 Parsed::Incomplete { .. } => return pos,
@@ -355,26 +446,34 @@ impl Decoder {
                         SerialError::BadEtx { .. } => self.stats.bad_etx += 1,
                         _ => self.stats.bad_crc += 1,
                     }
-                    self.stats.skipped_bytes += 1;
+                    if let Some(log) = self.fault_log.as_mut() {
+                        let at = self.stats.frame_bytes + self.stats.skipped_bytes;
+                        log.refused.push((at, error));
+                    }
+                    self.skip(1);
                     pos += 1;
                 }
                 Parsed::Frame { id, class, len } => {
+                    let at = self.stats.frame_bytes + self.stats.skipped_bytes;
                     self.stats.frames += 1;
                     self.stats.frame_bytes += len as u64;
-                    self.on_frame(id, class, &data[pos + HEADER_LEN..pos + len - 3]);
+                    self.on_frame(id, class, &data[pos + HEADER_LEN..pos + len - 3], at);
                     pos += len;
                 }
             }
         }
     }
 
-    fn on_frame(&mut self, id: u8, class: u8, data: &[u8]) {
+    fn on_frame(&mut self, id: u8, class: u8, data: &[u8], at: u64) {
         if class & LARGE_FRAME_BIT == 0 {
-            self.deliver(Message {
-                id,
-                class,
-                data: data.to_vec(),
-            });
+            self.deliver(
+                Message {
+                    id,
+                    class,
+                    data: data.to_vec(),
+                },
+                at,
+            );
             return;
         }
         let class = class & !LARGE_FRAME_BIT;
@@ -404,6 +503,7 @@ impl Decoder {
                 transfer_id: page.transfer_id,
                 count: page.count,
                 next: 0,
+                offset: at,
                 data: Vec::with_capacity(expected.min(self.max_message_len).min(MAX_RESERVE)),
             });
         }
@@ -421,17 +521,21 @@ impl Decoder {
         if partial.next == partial.count
             && let Some(done) = self.partial.take()
         {
-            self.deliver(Message {
-                id: done.id,
-                class: done.class,
-                data: done.data,
-            });
+            self.deliver(
+                Message {
+                    id: done.id,
+                    class: done.class,
+                    data: done.data,
+                },
+                done.offset,
+            );
         }
     }
 
-    fn deliver(&mut self, message: Message) {
+    fn deliver(&mut self, message: Message, at: u64) {
         self.stats.messages += 1;
         self.ready.push_back(message);
+        self.ready_offsets.push_back(at);
     }
 }
 
@@ -481,6 +585,58 @@ mod tests {
             pushed as u64,
             "{s:?}"
         );
+    }
+
+    #[test]
+    fn offsets_and_fault_log() {
+        let good = encode_message(1, 2, b"abc", 0);
+        let mut bad = encode_message(3, 4, b"defg", 0);
+        let crc_at = bad.len() - 3;
+        bad[crc_at] ^= 0xff;
+        let large = encode_message(5, 6, &[9; MAX_PAYLOAD + 1], 0);
+        let mut stream = b"xy".to_vec();
+        stream.extend_from_slice(&good);
+        stream.extend_from_slice(&bad);
+        stream.extend_from_slice(&large);
+        stream.extend_from_slice(&good[..8]);
+        let mut decoder = Decoder::new();
+        decoder.set_fault_log(true);
+        for chunk in stream.chunks(5) {
+            decoder.push(chunk);
+        }
+        decoder.resync();
+        let (at, message) = decoder.next_message_with_offset().unwrap();
+        assert_eq!((at, message.data.as_slice()), (2, &b"abc"[..]));
+        let (at, message) = decoder.next_message_with_offset().unwrap();
+        assert_eq!(at as usize, 2 + good.len() + bad.len());
+        assert_eq!(message.data.len(), MAX_PAYLOAD + 1);
+        assert!(decoder.next_message_with_offset().is_none());
+        let refused = decoder.take_refused_frames();
+        assert_eq!(refused.len(), 2, "{refused:?}");
+        assert_eq!(refused[0].0 as usize, 2 + good.len());
+        assert!(matches!(refused[0].1, SerialError::BadCrc { .. }));
+        let end = 2 + good.len() + bad.len() + large.len();
+        assert_eq!(refused[1].0 as usize, end);
+        assert_eq!(
+            refused[1].1,
+            SerialError::Truncated {
+                needed: good.len(),
+                found: 8
+            }
+        );
+        let spans = decoder.take_skipped_spans();
+        assert_eq!(
+            spans,
+            vec![
+                (0, 2),
+                ((2 + good.len()) as u64, bad.len() as u64),
+                (end as u64, 8)
+            ]
+        );
+        let total: u64 = spans.iter().map(|s| s.1).sum();
+        assert_eq!(total, decoder.stats().skipped_bytes);
+        assert!(decoder.take_skipped_spans().is_empty());
+        check_invariant(&decoder, stream.len());
     }
 
     #[test]
