@@ -21,6 +21,8 @@
 //! the fixes' median position ([`location`]).
 //!
 //! # Input rules
+//! - A file whose first bytes hold a valid sbgECom log frame is a unit's binary
+//!   data-logger session: its navigation positions are read as epochs (see [`binary`]).
 //! - A line whose first non-blank byte is `$` is an NMEA sentence. Any other line (IMU CSV,
 //!   logs, binary data) is ignored without a warning; a file without any sentence gets one
 //!   informational note in the report (`no GNSS sentences in FILE`).
@@ -56,6 +58,7 @@
 //! The outputs depend only on the input bytes and their order: no clock, no randomness, a fixed
 //! key order and fixed decimal formatting (`-0.000` is written `0.000`).
 
+mod binary;
 mod location;
 mod nmea;
 mod places;

@@ -63,12 +63,28 @@ pub(super) fn scan_file(
     found: impl FnMut(Record),
 ) -> FileScan {
     match File::open(&input.location) {
-        Ok(file) => scan(
-            &input.path,
-            BufReader::with_capacity(READ_BUFFER, file),
-            warnings,
-            found,
-        ),
+        Ok(file) => {
+            let mut reader = BufReader::with_capacity(READ_BUFFER, file);
+            // A unit's binary session, or text: told apart by its first bytes.
+            let binary = reader.fill_buf().is_ok_and(|start| {
+                super::binary::is_binary_log(&start[..start.len().min(super::binary::SNIFF_BYTES)])
+            });
+            if binary {
+                let location = input.location.clone();
+                return super::binary::scan_log(
+                    &input.path,
+                    || {
+                        Ok(BufReader::with_capacity(
+                            READ_BUFFER,
+                            File::open(&location)?,
+                        ))
+                    },
+                    warnings,
+                    found,
+                );
+            }
+            scan(&input.path, reader, warnings, found)
+        }
         Err(e) => {
             warnings.push(format!("cannot open {}: {e}; file skipped", input.path));
             let mut scan = FileScan::new(&input.path);
@@ -79,7 +95,7 @@ pub(super) fn scan_file(
 }
 
 impl FileScan {
-    fn new(path: &str) -> Self {
+    pub(super) fn new(path: &str) -> Self {
         Self {
             path: path.to_owned(),
             sentences: 0,

@@ -1,0 +1,364 @@
+//! A unit's data-logger session (sbgECom binary output logs, decoded by `svc-logs`) as
+//! GNSS input, read as the NMEA is: each position of the unit's navigation solution
+//! becomes an epoch, dated in UTC.
+//!
+//! - A file is a binary log when the first [`SNIFF_BYTES`] bytes hold a valid sbgECom
+//!   log frame (a session's later files may start in the middle of a frame).
+//! - Positions: each `ekfNav` record whose solution mode is `NavPosition` (latitude,
+//!   longitude, ellipsoidal height = altitude + undulation, north and east velocity); a
+//!   file without any such record is read again for its `gps1Pos` records with a
+//!   position (no velocity: the trajectory's finite differences give it).
+//! - Time: the unit stamps records with its time since power-up (µs, a u32 that wraps
+//!   every 71.6 minutes). The latest `utcTime` record whose UTC is known
+//!   (`NoLeapSec` or `Initialized`) maps it to UTC: a record's UTC time is that record's
+//!   UTC plus the difference of their timestamps. Positions before the first such
+//!   `utcTime` have no date and are skipped (counted).
+//! - Frames that are not valid (bad CRC, garbage, a truncated end) are skipped; their
+//!   count goes to the file's notes.
+
+use std::io::{BufRead, Read};
+
+use svc_logs::records::{GnssPos, GnssPosType, SolutionMode, UtcStatus, UtcTime, solution_mode};
+use svc_logs::{LogDecoder, LogReader, Record as LogRecord};
+
+use super::nmea::{FileScan, Gga, Record, Rmc, Sentence};
+use super::trajectory::DAY_MS;
+
+/// How many bytes at the start of a file decide whether it is a binary log.
+pub(super) const SNIFF_BYTES: usize = 16 * 1024;
+
+/// Whether `start` (the first bytes of a file) holds a valid sbgECom log frame.
+pub(super) fn is_binary_log(start: &[u8]) -> bool {
+    let mut decoder = LogDecoder::new();
+    decoder.feed(start);
+    decoder.next_record().is_some()
+}
+
+/// Which records give the positions.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Source {
+    Nav,
+    Gnss,
+}
+
+/// Reads the binary log `open()` gives (once, or twice when it has no `ekfNav`
+/// position), handing each dated position to `found`.
+pub(super) fn scan_log<R: BufRead>(
+    path: &str,
+    mut open: impl FnMut() -> std::io::Result<R>,
+    warnings: &mut Vec<String>,
+    mut found: impl FnMut(Record),
+) -> FileScan {
+    let mut scan = FileScan::new(path);
+    for source in [Source::Nav, Source::Gnss] {
+        let reader = match open() {
+            Ok(reader) => reader,
+            Err(e) => {
+                warnings.push(format!("cannot read {path}: {e}; file skipped"));
+                return scan;
+            }
+        };
+        let (used, undated, stats) = read_positions(reader, source, &mut found, warnings, path);
+        scan.sentences += used + undated;
+        if undated > 0 {
+            scan.notes.push(format!(
+                "{undated} positions before the first UTC time of the log skipped"
+            ));
+        }
+        let bad = stats.bad_crc + stats.truncated + stats.unknown + stats.invalid_payload;
+        if bad > 0 || stats.skipped_bytes > 0 {
+            scan.notes.push(format!(
+                "{bad} frames and {} bytes of the log skipped (bad CRC, unknown, truncated)",
+                stats.skipped_bytes
+            ));
+        }
+        if used > 0 || source == Source::Gnss {
+            if used == 0 {
+                scan.notes.push("no position in the binary log".to_owned());
+            }
+            return scan;
+        }
+        // No navigation position at all: read the GNSS positions instead.
+        scan.notes.clear();
+        scan.sentences = 0;
+    }
+    scan
+}
+
+/// The UTC time (ms since 1970-01-01) of a `utcTime` record whose UTC is known.
+fn utc_ms(utc: &UtcTime) -> Option<i64> {
+    match utc.utc_status() {
+        Some(UtcStatus::NoLeapSec | UtcStatus::Initialized) => {}
+        _ => return None,
+    }
+    let days = days_from_civil(
+        i64::from(utc.year),
+        i64::from(utc.month),
+        i64::from(utc.day),
+    )?;
+    let seconds = i64::from(utc.hour) * 3600 + i64::from(utc.minute) * 60 + i64::from(utc.second);
+    Some(days * DAY_MS + seconds * 1000 + i64::from(utc.nanosecond / 1_000_000))
+}
+
+/// Days since 1970-01-01 of a civil date (proleptic Gregorian); `None` out of range.
+fn days_from_civil(year: i64, month: i64, day: i64) -> Option<i64> {
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || !(1970..=9999).contains(&year) {
+        return None;
+    }
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    Some(era * 146_097 + doe - 719_468)
+}
+
+/// Reads one pass of the log: (positions handed out, positions without UTC, stats).
+fn read_positions(
+    reader: impl Read,
+    source: Source,
+    found: &mut impl FnMut(Record),
+    warnings: &mut Vec<String>,
+    path: &str,
+) -> (u64, u64, svc_logs::Stats) {
+    let mut log = LogReader::new(reader);
+    // The unit's timestamp and the UTC time of the latest utcTime with a known UTC.
+    let mut clock: Option<(u32, i64)> = None;
+    let (mut used, mut undated) = (0_u64, 0_u64);
+    loop {
+        let record = match log.next_record() {
+            Ok(Some(record)) => record,
+            Ok(None) => break,
+            Err(e) => {
+                warnings.push(format!("read error in {path}: {e}"));
+                break;
+            }
+        };
+        // (timestamp, latitude, longitude, ellipsoidal height, velocity, GGA quality)
+        let position = match (&record, source) {
+            (LogRecord::UtcTime(utc), _) => {
+                if let Some(ms) = utc_ms(utc) {
+                    clock = Some((utc.timestamp, ms));
+                }
+                None
+            }
+            (LogRecord::EkfNav(nav), Source::Nav)
+                if solution_mode(nav.status) == Some(SolutionMode::NavPosition) =>
+            {
+                Some((
+                    nav.timestamp,
+                    nav.position[0],
+                    nav.position[1],
+                    nav.position[2] + f64::from(nav.undulation),
+                    Some([f64::from(nav.velocity[0]), f64::from(nav.velocity[1])]),
+                    1,
+                ))
+            }
+            (LogRecord::Gps1Pos(pos), Source::Gnss) => quality(pos).map(|quality| {
+                (
+                    pos.timestamp,
+                    pos.latitude,
+                    pos.longitude,
+                    pos.altitude + f64::from(pos.undulation),
+                    None,
+                    quality,
+                )
+            }),
+            _ => None,
+        };
+        let Some((timestamp, lat, lon, height, velocity, quality)) = position else {
+            continue;
+        };
+        if !(lat.is_finite() && lon.is_finite() && height.is_finite())
+            || lat.abs() > 90.0
+            || lon.abs() > 180.0
+        {
+            continue;
+        }
+        let Some((at, utc)) = clock else {
+            undated += 1;
+            continue;
+        };
+        // The unit's clock wraps every 2^32 µs: the difference is read as signed.
+        let since = i64::from(timestamp.wrapping_sub(at) as i32);
+        let time_ms = utc + since.div_euclid(1000);
+        let (day, tod_ms) = (time_ms.div_euclid(DAY_MS), time_ms.rem_euclid(DAY_MS));
+        found(Record {
+            tod_ms,
+            sentence: Sentence::Rmc(Rmc {
+                lat,
+                lon,
+                day,
+                velocity: velocity.filter(|v| v.iter().all(|c| c.is_finite())),
+            }),
+        });
+        found(Record {
+            tod_ms,
+            sentence: Sentence::Gga(Gga {
+                lat,
+                lon,
+                height,
+                quality,
+            }),
+        });
+        used += 1;
+    }
+    (used, undated, log.stats())
+}
+
+/// The GGA fix quality of a GNSS position (1 single, 2 differential, 4 RTK fixed, 5
+/// RTK float; PPP and a fixed location as 1); `None` without a position.
+fn quality(pos: &GnssPos) -> Option<u8> {
+    match pos.pos_type()? {
+        GnssPosType::NoSolution => None,
+        GnssPosType::PsrDiff | GnssPosType::Sbas | GnssPosType::Omnistar => Some(2),
+        GnssPosType::RtkInt => Some(4),
+        GnssPosType::RtkFloat => Some(5),
+        _ => Some(1),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{InputFile, process};
+    use svc_logs::records::{EkfNav, GnssPos, UtcTime};
+    use svc_logs::{Record, encode_frame};
+
+    /// `utcTime` with a known UTC (status: UTC initialized), at unit time `timestamp`.
+    fn utc(timestamp: u32, second: u8, nanosecond: u32) -> Record {
+        Record::UtcTime(UtcTime {
+            timestamp,
+            status: 2 << 6,
+            year: 2026,
+            month: 11,
+            day: 29,
+            hour: 10,
+            minute: 0,
+            second,
+            nanosecond,
+            ..UtcTime::default()
+        })
+    }
+
+    fn nav(timestamp: u32, lat: f64, mode: u32) -> Record {
+        Record::EkfNav(EkfNav {
+            timestamp,
+            velocity: [1.0, 2.0, 0.0],
+            position: [lat, 2.35, 35.0],
+            undulation: 45.0,
+            status: mode,
+            ..EkfNav::default()
+        })
+    }
+
+    fn log(records: &[Record]) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        for (i, record) in records.iter().enumerate() {
+            bytes.extend(encode_frame(record, (i & 0xF) as u8).expect("a frame"));
+        }
+        bytes
+    }
+
+    fn input(dir: &std::path::Path, name: &str, bytes: &[u8]) -> InputFile {
+        let location = dir.join(name.replace('/', "_"));
+        std::fs::write(&location, bytes).expect("write");
+        InputFile {
+            path: name.to_owned(),
+            location,
+        }
+    }
+
+    fn rows(outcome: &super::super::Outcome) -> Vec<String> {
+        let csv = outcome
+            .outputs
+            .iter()
+            .find(|o| o.path == "trajectory.csv")
+            .expect("a trajectory");
+        String::from_utf8(csv.bytes.clone())
+            .expect("text")
+            .lines()
+            .skip(1)
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// A session: positions before the first UTC are skipped; each navigation position
+    /// after it is an epoch at the UTC its timestamp maps to, with its ellipsoidal
+    /// height and north/east velocity; positions not in NavPosition mode are left out;
+    /// garbage and a truncated end change nothing.
+    #[test]
+    fn a_binary_session_is_read_as_the_navigation_positions() {
+        let dir = tempfile::tempdir().expect("a folder");
+        let mut bytes = log(&[
+            nav(500_000, 48.0, 4),
+            utc(1_000_000, 0, 0),
+            nav(1_200_000, 48.1, 4),
+            nav(1_400_000, 48.2, 2),
+            nav(1_600_000, 48.3, 4),
+        ]);
+        bytes.extend(b"noise between frames");
+        bytes.extend(log(&[nav(2_000_000, 48.4, 4)]));
+        let whole = log(&[nav(2_200_000, 48.5, 4)]);
+        bytes.extend(&whole[..whole.len() - 3]);
+        let file = input(dir.path(), "rover/session.001", &bytes);
+        let outcome = process(&[file], &serde_json::Map::new()).expect("processed");
+        let rows = rows(&outcome);
+        assert_eq!(rows.len(), 3, "{rows:?}");
+        assert!(
+            rows[0].starts_with(
+                "2026-11-29T10:00:00.200Z,48.100000000,2.350000000,80.000,1.000,2.000,"
+            ),
+            "{}",
+            rows[0]
+        );
+        assert!(
+            rows[1].starts_with("2026-11-29T10:00:00.600Z,48.300000000,"),
+            "{}",
+            rows[1]
+        );
+        assert!(
+            rows[2].starts_with("2026-11-29T10:00:01.000Z,48.400000000,"),
+            "{}",
+            rows[2]
+        );
+    }
+
+    /// The unit's clock wraps every 2^32 µs; a file without navigation positions gives
+    /// its GNSS positions.
+    #[test]
+    fn the_clock_wraps_and_gnss_positions_stand_in() {
+        let dir = tempfile::tempdir().expect("a folder");
+        let near_wrap = u32::MAX - 100_000;
+        let gnss = |timestamp: u32, lat: f64| {
+            Record::Gps1Pos(GnssPos {
+                timestamp,
+                status: 7 << 6,
+                latitude: lat,
+                longitude: 2.35,
+                altitude: 35.0,
+                undulation: 45.0,
+                ..GnssPos::default()
+            })
+        };
+        let bytes = log(&[
+            utc(near_wrap, 0, 0),
+            gnss(near_wrap.wrapping_add(200_000), 48.1),
+            gnss(near_wrap.wrapping_add(400_000), 48.2),
+        ]);
+        let file = input(dir.path(), "rover/session.002", &bytes);
+        let outcome = process(&[file], &serde_json::Map::new()).expect("processed");
+        let rows = rows(&outcome);
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        assert!(
+            rows[0].starts_with("2026-11-29T10:00:00.200Z,48.100000000"),
+            "{}",
+            rows[0]
+        );
+        assert!(
+            rows[1].starts_with("2026-11-29T10:00:00.400Z,48.200000000"),
+            "{}",
+            rows[1]
+        );
+    }
+}
