@@ -101,11 +101,32 @@ pub(super) struct LocalFile {
 }
 
 /// The file in an output folder whose advisory lock a run holds while it may write
-/// there.
+/// there (removed when the run ends).
 pub const OUTPUT_LOCK_FILE: &str = ".svc-output.lock";
 
+/// The advisory lock of an output folder, held until dropped: then the lock file is
+/// removed (while still locked), and the folder too when the lock created it and
+/// nothing was written into it.
+#[derive(Debug)]
+pub(super) struct OutputLock {
+    file: Option<std::fs::File>,
+    path: PathBuf,
+    created: Option<PathBuf>,
+}
+
+impl Drop for OutputLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+        drop(self.file.take());
+        if let Some(folder) = &self.created {
+            // Only an empty folder is removed.
+            let _ = std::fs::remove_dir(folder);
+        }
+    }
+}
+
 /// Takes the advisory lock of the output folder `folder` (created if needed) for as
-/// long as the returned file is open: two runs never download into one folder at
+/// long as the returned guard lives: two runs never download into one folder at
 /// once. A folder named with [`PROCESSING_ID_PLACEHOLDER`] is each processing's own
 /// and is not locked; neither is one on a file system without locks (the lock is then
 /// only skipped, with a log line).
@@ -115,7 +136,7 @@ pub const OUTPUT_LOCK_FILE: &str = ".svc-output.lock";
 /// [`WorkflowError::InvalidJob`] when the folder cannot be created.
 pub(super) fn lock_output_folder(
     folder: Option<&std::path::Path>,
-) -> Result<Option<std::fs::File>, WorkflowError> {
+) -> Result<Option<OutputLock>, WorkflowError> {
     let Some(folder) = folder else {
         return Ok(None);
     };
@@ -125,6 +146,7 @@ pub(super) fn lock_output_folder(
     {
         return Ok(None);
     }
+    let created = (!folder.exists()).then(|| folder.to_path_buf());
     std::fs::create_dir_all(folder).map_err(|e| WorkflowError::InvalidJob {
         reason: format!(
             "the output folder `{}` cannot be created: {e}",
@@ -132,6 +154,10 @@ pub(super) fn lock_output_folder(
         ),
     })?;
     let path = folder.join(OUTPUT_LOCK_FILE);
+    let unlocked = |e: &dyn std::fmt::Display| {
+        tracing::info!(path = %path.display(), error = %e, "the output folder cannot be locked: going on without");
+        Ok(None)
+    };
     let file = match std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
@@ -139,20 +165,18 @@ pub(super) fn lock_output_folder(
         .open(&path)
     {
         Ok(file) => file,
-        Err(e) => {
-            tracing::info!(path = %path.display(), error = %e, "the output folder cannot be locked: going on without");
-            return Ok(None);
-        }
+        Err(e) => return unlocked(&e),
     };
     match file.try_lock() {
-        Ok(()) => Ok(Some(file)),
+        Ok(()) => Ok(Some(OutputLock {
+            file: Some(file),
+            path,
+            created,
+        })),
         Err(std::fs::TryLockError::WouldBlock) => Err(WorkflowError::OutputFolderBusy {
             folder: folder.to_path_buf(),
         }),
-        Err(std::fs::TryLockError::Error(e)) => {
-            tracing::info!(path = %path.display(), error = %e, "the output folder cannot be locked: going on without");
-            Ok(None)
-        }
+        Err(std::fs::TryLockError::Error(e)) => unlocked(&e),
     }
 }
 
