@@ -49,6 +49,7 @@ mod credentials;
 mod device;
 mod exit;
 mod fleet;
+mod logs;
 mod output;
 mod process;
 mod resources;
@@ -88,6 +89,8 @@ enum Command {
     Device(device::DeviceArgs),
     /// Verify webhook deliveries, or receive them.
     Webhooks(webhooks::WebhooksArgs),
+    /// The unit's recordings: sbgECom binary logs as tables.
+    Logs(logs::LogsArgs),
     /// Print the shell completions (bash, zsh, fish) for packagers.
     #[command(hide = true)]
     Completions(completions::CompletionsArgs),
@@ -107,6 +110,7 @@ async fn main() -> ExitCode {
         Command::Processings(args) => resources::processings(args).await,
         Command::Device(args) => device::run(args).await,
         Command::Webhooks(args) => webhooks::run(args).await,
+        Command::Logs(args) => logs::run(args).await,
         Command::Completions(args) => completions::completions(&args, Cli::command()),
         Command::Man(args) => completions::man(&args, Cli::command()),
     }

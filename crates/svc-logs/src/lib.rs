@@ -16,7 +16,9 @@
 //!   messages and a truncated end are skipped, counted ([`Stats`]) and located
 //!   ([`Fault`]), never a panic, never a good frame lost after them;
 //! - [`columns`]: the column titles and units the vendor's `sbgBasicLogger` writes for
-//!   each message, for tables built from the records.
+//!   each message, for tables built from the records;
+//! - [`tables`]: the records as Arrow tables, a batch per message every 65 536 rows,
+//!   and [`files`]: those tables as CSV or (feature `parquet`) Parquet files.
 //!
 //! The framing (sync, CRC, large frames) is [`svc_protocol::serial`]'s. The layouts
 //! follow the vendor's MIT-licensed `SBG-Systems/sbgECom` (release 5.2):
@@ -42,9 +44,11 @@
 #![cfg_attr(not(test), warn(clippy::expect_used))]
 
 pub mod columns;
+pub mod files;
 mod kind;
 mod reader;
 pub mod records;
+pub mod tables;
 mod wire;
 
 pub use kind::{
