@@ -140,6 +140,160 @@ enum LoggerCommand {
     Status,
     Start,
     Stop,
+    /// The recorded sessions and their files, over FTP: one JSON object per line.
+    Sessions {
+        #[command(flatten)]
+        ftp: FtpArgs,
+    },
+    /// Download a session (SESSION) or one of its files (SESSION/FILE) over FTP into
+    /// OUT/SESSION/, resumed after a dropped connection, sizes checked.
+    Download {
+        /// The session, or SESSION/FILE.
+        session: String,
+        /// The folder to write into.
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// Delete the session from the unit once every file is downloaded and its
+        /// size checked (needs the FTP WRITE right: operator and above).
+        #[arg(long)]
+        delete_after: bool,
+        #[command(flatten)]
+        ftp: FtpArgs,
+    },
+    /// Delete a session over FTP (the FTP WRITE right: operator and above).
+    Delete {
+        /// The session.
+        session: String,
+        #[command(flatten)]
+        ftp: FtpArgs,
+    },
+}
+
+/// Where the unit's FTP server is.
+#[derive(Args, Debug)]
+struct FtpArgs {
+    /// The unit's FTP server, HOST:PORT (default: the host of --url on port 21).
+    #[arg(long, value_name = "HOST:PORT")]
+    ftp: Option<String>,
+}
+
+/// The FTP user when `--user` is not given: the lowest role, which may list and
+/// download.
+const FTP_DEFAULT_USER: &str = "viewer";
+
+impl From<svc_core::unit::LoggerError> for Failure {
+    fn from(e: svc_core::unit::LoggerError) -> Self {
+        Self {
+            code: crate::exit::code_for(e.kind()),
+            message: e.to_string(),
+        }
+    }
+}
+
+/// The FTP address: `--ftp`, else the host of `--url` on port 21.
+fn ftp_address(args: &DeviceArgs, ftp: &FtpArgs) -> Result<String, Failure> {
+    if let Some(address) = &ftp.ftp {
+        return Ok(address.clone());
+    }
+    let url = args.url.as_deref().ok_or_else(|| {
+        Failure::usage("say where the unit's FTP server is: --ftp HOST:PORT (or --url URL)")
+    })?;
+    let parsed = svc_core::unit::unit_address(url).map_err(Failure::usage)?;
+    // `host_str` keeps the brackets of an IPv6 address.
+    let host = parsed
+        .host_str()
+        .ok_or_else(|| Failure::usage(format!("--url {url} has no host")))?;
+    Ok(format!("{host}:21"))
+}
+
+/// `svc device logger sessions|download|delete`: over FTP, without a REST session.
+async fn logger_files(args: &DeviceArgs, command: &LoggerCommand) -> Result<(), Failure> {
+    let ftp = match command {
+        LoggerCommand::Sessions { ftp }
+        | LoggerCommand::Download { ftp, .. }
+        | LoggerCommand::Delete { ftp, .. } => ftp,
+        _ => return Ok(()),
+    };
+    let address = ftp_address(args, ftp)?;
+    let user = args.user.as_deref().unwrap_or(FTP_DEFAULT_USER);
+    user_name(user)?;
+    let password = read_secret(
+        "SVC_DEVICE_PASSWORD",
+        args.password_stdin,
+        &format!("Password for {user}: "),
+        false,
+    )?
+    .unwrap_or_else(|| Password::new(""));
+    // With --url, `sessions` also reads the data logger's status to say which session
+    // is being recorded (as the same user, with the same password).
+    let rest = match (&args.url, command) {
+        (Some(url), LoggerCommand::Sessions { .. }) => Some((url.clone(), password.clone())),
+        _ => None,
+    };
+    let files = svc_core::unit::LoggerFiles::new(address, user, password);
+    let mut signals = crate::exit::Signals::listen();
+    interruptible(&mut signals, async {
+        match command {
+            LoggerCommand::Sessions { .. } => {
+                let sessions = match rest {
+                    Some((url, password)) => {
+                        let unit = Unit::http(&url)?;
+                        if args.user.is_some() {
+                            unit.login(user_name(user)?, password).await?;
+                        }
+                        let sessions = unit.logger_sessions(&files).await;
+                        if args.user.is_some() {
+                            let _ = unit.logout().await;
+                        }
+                        sessions?
+                    }
+                    None => files.sessions().await?,
+                };
+                for session in sessions {
+                    let listed = json!({
+                        "session": session.name,
+                        "size": session.size(),
+                        "recording": session.recording,
+                        "files": session.files.iter().map(|f| json!({"name": f.name, "size": f.size})).collect::<Vec<_>>(),
+                    });
+                    print_json(&listed, false)?;
+                }
+                Ok(())
+            }
+            LoggerCommand::Download {
+                session,
+                out,
+                delete_after,
+                ..
+            } => {
+                let done = files.download(session, out).await?;
+                let mut deleted = false;
+                if *delete_after {
+                    // Only now: every file is complete and its size checked.
+                    let name = session.split('/').next().unwrap_or(session);
+                    files.delete(name).await?;
+                    deleted = true;
+                }
+                print_json(
+                    &json!({
+                        "session": session,
+                        "files": done.files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
+                        "bytes": done.bytes,
+                        "resumed": done.resumed,
+                        "deleted": deleted,
+                    }),
+                    false,
+                )
+            }
+            LoggerCommand::Delete { session, .. } => {
+                files.delete(session).await?;
+                eprintln!("svc device: session {session} deleted");
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    })
+    .await
 }
 
 pub async fn run(args: DeviceArgs) -> ExitCode {
@@ -312,6 +466,15 @@ async fn execute(args: DeviceArgs) -> Result<(), Failure> {
     if let DeviceCommand::Fleet(fleet) = &args.command {
         return crate::fleet::run(fleet, args.user.as_deref(), args.password_stdin).await;
     }
+    // The logger's files are on the unit's FTP server: no REST session.
+    if let DeviceCommand::Logger(
+        command @ (LoggerCommand::Sessions { .. }
+        | LoggerCommand::Download { .. }
+        | LoggerCommand::Delete { .. }),
+    ) = &args.command
+    {
+        return logger_files(&args, command).await;
+    }
     // Before the first request (a login, `/info`): a signal at any moment is answered
     // with its code.
     let mut signals = crate::exit::Signals::listen();
@@ -363,6 +526,10 @@ async fn command(unit: &Unit, command: &DeviceCommand) -> Result<(), Failure> {
                 LoggerCommand::Status => {}
                 LoggerCommand::Start => unit.logger_start().await?,
                 LoggerCommand::Stop => unit.logger_stop().await?,
+                // Handled above, over FTP.
+                LoggerCommand::Sessions { .. }
+                | LoggerCommand::Download { .. }
+                | LoggerCommand::Delete { .. } => return Ok(()),
             }
             let status = unit.logger_status().await?;
             print_json(

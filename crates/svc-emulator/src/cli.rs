@@ -61,9 +61,10 @@ pub struct EmulatorArgs {
     #[arg(long)]
     pub no_device: bool,
     /// How many emulated units to run (0 to 256; 0 is `--no-device`), each with its own
-    /// serial number, HTTP port, serial bridge and state; the JSON line lists them
-    /// under `devices` (`device_url` etc. name the first). With `--port P`, unit k
-    /// (0-based) takes P+4+2k and P+5+2k.
+    /// serial number, HTTP port, serial bridge, FTP server and state; the JSON line
+    /// lists them under `devices` (`device_url`, `device_ftp` etc. name the first).
+    /// With `--port P`, unit k (0-based) takes P+4+2k and P+5+2k; FTP servers always
+    /// take any free port.
     #[arg(
         long,
         value_name = "N",

@@ -44,6 +44,9 @@ pub struct EmulatedDevice {
     pub device_url: String,
     /// Its serial-over-TCP bridge, `host:port`.
     pub device_serial_tcp: String,
+    /// Its FTP server of the data logger's files, `host:port` (plain FTP, passive mode;
+    /// the unit's users log in, see `docs/emulator.md`).
+    pub device_ftp: String,
     /// The serial number it reports in `/info`.
     pub serial_number: String,
     /// Its pseudo-terminal, when it has one.
@@ -57,5 +60,8 @@ pub struct EmulatedDevice {
 pub struct EmulatorLine {
     #[serde(flatten)]
     pub info: EmulatorInfo,
+    /// The first unit's FTP server of its data logger's files, `host:port` (beside
+    /// `device_url`; `None` without a unit).
+    pub device_ftp: Option<String>,
     pub devices: Vec<EmulatedDevice>,
 }

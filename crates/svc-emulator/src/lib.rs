@@ -199,6 +199,7 @@ impl Emulator {
             .map(|d| EmulatedDevice {
                 device_url: d.url().to_owned(),
                 device_serial_tcp: d.serial_tcp().to_owned(),
+                device_ftp: d.ftp_address().to_owned(),
                 serial_number: d.serial_number().to_owned(),
                 device_serial_path: d.serial_path().map(|p| p.display().to_string()),
             })
@@ -227,6 +228,7 @@ impl Emulator {
         Ok(Self {
             line: EmulatorLine {
                 info,
+                device_ftp: device.map(|d| d.device_ftp.clone()),
                 devices: listed,
             },
             app,

@@ -4,9 +4,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: fixed inputs, a panic is a failure
 
 mod device;
+mod device_logger;
 mod device_safety;
 mod emulator;
 mod fleet;
+mod logs;
 mod output;
 mod process;
 mod resources;

@@ -22,6 +22,7 @@
 pub(crate) mod connect;
 mod error;
 pub mod journal;
+pub mod logger;
 pub mod rights;
 pub mod serial_link;
 mod session;
@@ -42,6 +43,7 @@ pub use ins_device_api::enums::UserName;
 pub use ins_device_api::hooks::{Exchange, ExchangeFuture, ExchangeReply, ExchangeRequest};
 pub use ins_device_api::{AuthToken, Password, enums, types};
 pub use journal::{Journal, Pending};
+pub use logger::{Downloaded, LoggerError, LoggerFile, LoggerFiles, LoggerSession};
 pub use session::REBOOT_CONFIRMATION;
 pub use settings::{ApplyOptions, ApplyReport, WriteOutcome};
 

@@ -67,12 +67,23 @@
 //!   start are searched for the next sync at once. The pty
 //!   (Unix only; needs `/dev/ptmx`) is opened with `nix`'s safe API, its slave in raw
 //!   mode; the TCP bridge treats each connection as one serial line.
+//! - **Data logger and FTP** ([`logger`], module `ftp`): while the data logger runs it
+//!   records the messages enabled in `output.dataLogger.messages` as sbgECom frames
+//!   (`svc-logs`) into `<session>/<session>.NNN`, written lazily from the elapsed time
+//!   (at a status, a listing, a download, the stop), the values following
+//!   [`logger::trajectory_at`]; `usedBytes` counts them. A libunftp server (plain FTP,
+//!   passive, [`DeviceEmulator::ftp_address`]) serves them to the unit's users with
+//!   their current passwords, the `FTP` right deciding (`READ` lists and downloads,
+//!   `WRITE` also deletes); uploads, renames and `MKD` are refused; a test fault cuts
+//!   the next download ([`DeviceEmulator::cut_next_ftp_download`]).
 //! - **Other statuses**: an unknown path answers 404, a known path with another
 //!   method 405, an invalid `format`/`delta`/`checkOnly` value 422, a body that is not
 //!   JSON (or not the expected object, for login and password) 400.
 
 mod defaults;
+mod ftp;
 mod http;
+pub mod logger;
 #[cfg(unix)]
 mod pty;
 mod serial;
@@ -111,12 +122,15 @@ pub fn default_settings() -> Result<serde_json::Value, spec::SpecError> {
 /// How the emulated unit runs.
 #[derive(Clone, Debug)]
 pub struct DeviceConfig {
-    /// Address of the HTTP server and of the serial-over-TCP bridge.
+    /// Address of the HTTP server, of the serial-over-TCP bridge and of the FTP server.
     pub host: IpAddr,
     /// HTTP port; 0 takes any free port.
     pub http_port: u16,
     /// Port of the serial-over-TCP bridge; 0 takes any free port.
     pub serial_tcp_port: u16,
+    /// Port of the FTP server of the data logger's files (plain FTP, passive mode);
+    /// 0 takes any free port.
+    pub ftp_port: u16,
     /// Also serve the serial protocol on a pseudo-terminal (Unix only: elsewhere this
     /// is ignored, there is no pty and the TCP bridge is the serial line).
     pub pty: bool,
@@ -171,6 +185,7 @@ impl Default for DeviceConfig {
             host: IpAddr::V4(Ipv4Addr::LOCALHOST),
             http_port: 0,
             serial_tcp_port: 0,
+            ftp_port: 0,
             pty: true,
             passwords: BTreeMap::new(),
             factory_password: "factory".to_owned(),
@@ -248,6 +263,7 @@ pub fn nth_mac_address(first: &str, index: usize) -> Result<String, String> {
 pub struct DeviceEmulator {
     url: String,
     serial_tcp: String,
+    ftp: String,
     serial_path: Option<PathBuf>,
     unit: Arc<unit::Unit>,
     stop: watch::Sender<bool>,
@@ -286,6 +302,8 @@ impl DeviceEmulator {
             TcpListener::bind(SocketAddr::new(config.host, config.http_port)).await?;
         let serial_listener =
             TcpListener::bind(SocketAddr::new(config.host, config.serial_tcp_port)).await?;
+        let ftp_listener = TcpListener::bind(SocketAddr::new(config.host, config.ftp_port)).await?;
+        let ftp = ftp_listener.local_addr()?.to_string();
         let url = format!("http://{}", http_listener.local_addr()?);
         let serial_tcp = serial_listener.local_addr()?.to_string();
         #[cfg(unix)]
@@ -324,6 +342,11 @@ impl DeviceEmulator {
                 config.latency,
                 stopped.clone(),
             ))),
+            Some(tokio::spawn(ftp::serve(
+                ftp_listener,
+                unit.clone(),
+                stopped.clone(),
+            ))),
             Some(tokio::spawn(serial::serve_tcp(
                 serial_listener,
                 unit.clone(),
@@ -339,6 +362,7 @@ impl DeviceEmulator {
         Ok(Self {
             url,
             serial_tcp,
+            ftp,
             serial_path,
             unit,
             stop,
@@ -360,6 +384,28 @@ impl DeviceEmulator {
     /// The serial-over-TCP bridge, `host:port`.
     pub fn serial_tcp(&self) -> &str {
         &self.serial_tcp
+    }
+
+    /// The FTP server of the data logger's files, `host:port`.
+    pub fn ftp_address(&self) -> &str {
+        &self.ftp
+    }
+
+    /// The data logger's sessions and their files (names in order, sizes once what
+    /// the running session's elapsed time implies is written).
+    pub fn logger_sessions(&self) -> Vec<(String, Vec<logger::SessionFile>)> {
+        self.unit.logger_sessions()
+    }
+
+    /// The folder holding the data logger's sessions (`<session>/<session>.NNN`).
+    pub fn logger_root(&self) -> PathBuf {
+        self.unit.logger_root()
+    }
+
+    /// Test fault: the next FTP download (`RETR`) has its data connection cut after
+    /// `bytes` bytes, once; a client resumes it with `REST`.
+    pub fn cut_next_ftp_download(&self, bytes: u64) {
+        self.unit.cut_next_ftp_download(bytes);
     }
 
     /// The serial number the unit reports in `/info`.

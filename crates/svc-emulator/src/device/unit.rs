@@ -39,9 +39,8 @@ const SUCCESS: &str = "request successful";
 /// The API prefix of every path.
 const PREFIX: &str = "/api/v1";
 
-/// Capacity of the emulated logger storage, and how fast logging fills it.
+/// Capacity of the emulated logger storage.
 const LOGGER_CAPACITY: u64 = 8 << 30;
-const LOGGER_BYTES_PER_SECOND: u64 = 200_000;
 
 /// An answer: status, JSON body, and for downloads the file name
 /// (`Content-Disposition: attachment` over HTTP).
@@ -67,6 +66,8 @@ pub enum UnitError {
     Spec(#[from] super::spec::SpecError),
     #[error("unknown user `{0}` in the passwords (users: {1})")]
     UnknownUser(String, String),
+    #[error("cannot create the data logger's storage: {0}")]
+    LoggerStorage(#[from] std::io::Error),
 }
 
 /// An error answer.
@@ -196,7 +197,10 @@ struct State {
     lock: Option<Lock>,
     booting_until: Option<Instant>,
     logging_since: Option<Instant>,
-    logged_bytes: u64,
+    /// The data logger's sessions on disk and the running one.
+    logger: super::logger::Logger,
+    /// Test fault: the next FTP download is cut after this many bytes.
+    ftp_cut: Option<u64>,
     /// Settings writes applied (not `checkOnly`), for tests that a write is never
     /// applied twice.
     applied_writes: u64,
@@ -207,14 +211,12 @@ struct State {
 }
 
 impl State {
-    fn used_bytes(&self, now: Instant) -> u64 {
-        let running = self.logging_since.map_or(0, |since| {
-            let millis = u64::try_from(now.duration_since(since).as_millis()).unwrap_or(u64::MAX);
-            millis.saturating_mul(LOGGER_BYTES_PER_SECOND) / 1000
-        });
-        self.logged_bytes
-            .saturating_add(running)
-            .min(LOGGER_CAPACITY)
+    /// The bytes the logger's sessions hold, once what the elapsed time implies is
+    /// written.
+    fn used_bytes(&mut self, now: Instant) -> u64 {
+        // A failed write leaves the files as they are; the status reports what is there.
+        let _ = self.logger.catch_up(now);
+        self.logger.used_bytes().min(LOGGER_CAPACITY)
     }
 }
 
@@ -305,7 +307,8 @@ impl Unit {
             lock: None,
             booting_until: None,
             logging_since: None,
-            logged_bytes: 0,
+            logger: super::logger::Logger::new(Instant::now())?,
+            ftp_cut: None,
             applied_writes: 0,
             saves: 0,
             lost_exchanges: identity.lost_exchanges,
@@ -321,6 +324,62 @@ impl Unit {
             state: Mutex::new(state),
             boots: watch::channel(0).0,
         })
+    }
+
+    /// The folder of the data logger's sessions.
+    pub fn logger_root(&self) -> std::path::PathBuf {
+        self.state().logger.root().to_path_buf()
+    }
+
+    /// Writes the frames the running session's elapsed time implies.
+    pub fn logger_catch_up(&self) {
+        let _ = self.state().logger.catch_up(Instant::now());
+    }
+
+    /// Whether `path` (in the logger's folder) belongs to the session being written.
+    pub fn logger_is_running(&self, path: &std::path::Path) -> bool {
+        self.state().logger.is_running(path)
+    }
+
+    /// The sessions and their files (names in order, sizes now).
+    pub fn logger_sessions(&self) -> Vec<(String, Vec<super::logger::SessionFile>)> {
+        let mut state = self.state();
+        let _ = state.logger.catch_up(Instant::now());
+        state.logger.sessions()
+    }
+
+    /// An FTP login: `Some(())` when `user` is a unit user whose password is
+    /// `password` (empty for a user without one) and who holds the `FTP` right.
+    pub fn ftp_login(&self, user: &str, password: &str) -> Option<()> {
+        let state = self.state();
+        let held = state.passwords.get(user)?;
+        (held == password && self.ftp_right(user).is_some()).then_some(())
+    }
+
+    /// The `FTP` right of `user`: `Some(true)` with `WRITE`, `Some(false)` with `READ`
+    /// only, `None` without.
+    pub fn ftp_right(&self, user: &str) -> Option<bool> {
+        let right = |level: &str| super::spec::Right {
+            category: "FTP".to_owned(),
+            level: level.to_owned(),
+        };
+        if self.spec.rights.allows(user, &right("WRITE")) {
+            Some(true)
+        } else if self.spec.rights.allows(user, &right("READ")) {
+            Some(false)
+        } else {
+            None
+        }
+    }
+
+    /// Test fault: cut the data connection of the next FTP download after `bytes`.
+    pub fn cut_next_ftp_download(&self, bytes: u64) {
+        self.state().ftp_cut = Some(bytes);
+    }
+
+    /// Takes the armed download fault, once.
+    pub fn take_ftp_cut(&self) -> Option<u64> {
+        self.state().ftp_cut.take()
     }
 
     /// The serial number reported in `/info`.
@@ -612,6 +671,10 @@ impl Unit {
                 if state.logging_since.is_some() {
                     return Err(ApiError::new(409, "the data logger is already logging"));
                 }
+                let settings = state.settings.clone();
+                state.logger.start(&settings, now).map_err(|e| {
+                    ApiError::new(500, format!("the data logger cannot write: {e}"))
+                })?;
                 state.logging_since = Some(now);
                 action()
             }
@@ -619,8 +682,10 @@ impl Unit {
                 if state.logging_since.is_none() {
                     return Err(ApiError::new(409, "the data logger is not logging"));
                 }
-                state.logged_bytes = state.used_bytes(now);
                 state.logging_since = None;
+                state.logger.stop(now).map_err(|e| {
+                    ApiError::new(500, format!("the data logger cannot write: {e}"))
+                })?;
                 action()
             }
             other => Err(ApiError::new(
@@ -704,7 +769,7 @@ impl Unit {
         state.tokens.clear();
         state.lock = None;
         if state.logging_since.is_some() {
-            state.logged_bytes = state.used_bytes(now);
+            let _ = state.logger.stop(now);
             state.logging_since = None;
         }
         state.default_user = choose_default_user(&self.spec, &state.passwords);

@@ -51,6 +51,7 @@ mod info;
 mod interrupted;
 mod invalid_writes;
 mod lock;
+mod logger;
 mod login;
 mod node_paths;
 mod reboot;
