@@ -17,6 +17,7 @@ mod emulator;
 mod errors;
 mod failures;
 mod logs;
+mod recordings;
 mod rights;
 mod runtime;
 mod settings;
@@ -72,6 +73,7 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     webhook::register(module)?;
     rights::register(module)?;
     logs::register(module)?;
+    recordings::register(module)?;
     call::register(module)?;
     cloud::register(module)?;
     workflow::register(module)?;

@@ -14,6 +14,8 @@ inertial navigation units.
 - :mod:`svc_sdk.webhook`: :class:`Webhook` verifies the service's webhook deliveries
   (helpers for FastAPI and Flask);
 - :mod:`svc_sdk.rights`: the unit's rights matrix;
+- :mod:`svc_sdk.logs`: a unit's recordings (sbgECom binary logs) as pyarrow tables and
+  pandas DataFrames;
 - :mod:`svc_sdk.errors`: the exceptions (every one an :class:`SvcError`);
 - :mod:`svc_sdk.samples`: a sample survey (``samples.path("rover.nmea")``) for the
   examples.

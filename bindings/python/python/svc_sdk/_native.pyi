@@ -17,6 +17,7 @@ DEFAULT_SERIAL_TIMEOUT: Final[float]
 __all__ = [
     "ABSENT",
     "Absent",
+    "ArrowTable",
     "DEFAULT_CONNECT_TIMEOUT",
     "DEFAULT_MAX_ATTEMPTS",
     "DEFAULT_OUTAGE_TOLERANCE",
@@ -32,6 +33,7 @@ __all__ = [
     "Pager",
     "Patch",
     "RETRYABLE_KINDS",
+    "Recording",
     "SIGNATURE_HEADER",
     "SettingsTree",
     "TIMESTAMP_HEADER",
@@ -50,6 +52,7 @@ __all__ = [
     "diff_json",
     "fleet_diff",
     "read_processing_config",
+    "read_recording",
     "may",
     "merge",
     "sign",
@@ -343,3 +346,17 @@ class Emulator:
     def running(self) -> bool: ...
     def set_credits(self, organization_id: str, credits: int) -> None: ...
     def close(self) -> None: ...
+
+# --- recordings (svc_sdk.logs) ---------------------------------------------------------
+
+@final
+class ArrowTable:
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object: ...
+
+@final
+class Recording:
+    def names(self) -> list[str]: ...
+    def table(self, name: str) -> ArrowTable: ...
+    def stats(self) -> dict[str, int]: ...
+
+def read_recording(source: Union[str, bytes]) -> Recording: ...
