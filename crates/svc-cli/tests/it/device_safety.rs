@@ -327,3 +327,68 @@ fn settings_files_with_a_key_written_twice_are_refused() {
     assert!(run.stderr.contains("stdin"), "{}", run.stderr);
     assert_eq!(unit.applied_writes(), writes, "nothing written");
 }
+
+/// SIGTERM or SIGINT in the first moments of a command — while `svc device` logs in,
+/// while `svc processings download` asks for its token — ends it with its code (143,
+/// 130) and a message, as later in its work: the handlers are installed before the
+/// first request. (Before, the default action killed the process without either.)
+#[cfg(unix)]
+#[test]
+fn a_signal_in_the_first_moments_is_answered_with_its_code() {
+    // A server that accepts connections and never answers: the first request hangs.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = silent.local_addr().unwrap();
+    let url = format!("http://{address}");
+    let commands: [(Vec<&str>, Vec<(&str, String)>); 2] = [
+        (
+            vec!["device", "--url", &url, "--user", "setup", "info"],
+            vec![("SVC_DEVICE_PASSWORD", String::new())],
+        ),
+        (
+            vec![
+                "processings",
+                "download",
+                "0b6a3c1e-5d7f-4a2b-9c8d-1e2f3a4b5c6d",
+            ],
+            vec![
+                ("SVC_BASE_URL", url.clone()),
+                ("SVC_AUTH_URL", url.clone()),
+                ("SVC_NOTIFICATION_URL", url.clone()),
+                ("SVC_API_KEY", "svc_key_x".to_owned()),
+                ("SVC_API_SECRET", "svc_secret_x".to_owned()),
+                (
+                    "SVC_ORGANIZATION_ID",
+                    "e07dee6d-f951-4167-a47e-b7dfaf78d004".to_owned(),
+                ),
+            ],
+        ),
+    ];
+    for (args, env) in &commands {
+        for (signal, code) in [("-TERM", 143), ("-INT", 130)] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut command = command(args);
+            command.current_dir(dir.path());
+            for (k, v) in env {
+                command.env(k, v);
+            }
+            let mut child = command.spawn().expect("svc starts");
+            std::thread::sleep(Duration::from_millis(300));
+            assert!(child.try_wait().unwrap().is_none(), "{args:?} ended first");
+            let sent = std::process::Command::new("kill")
+                .args([signal, &child.id().to_string()])
+                .status()
+                .unwrap();
+            assert!(sent.success());
+            let status = crate::support::wait(&mut child, Duration::from_secs(20))
+                .expect("svc ends after the signal");
+            let mut stderr = String::new();
+            std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+            assert_eq!(status.code(), Some(code), "{args:?} {signal}: {stderr}");
+            assert!(
+                stderr.contains("interrupted"),
+                "{args:?} {signal}: {stderr}"
+            );
+        }
+    }
+    drop(silent);
+}
