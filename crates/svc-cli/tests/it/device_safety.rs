@@ -339,7 +339,9 @@ fn a_signal_in_the_first_moments_is_answered_with_its_code() {
     let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let address = silent.local_addr().unwrap();
     let url = format!("http://{address}");
-    let commands: [(Vec<&str>, Vec<(&str, String)>); 2] = [
+    // Each command, and the environment it runs in.
+    type Run<'a> = (Vec<&'a str>, Vec<(&'a str, String)>);
+    let commands: [Run<'_>; 2] = [
         (
             vec!["device", "--url", &url, "--user", "setup", "info"],
             vec![("SVC_DEVICE_PASSWORD", String::new())],

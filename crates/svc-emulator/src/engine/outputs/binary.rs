@@ -9,8 +9,8 @@
 //!   file without any such record is read again for its `gps1Pos` records with a
 //!   position (no velocity: the trajectory's finite differences give it).
 //! - Time: the unit stamps records with its time since power-up (µs, a u32 that wraps
-//!   every 71.6 minutes). The latest `utcTime` record whose UTC is known
-//!   (`NoLeapSec` or `Initialized`) maps it to UTC: a record's UTC time is that record's
+//!   every 71.6 minutes). The latest `utcTime` record whose UTC is known with its
+//!   leap seconds (`Initialized`) maps it to UTC: a record's UTC time is that record's
 //!   UTC plus the difference of their timestamps. Positions before the first such
 //!   `utcTime` have no date and are skipped (counted).
 //! - Frames that are not valid (bad CRC, garbage, a truncated end) are skipped; their
@@ -18,7 +18,7 @@
 
 use std::io::{BufRead, Read};
 
-use svc_logs::records::{GnssPos, GnssPosType, SolutionMode, UtcStatus, UtcTime, solution_mode};
+use svc_logs::records::{GnssPos, GnssPosType, SolutionMode, UtcTime, solution_mode};
 use svc_logs::{LogDecoder, LogReader, Record as LogRecord};
 
 use super::nmea::{FileScan, Gga, Record, Rmc, Sentence};
@@ -85,33 +85,10 @@ pub(super) fn scan_log<R: BufRead>(
     scan
 }
 
-/// The UTC time (ms since 1970-01-01) of a `utcTime` record whose UTC is known.
+/// The UTC time (ms since 1970-01-01) of a `utcTime` record whose UTC is known, as
+/// the recordings' tables read it ([`svc_logs::tables::utc_micros`]).
 fn utc_ms(utc: &UtcTime) -> Option<i64> {
-    match utc.utc_status() {
-        Some(UtcStatus::NoLeapSec | UtcStatus::Initialized) => {}
-        _ => return None,
-    }
-    let days = days_from_civil(
-        i64::from(utc.year),
-        i64::from(utc.month),
-        i64::from(utc.day),
-    )?;
-    let seconds = i64::from(utc.hour) * 3600 + i64::from(utc.minute) * 60 + i64::from(utc.second);
-    Some(days * DAY_MS + seconds * 1000 + i64::from(utc.nanosecond / 1_000_000))
-}
-
-/// Days since 1970-01-01 of a civil date (proleptic Gregorian); `None` out of range.
-fn days_from_civil(year: i64, month: i64, day: i64) -> Option<i64> {
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || !(1970..=9999).contains(&year) {
-        return None;
-    }
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    Some(era * 146_097 + doe - 719_468)
+    svc_logs::tables::utc_micros(utc).map(|micros| micros.div_euclid(1000))
 }
 
 /// Reads one pass of the log: (positions handed out, positions without UTC, stats).
