@@ -22,13 +22,9 @@ the bytes it was read from), so it runs unchanged on Dask workers.
 from __future__ import annotations
 
 import os
-from typing import IO, TYPE_CHECKING, Any, Mapping, Union
+from typing import IO, Any, Mapping, Union
 
 from svc_sdk import _native
-
-if TYPE_CHECKING:  # pragma: no cover
-    import pandas
-    import pyarrow
 
 __all__ = ["Recording", "read"]
 
@@ -47,15 +43,18 @@ class Recording:
         """The message types recorded (the unit's names), sorted."""
         return self._native.names()
 
-    def table(self, name: str) -> "pyarrow.Table":
-        """The records of message type ``name`` as a ``pyarrow.Table``; ``NotFoundError``
-        when the recording holds none."""
-        import pyarrow
-
+    def table(self, name: str) -> Any:
+        """The records of message type ``name`` as a ``pyarrow.Table`` (the ``arrow``
+        extra: pyarrow 14 or later); ``NotFoundError`` when the recording holds none."""
+        try:
+            import pyarrow  # type: ignore[import-untyped, unused-ignore]
+        except ImportError as e:  # pragma: no cover - depends on the environment
+            raise ImportError("table() needs pyarrow: pip install 'svc-sdk[arrow]'") from e
         return pyarrow.table(self._native.table(name))
 
-    def frame(self, name: str) -> "pandas.DataFrame":
-        """The records of message type ``name`` as a pandas ``DataFrame``."""
+    def frame(self, name: str) -> Any:
+        """The records of message type ``name`` as a pandas ``DataFrame`` (the
+        ``arrow`` and ``pandas`` extras)."""
         return self.table(name).to_pandas()
 
     @property
