@@ -188,18 +188,7 @@ impl StorageBackend<FtpUser> for SessionStore {
     }
 
     async fn del<P: AsRef<Path> + Send + Debug>(&self, user: &FtpUser, path: P) -> Result<()> {
-        if !user.write {
-            return Err(Error::new(
-                ErrorKind::PermissionDenied,
-                std::io::Error::other(format!("user {} lacks the FTP WRITE right", user.name)),
-            ));
-        }
-        if self.unit.logger_is_running(path.as_ref()) {
-            return Err(Error::new(
-                ErrorKind::PermissionDenied,
-                std::io::Error::other("the data logger is writing this session"),
-            ));
-        }
+        self.may_delete(user, path.as_ref())?;
         self.files()?.del(user, path).await
     }
 
@@ -217,24 +206,33 @@ impl StorageBackend<FtpUser> for SessionStore {
     }
 
     async fn rmd<P: AsRef<Path> + Send + Debug>(&self, user: &FtpUser, path: P) -> Result<()> {
-        if !user.write {
-            return Err(Error::new(
-                ErrorKind::PermissionDenied,
-                std::io::Error::other(format!("user {} lacks the FTP WRITE right", user.name)),
-            ));
-        }
-        if self.unit.logger_is_running(path.as_ref()) {
-            return Err(Error::new(
-                ErrorKind::PermissionDenied,
-                std::io::Error::other("the data logger is writing this session"),
-            ));
-        }
+        self.may_delete(user, path.as_ref())?;
         self.files()?.rmd(user, path).await
     }
 
     async fn cwd<P: AsRef<Path> + Send + Debug>(&self, user: &FtpUser, path: P) -> Result<()> {
         self.unit.logger_catch_up();
         self.files()?.cwd(user, path).await
+    }
+}
+
+impl SessionStore {
+    /// Whether `user` may delete `path` (a file or a session folder): the FTP WRITE
+    /// right, and not the session the data logger is writing.
+    fn may_delete(&self, user: &FtpUser, path: &Path) -> Result<()> {
+        if !user.write {
+            return Err(Error::new(
+                ErrorKind::PermissionDenied,
+                std::io::Error::other(format!("user {} lacks the FTP WRITE right", user.name)),
+            ));
+        }
+        if self.unit.logger_is_running(path) {
+            return Err(Error::new(
+                ErrorKind::PermissionDenied,
+                std::io::Error::other("the data logger is writing this session"),
+            ));
+        }
+        Ok(())
     }
 }
 
