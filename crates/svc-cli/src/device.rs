@@ -177,10 +177,6 @@ struct FtpArgs {
     ftp: Option<String>,
 }
 
-/// The FTP user when `--user` is not given: the lowest role, which may list and
-/// download.
-const FTP_DEFAULT_USER: &str = "viewer";
-
 impl From<svc_core::unit::LoggerError> for Failure {
     fn from(e: svc_core::unit::LoggerError) -> Self {
         Self {
@@ -198,12 +194,7 @@ fn ftp_address(args: &DeviceArgs, ftp: &FtpArgs) -> Result<String, Failure> {
     let url = args.url.as_deref().ok_or_else(|| {
         Failure::usage("say where the unit's FTP server is: --ftp HOST:PORT (or --url URL)")
     })?;
-    let parsed = svc_core::unit::unit_address(url).map_err(Failure::usage)?;
-    // `host_str` keeps the brackets of an IPv6 address.
-    let host = parsed
-        .host_str()
-        .ok_or_else(|| Failure::usage(format!("--url {url} has no host")))?;
-    Ok(format!("{host}:21"))
+    svc_core::unit::ftp_address_of(url).map_err(Failure::usage)
 }
 
 /// `svc device logger sessions|download|delete`: over FTP, without a REST session.
@@ -215,7 +206,10 @@ async fn logger_files(args: &DeviceArgs, command: &LoggerCommand) -> Result<(), 
         _ => return Ok(()),
     };
     let address = ftp_address(args, ftp)?;
-    let user = args.user.as_deref().unwrap_or(FTP_DEFAULT_USER);
+    let user = args
+        .user
+        .as_deref()
+        .unwrap_or(svc_core::unit::FTP_DEFAULT_USER);
     user_name(user)?;
     let password = read_secret(
         "SVC_DEVICE_PASSWORD",
@@ -266,21 +260,19 @@ async fn logger_files(args: &DeviceArgs, command: &LoggerCommand) -> Result<(), 
                 delete_after,
                 ..
             } => {
-                let done = files.download(session, out).await?;
-                let mut deleted = false;
-                if *delete_after {
-                    // Only now: every file is complete and its size checked.
-                    let name = session.split('/').next().unwrap_or(session);
-                    files.delete(name).await?;
-                    deleted = true;
-                }
+                // With --delete-after, only what was downloaded and checked is deleted.
+                let done = if *delete_after {
+                    files.download_then_delete(session, out).await?
+                } else {
+                    files.download(session, out).await?
+                };
                 print_json(
                     &json!({
                         "session": session,
                         "files": done.files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
                         "bytes": done.bytes,
                         "resumed": done.resumed,
-                        "deleted": deleted,
+                        "deleted": done.deleted,
                     }),
                     false,
                 )

@@ -106,6 +106,28 @@ fn sessions_and_download_then_delete_after() {
     assert_eq!(std::fs::metadata(&file).unwrap().len(), size);
     assert_eq!(unit.dev().logger_sessions().len(), 1);
 
+    // One file of a session with --delete-after: that file only is deleted.
+    let root = unit.dev().logger_root();
+    std::fs::write(root.join("session/session.002"), b"\xff\x5a").unwrap();
+    let one = tempfile::tempdir().unwrap();
+    let args = unit.args(
+        &ftp,
+        &[
+            "download",
+            "session/session.002",
+            "--out",
+            one.path().to_str().unwrap(),
+            "--delete-after",
+            "--user",
+            "operator",
+        ],
+    );
+    let run = svc(&args);
+    assert_eq!(run.code, 0, "{run:#?}");
+    let left = unit.dev().logger_sessions();
+    let names: Vec<&str> = left[0].1.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["session.001"]);
+
     // An operator downloads again and deletes once complete.
     let again = tempfile::tempdir().unwrap();
     let again_path = again.path().to_str().unwrap();

@@ -90,6 +90,18 @@ pub enum LoggerError {
         #[source]
         source: std::io::Error,
     },
+    /// The unit's files differ from what was downloaded (the session gained a file, a
+    /// file grew): nothing was deleted.
+    #[error("{name}: not deleted: it changed on the unit since the download ({what})")]
+    ChangedSinceDownload {
+        /// The session or `SESSION/FILE`.
+        name: String,
+        /// What differs.
+        what: String,
+    },
+    /// No FTP address was given and the unit's link names none (a serial link).
+    #[error("{0}: say where the unit's FTP server is (HOST:PORT)")]
+    NoAddress(String),
     /// The server answered something that is not FTP.
     #[error("the unit's FTP server answered something unexpected: {0}")]
     InvalidResponse(String),
@@ -115,8 +127,11 @@ impl LoggerError {
                 _ => ErrorKind::InvalidInput,
             },
             Self::NotFound(_) => ErrorKind::NotFound,
-            Self::InvalidName(_) | Self::InvalidPassword => ErrorKind::InvalidInput,
+            Self::InvalidName(_) | Self::InvalidPassword | Self::NoAddress(_) => {
+                ErrorKind::InvalidInput
+            }
             Self::SizeMismatch { .. } => ErrorKind::Verification,
+            Self::ChangedSinceDownload { .. } => ErrorKind::Conflict,
             Self::Io { .. } => ErrorKind::Io,
             Self::InvalidResponse(_) => ErrorKind::InvalidResponse,
             Self::Unit(e) => e.kind(),
@@ -169,6 +184,9 @@ pub struct Downloaded {
     pub bytes: u64,
     /// How many times a dropped transfer was resumed with `REST`.
     pub resumed: u32,
+    /// Whether what was downloaded was then deleted from the unit
+    /// ([`LoggerFiles::download_then_delete`]).
+    pub deleted: bool,
 }
 
 /// The unit's FTP server of its data logger files, with a user's credentials. Each
@@ -207,6 +225,25 @@ fn refused(command: &'static str, e: FtpError, address: &str) -> LoggerError {
     }
 }
 
+/// The FTP user of a session that is not logged in: the lowest role, whose `FTP`
+/// `READ` right lists and downloads.
+pub const FTP_DEFAULT_USER: &str = "viewer";
+
+/// The FTP server of the unit at `url` (a unit address, see
+/// [`unit_address`](super::unit_address)): its host on port 21, `host:21`.
+///
+/// # Errors
+///
+/// Why `url` is not a unit address, or has no host.
+pub fn ftp_address_of(url: &str) -> Result<String, String> {
+    let parsed = super::unit_address(url)?;
+    // `host_str` keeps the brackets of an IPv6 address.
+    let host = parsed
+        .host_str()
+        .ok_or_else(|| format!("{url} has no host"))?;
+    Ok(format!("{host}:21"))
+}
+
 /// A session (`NAME`) or one of its files (`NAME/FILE`), checked: no empty, `.` or
 /// `..` part, no other `/`, no control characters.
 fn split_name(name: &str) -> Result<(&str, Option<&str>), LoggerError> {
@@ -221,6 +258,35 @@ fn split_name(name: &str) -> Result<(&str, Option<&str>), LoggerError> {
         Some(file) if name_ok(file) && !file.contains('/') => Ok((session, Some(file))),
         Some(_) => Err(invalid()),
     }
+}
+
+/// Whether the unit still lists what was downloaded (`local`): the one file with its
+/// size, or (a whole session) the same files with the same sizes.
+fn unchanged_since_download(
+    name: &str,
+    one_file: bool,
+    listed: &[LoggerFile],
+    local: &[LoggerFile],
+) -> Result<(), LoggerError> {
+    let same = if one_file {
+        local.iter().all(|l| listed.contains(l))
+    } else {
+        listed == local
+    };
+    if same {
+        return Ok(());
+    }
+    let bytes = |files: &[LoggerFile]| files.iter().map(|f| f.size).sum::<u64>();
+    Err(LoggerError::ChangedSinceDownload {
+        name: name.to_owned(),
+        what: format!(
+            "the unit lists {} file(s) of {} bytes, {} of {} bytes were downloaded",
+            listed.len(),
+            bytes(listed),
+            local.len(),
+            bytes(local)
+        ),
+    })
 }
 
 impl LoggerFiles {
@@ -580,6 +646,66 @@ impl LoggerFiles {
         }
     }
 
+    /// Downloads as [`download`](Self::download), then deletes from the unit exactly
+    /// what was downloaded: one file (`NAME/FILE`), or a whole session (`NAME`: its
+    /// files, then its folder). Nothing is deleted unless every file is downloaded,
+    /// its size checked, and the unit still lists what was downloaded, file for file and
+    /// byte for byte (a session that gained or changed a file since is left whole:
+    /// [`LoggerError::ChangedSinceDownload`]). Deleting needs the `FTP` `WRITE` right.
+    ///
+    /// # Errors
+    ///
+    /// As [`download`](Self::download) and [`delete`](Self::delete);
+    /// [`LoggerError::ChangedSinceDownload`]. The downloaded files are kept in every
+    /// case.
+    pub async fn download_then_delete(
+        &self,
+        name: &str,
+        dest: &Path,
+    ) -> Result<Downloaded, LoggerError> {
+        let (session, file) = split_name(name)?;
+        let mut done = self.download(name, dest).await?;
+        let mut local = Vec::with_capacity(done.files.len());
+        for path in &done.files {
+            let size = tokio::fs::metadata(path)
+                .await
+                .map_err(|source| LoggerError::Io {
+                    path: path.clone(),
+                    source,
+                })?
+                .len();
+            let file_name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            local.push(LoggerFile {
+                name: file_name,
+                size,
+            });
+        }
+        let mut ftp = self.connect().await?;
+        let listed = self
+            .list_sessions(&mut ftp)
+            .await?
+            .into_iter()
+            .find(|s| s.name == session)
+            .ok_or_else(|| LoggerError::NotFound(name.to_owned()))?;
+        if let Err(e) = unchanged_since_download(name, file.is_some(), &listed.files, &local) {
+            let _ = ftp.quit().await;
+            return Err(e);
+        }
+        for file in &local {
+            self.timed("DELE", ftp.rm(format!("/{session}/{}", file.name)))
+                .await?;
+        }
+        if file.is_none() {
+            self.timed("RMD", ftp.rmdir(format!("/{session}"))).await?;
+        }
+        let _ = ftp.quit().await;
+        done.deleted = true;
+        Ok(done)
+    }
+
     /// Deletes a session: its files, then its folder (the `FTP` `WRITE` right).
     ///
     /// # Errors
@@ -646,6 +772,30 @@ impl super::Unit {
         Ok(sessions)
     }
 
+    /// The unit's data logger files over FTP as this session's user: the user logged
+    /// in and its password, or [`FTP_DEFAULT_USER`] without a password when the session
+    /// is not logged in; at `ftp_address` (`host:port`), or, when `None`, on port 21 of
+    /// the unit's host ([`ftp_address_of`] its URL).
+    ///
+    /// # Errors
+    ///
+    /// [`LoggerError::NoAddress`] without `ftp_address` for a unit over a serial link.
+    pub fn session_logger_files(
+        &self,
+        ftp_address: Option<&str>,
+    ) -> Result<LoggerFiles, LoggerError> {
+        let address = match ftp_address {
+            Some(address) => address.to_owned(),
+            None => ftp_address_of(self.link())
+                .map_err(|_| LoggerError::NoAddress(self.link().to_owned()))?,
+        };
+        let (user, password) = match self.credentials().as_ref() {
+            Some((user, password)) => (user.to_string(), password.clone()),
+            None => (FTP_DEFAULT_USER.to_owned(), Password::new("")),
+        };
+        Ok(LoggerFiles::new(address, user, password))
+    }
+
     /// The unit's data logger files over FTP at `ftp_address` (`host:port`; a unit
     /// serves them on port 21), as `user`.
     pub fn logger_files(
@@ -655,5 +805,51 @@ impl super::Unit {
         password: Password,
     ) -> LoggerFiles {
         LoggerFiles::new(ftp_address, user, password)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(name: &str, size: u64) -> LoggerFile {
+        LoggerFile {
+            name: name.to_owned(),
+            size,
+        }
+    }
+
+    #[test]
+    fn a_session_is_deleted_only_as_it_was_downloaded() {
+        let downloaded = [file("s.001", 10), file("s.002", 4)];
+        assert!(unchanged_since_download("s", false, &downloaded, &downloaded).is_ok());
+        // A file more, a file grown, a file gone: kept, Conflict.
+        for listed in [
+            vec![file("s.001", 10), file("s.002", 4), file("s.003", 1)],
+            vec![file("s.001", 10), file("s.002", 5)],
+            vec![file("s.001", 10)],
+        ] {
+            let e =
+                unchanged_since_download("s", false, &listed, &downloaded).expect_err("changed");
+            assert_eq!(e.kind(), ErrorKind::Conflict);
+            assert!(e.to_string().contains("not deleted"), "{e}");
+        }
+        // One file: the others may change, not that one.
+        let one = [file("s.002", 4)];
+        let listed = [file("s.001", 99), file("s.002", 4), file("s.003", 7)];
+        assert!(unchanged_since_download("s/s.002", true, &listed, &one).is_ok());
+        let grown = [file("s.001", 10), file("s.002", 6)];
+        assert!(unchanged_since_download("s/s.002", true, &grown, &one).is_err());
+    }
+
+    #[test]
+    fn the_ftp_address_of_a_unit_is_its_host_on_port_21() {
+        assert_eq!(
+            ftp_address_of("http://192.168.1.1:8080").as_deref(),
+            Ok("192.168.1.1:21")
+        );
+        assert_eq!(ftp_address_of("http://[::1]").as_deref(), Ok("[::1]:21"));
+        assert!(ftp_address_of("http://unit/api/v1").is_err());
+        assert!(ftp_address_of("/dev/ttyUSB0").is_err());
     }
 }

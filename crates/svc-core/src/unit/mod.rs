@@ -43,7 +43,10 @@ pub use ins_device_api::enums::UserName;
 pub use ins_device_api::hooks::{Exchange, ExchangeFuture, ExchangeReply, ExchangeRequest};
 pub use ins_device_api::{AuthToken, Password, enums, types};
 pub use journal::{Journal, Pending};
-pub use logger::{Downloaded, LoggerError, LoggerFile, LoggerFiles, LoggerSession};
+pub use logger::{
+    Downloaded, FTP_DEFAULT_USER, LoggerError, LoggerFile, LoggerFiles, LoggerSession,
+    ftp_address_of,
+};
 pub use session::REBOOT_CONFIRMATION;
 pub use settings::{ApplyOptions, ApplyReport, WriteOutcome};
 

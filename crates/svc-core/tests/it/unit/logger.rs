@@ -231,3 +231,121 @@ async fn a_downloaded_session_is_processed_into_a_trajectory() {
         );
     }
 }
+
+/// `download_then_delete` deletes exactly what was downloaded and checked: one file of
+/// a session leaves the others; a session that gained a file or changed since the
+/// download is left whole (Conflict), its downloaded files kept.
+#[tokio::test]
+async fn download_then_delete_deletes_only_what_was_downloaded() {
+    let device = unit_with_a_session(100).await;
+    let root = device.logger_root();
+    let first = std::fs::read(root.join("session/session.001")).expect("unit file");
+    std::fs::write(root.join("session/session.002"), &first[..first.len() / 2]).expect("file");
+    let operator = files(&device, "operator", "");
+    let dest = tempfile::tempdir().expect("tempdir");
+
+    let done = operator
+        .download_then_delete("session/session.002", dest.path())
+        .await
+        .expect("one file");
+    assert!(done.deleted);
+    assert_eq!(done.bytes, (first.len() / 2) as u64);
+    let left = device.logger_sessions();
+    assert_eq!(left.len(), 1, "the session stays");
+    let names: Vec<&str> = left[0].1.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["session.001"]);
+
+    // Viewer: downloaded, then refused, nothing deleted, the download kept.
+    let viewer = files(&device, "viewer", "");
+    let other = tempfile::tempdir().expect("tempdir");
+    let e = viewer
+        .download_then_delete("session", other.path())
+        .await
+        .expect_err("viewer lacks FTP WRITE");
+    assert_eq!(e.kind(), ErrorKind::PermissionDenied, "{e}");
+    assert_eq!(device.logger_sessions()[0].1.len(), 1);
+    assert_eq!(
+        std::fs::read(other.path().join("session/session.001")).expect("kept"),
+        first
+    );
+
+    // The whole session, then its folder.
+    let done = operator
+        .download_then_delete("session", dest.path())
+        .await
+        .expect("session");
+    assert!(done.deleted);
+    assert_eq!(done.files.len(), 1);
+    assert!(device.logger_sessions().is_empty());
+    assert_eq!(
+        std::fs::read(dest.path().join("session/session.001")).expect("downloaded"),
+        first
+    );
+}
+
+/// The session being recorded grows while it is downloaded: it is downloaded, and
+/// nothing of it is deleted.
+#[tokio::test]
+async fn a_session_still_recording_is_downloaded_and_kept() {
+    let device = unit_with_a_session(50).await;
+    let unit = Unit::http(device.url()).expect("unit");
+    unit.logger_start().await.expect("start");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let operator = files(&device, "operator", "");
+    let dest = tempfile::tempdir().expect("tempdir");
+    let e = operator
+        .download_then_delete("session", dest.path())
+        .await
+        .expect_err("kept");
+    // Grown since the download (Conflict), or refused by the unit as the session it
+    // writes (PermissionDenied): either way nothing is deleted.
+    assert!(
+        matches!(e.kind(), ErrorKind::Conflict | ErrorKind::PermissionDenied),
+        "{e}"
+    );
+    unit.logger_stop().await.expect("stop");
+    // Every file downloaded is still on the unit.
+    let downloaded = std::fs::read_dir(dest.path().join("session")).expect("downloaded");
+    let mut count = 0;
+    for entry in downloaded {
+        let name = entry.expect("entry").file_name();
+        assert!(
+            device.logger_root().join("session").join(&name).exists(),
+            "{name:?}"
+        );
+        count += 1;
+    }
+    assert!(count >= 1);
+}
+
+/// A session's logger files act as its user (with its password), as `viewer` when it
+/// is not logged in, at the unit's host by default; a serial unit needs the address.
+#[tokio::test]
+async fn a_sessions_logger_files_act_as_its_user() {
+    let device = unit_with_a_session(50).await;
+    let unit = Unit::http(device.url()).expect("unit");
+    let anonymous = unit
+        .session_logger_files(Some(device.ftp_address()))
+        .expect("files");
+    assert!(format!("{anonymous:?}").contains("\"viewer\""));
+    assert_eq!(anonymous.sessions().await.expect("viewer lists").len(), 1);
+    let e = anonymous.delete("session").await.expect_err("viewer");
+    assert_eq!(e.kind(), ErrorKind::PermissionDenied);
+
+    unit.login("operator".into(), Password::new(""))
+        .await
+        .expect("login");
+    let operator = unit
+        .session_logger_files(Some(device.ftp_address()))
+        .expect("files");
+    operator.delete("session").await.expect("operator deletes");
+    assert!(device.logger_sessions().is_empty());
+
+    // Port 21 of the unit's host by default; a serial link has no host.
+    let default = unit.session_logger_files(None).expect("files");
+    let host = device.ftp_address().rsplit_once(':').expect("host:port").0;
+    assert_eq!(default.address(), format!("{host}:21"));
+    let serial = Unit::serial_tcp(device.serial_tcp()).await.expect("bridge");
+    let e = serial.session_logger_files(None).expect_err("no address");
+    assert_eq!(e.kind(), ErrorKind::InvalidInput);
+}
