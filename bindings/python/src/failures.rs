@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyList;
 use svc_core::cloud::CloudError;
 use svc_core::transfer::TransferError;
-use svc_core::unit::UnitError;
+use svc_core::unit::{LoggerError, UnitError};
 use svc_core::workflow::WorkflowError;
 
 use crate::errors::SvcErr;
@@ -115,6 +115,23 @@ pub(crate) fn unit(py: Python<'_>, e: UnitError) -> PyErr {
         && let Ok(list) = PyList::new(py, paths)
     {
         error = error.attr("paths", list.into_any());
+    }
+    error.into_pyerr(py)
+}
+
+/// An error of the unit's logger files (FTP): the class from its kind, the FTP reply
+/// code as `status` when the server refused a command, the OS error of a local file.
+pub(crate) fn logger(py: Python<'_>, e: LoggerError) -> PyErr {
+    let e = match e {
+        LoggerError::Unit(e) => return unit(py, e),
+        e => e,
+    };
+    let code = e.code().and_then(|code| u16::try_from(code).ok());
+    let mut error = SvcErr::new(e.kind().as_str(), e.to_string())
+        .status(code)
+        .retryable(e.kind().is_retryable());
+    if let LoggerError::Io { path, source } = &e {
+        error = with_local_file(py, error, Some((path, source)));
     }
     error.into_pyerr(py)
 }

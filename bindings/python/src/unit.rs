@@ -322,9 +322,159 @@ impl Unit {
         let u = self.core.clone();
         run(async move { u.logger_stop().await }, record)
     }
+
+    /// The unit's data logger files over FTP at `ftp` (`host:port`; default: port 21
+    /// of the unit's host), as `user` with `password`, or as this session's user (as
+    /// `viewer` when it is not logged in).
+    #[pyo3(signature = (ftp=None, user=None, password=None))]
+    fn logger_files(
+        &self,
+        py: Python<'_>,
+        ftp: Option<&str>,
+        user: Option<&str>,
+        password: Option<String>,
+    ) -> PyResult<LoggerFiles> {
+        let files = match user {
+            None if password.is_some() => {
+                return Err(SvcErr::new("invalid_input", "a password needs its user").into_pyerr(py));
+            }
+            None => self
+                .core
+                .session_logger_files(ftp)
+                .map_err(|e| failures::logger(py, e))?,
+            Some(user) => {
+                let user = user_name(py, user)?;
+                let address = match ftp {
+                    Some(address) => address.to_owned(),
+                    None => self
+                        .core
+                        .session_logger_files(None)
+                        .map_err(|e| failures::logger(py, e))?
+                        .address()
+                        .to_owned(),
+                };
+                let password = Password::new(password.unwrap_or_default());
+                self.core.logger_files(address, user.to_string(), password)
+            }
+        };
+        Ok(LoggerFiles {
+            unit: self.core.clone(),
+            files,
+        })
+    }
+}
+
+/// The unit's data logger files over FTP, with a user's credentials. Each call opens
+/// its own connection.
+#[pyclass(module = "svc_sdk._native", frozen)]
+pub(crate) struct LoggerFiles {
+    unit: Core,
+    files: svc_core::unit::LoggerFiles,
+}
+
+fn session_dict<'py>(
+    py: Python<'py>,
+    session: &svc_core::unit::LoggerSession,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("name", &session.name)?;
+    d.set_item("size", session.size())?;
+    d.set_item("recording", session.recording)?;
+    let files = pyo3::types::PyList::empty(py);
+    for file in &session.files {
+        let f = PyDict::new(py);
+        f.set_item("name", &file.name)?;
+        f.set_item("size", file.size)?;
+        files.append(f)?;
+    }
+    d.set_item("files", files)?;
+    Ok(d)
+}
+
+#[pymethods]
+impl LoggerFiles {
+    #[getter]
+    fn address(&self) -> &str {
+        self.files.address()
+    }
+
+    #[getter]
+    fn user(&self) -> &str {
+        self.files.user()
+    }
+
+    /// The sessions, with `recording` from the data logger's status.
+    fn sessions(&self) -> PyResult<Call> {
+        let (unit, files) = (self.unit.clone(), self.files.clone());
+        Call::spawn(async move {
+            output(
+                unit.logger_sessions(&files).await,
+                |py, sessions| {
+                    let list = pyo3::types::PyList::empty(py);
+                    for session in &sessions {
+                        list.append(session_dict(py, session)?)?;
+                    }
+                    Ok(list.into_any().unbind())
+                },
+                failures::logger,
+            )
+        })
+    }
+
+    /// Downloads `name` (a session or `SESSION/FILE`) into `dest/<session>/`; with
+    /// `delete_after`, then deletes what was downloaded and checked.
+    #[pyo3(signature = (name, dest, delete_after=false))]
+    fn download(&self, name: String, dest: std::path::PathBuf, delete_after: bool) -> PyResult<Call> {
+        let files = self.files.clone();
+        Call::spawn(async move {
+            let done = if delete_after {
+                files.download_then_delete(&name, &dest).await
+            } else {
+                files.download(&name, &dest).await
+            };
+            output(
+                done,
+                |py, done| {
+                    let d = PyDict::new(py);
+                    let paths: Vec<String> = done
+                        .files
+                        .iter()
+                        .map(|p| p.to_string_lossy().into_owned())
+                        .collect();
+                    d.set_item("files", paths)?;
+                    d.set_item("bytes", done.bytes)?;
+                    d.set_item("resumed", done.resumed)?;
+                    d.set_item("deleted", done.deleted)?;
+                    Ok(d.into_any().unbind())
+                },
+                failures::logger,
+            )
+        })
+    }
+
+    /// Deletes a session (the `FTP` `WRITE` right).
+    fn delete(&self, session: String) -> PyResult<Call> {
+        let files = self.files.clone();
+        Call::spawn(async move {
+            output(
+                files.delete(&session).await,
+                |py, ()| Ok(py.None()),
+                failures::logger,
+            )
+        })
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "LoggerFiles(address={:?}, user={:?})",
+            self.files.address(),
+            self.files.user()
+        )
+    }
 }
 
 pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<Unit>()?;
+    module.add_class::<LoggerFiles>()?;
     Ok(())
 }

@@ -53,7 +53,7 @@ from svc_sdk.records import (
     WebhookEndpoint,
 )
 from svc_sdk.errors import SvcError, WaitTimeoutError, WorkflowError
-from svc_sdk.unit import ApplyReport, Unit, WriteOutcome
+from svc_sdk.unit import ApplyReport, Downloaded, LoggerFiles, LoggerSession, Unit, WriteOutcome
 from svc_sdk.workflow import (
     Files,
     PathLike,
@@ -66,7 +66,14 @@ from svc_sdk.workflow import (
     _progress,
 )
 
-__all__ = ["AsyncCloudClient", "AsyncUnit", "AsyncWorkflow", "AsyncWorkflowTask", "wait"]
+__all__ = [
+    "AsyncCloudClient",
+    "AsyncLoggerFiles",
+    "AsyncUnit",
+    "AsyncWorkflow",
+    "AsyncWorkflowTask",
+    "wait",
+]
 
 T = TypeVar("T")
 
@@ -430,6 +437,39 @@ class AsyncWorkflow:
             raise
 
 
+class AsyncLoggerFiles:
+    """:class:`~svc_sdk.unit.LoggerFiles` with awaitable operations; cancelling the
+    awaiting task stops a download (its ``.part`` files are resumed by the next)."""
+
+    def __init__(self, files: LoggerFiles) -> None:
+        self.sync = files
+        self._n = files._n
+
+    @property
+    def address(self) -> str:
+        return self.sync.address
+
+    @property
+    def user(self) -> str:
+        return self.sync.user
+
+    async def sessions(self) -> list[LoggerSession]:
+        sessions: list[LoggerSession] = await wait(self._n.sessions())
+        return sessions
+
+    async def download(
+        self, name: str, dest: str | os.PathLike[str], *, delete_after: bool = False
+    ) -> Downloaded:
+        done: Downloaded = await wait(self._n.download(name, os.fspath(dest), delete_after))
+        return done
+
+    async def delete(self, session: str) -> None:
+        await wait(self._n.delete(session))
+
+    def __repr__(self) -> str:
+        return f"Async{self.sync!r}"
+
+
 class AsyncUnit:
     """:class:`~svc_sdk.Unit` with awaitable operations."""
 
@@ -577,6 +617,16 @@ class AsyncUnit:
 
     async def logger_stop(self) -> None:
         await wait(self._n.logger_stop())
+
+    def logger_files(
+        self,
+        ftp: Optional[str] = None,
+        *,
+        user: Optional[str] = None,
+        password: Optional[str] = None,
+    ) -> AsyncLoggerFiles:
+        """:meth:`Unit.logger_files <svc_sdk.Unit.logger_files>`, awaitable."""
+        return AsyncLoggerFiles(self.sync.logger_files(ftp, user=user, password=password))
 
     async def wait_until_back(self, timeout: float = 60.0) -> dict[str, str]:
         info: dict[str, str] = await wait(self._n.wait_until_back(timeout))

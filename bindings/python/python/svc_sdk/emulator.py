@@ -49,7 +49,8 @@ class Emulator:
     @property
     def info(self) -> dict[str, Any]:
         """Addresses (``base_url``, ``auth_url``, ``notification_url``,
-        ``storage_url``, ``device_url``, ``device_serial_tcp``, and every unit's in
+        ``storage_url``, ``device_url``, ``device_serial_tcp``, ``device_ftp`` (the
+        data logger's FTP server), and every unit's in
         ``devices``) and credentials (``organization_id``, ``api_key``,
         ``api_secret``, ``member_api_key``...)."""
         info: dict[str, Any] = self._n.info

@@ -94,7 +94,8 @@ class SvcError(Exception):
     Attributes:
         kind: what kind of failure it is (one of :data:`KINDS`).
         retryable: whether repeating the same request later, unchanged, may succeed.
-        status: the HTTP status of the answer that failed, if any.
+        status: the HTTP status of the answer that failed, if any (for the unit's
+            logger files: the FTP reply code of the refused command, 530 or 550).
         title: the service's or unit's short description of the problem, if any.
         details: the service's or unit's longer explanation, if any.
     """

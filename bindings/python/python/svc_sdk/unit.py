@@ -17,12 +17,22 @@ another session holds the lock a ``ConflictError``, a missing right a
 from __future__ import annotations
 
 import contextlib
+import os
 from typing import Any, Iterator, Mapping, Optional, TypedDict
 
 from svc_sdk import _native
 from svc_sdk.errors import SvcError
 
-__all__ = ["Unit", "WriteOutcome", "ApplyReport", "USERS"]
+__all__ = [
+    "Unit",
+    "WriteOutcome",
+    "ApplyReport",
+    "USERS",
+    "LoggerFiles",
+    "LoggerSession",
+    "LoggerFile",
+    "Downloaded",
+]
 
 #: The unit's users, lowest role first.
 USERS = ("viewer", "operator", "powerUser", "setup", "factory")
@@ -47,6 +57,97 @@ class ApplyReport(TypedDict):
     #: The unlock's answer was lost (the change is written and confirmed); the unit
     #: ends the lock after 60 s without a request, or at a reboot.
     unlock_unconfirmed: bool
+
+
+class LoggerFile(TypedDict):
+    """One file of a logger session."""
+
+    #: ``<session>.NNN``.
+    name: str
+    #: Its size now, in bytes.
+    size: int
+
+
+class LoggerSession(TypedDict):
+    """One session of the unit's data logger."""
+
+    #: The session's folder name.
+    name: str
+    #: The bytes of all its files.
+    size: int
+    #: Whether the data logger is writing it now.
+    recording: Optional[bool]
+    #: Its files, in order.
+    files: list[LoggerFile]
+
+
+class Downloaded(TypedDict):
+    """What :meth:`LoggerFiles.download` wrote."""
+
+    #: The files written (``dest/<session>/<file>``), in order.
+    files: list[str]
+    #: Their bytes.
+    bytes: int
+    #: How many times a dropped transfer was resumed.
+    resumed: int
+    #: Whether what was downloaded was then deleted from the unit.
+    deleted: bool
+
+
+class LoggerFiles:
+    """The unit's data logger sessions over FTP (its ``FTP`` right: ``READ`` lists and
+    downloads, ``WRITE`` also deletes), from :meth:`Unit.logger_files`. Each call opens
+    its own connection; thread-safe.
+
+    >>> files = unit.logger_files()                          # doctest: +SKIP
+    >>> [s["name"] for s in files.sessions()]                # doctest: +SKIP
+    ['20261129_081500']
+    >>> files.download("20261129_081500", "sessions")        # doctest: +SKIP
+    {'files': ['sessions/20261129_081500/20261129_081500.001'], 'bytes': 1048321, ...}
+
+    Failures raise :class:`~svc_sdk.errors.SvcError` subclasses: a refused login an
+    ``AuthenticationError`` (``status`` 530), a missing right a
+    ``PermissionDeniedError`` (550), a session not listed a ``NotFoundError``.
+    """
+
+    def __init__(self, native: _native.LoggerFiles) -> None:
+        self._n = native
+
+    @property
+    def address(self) -> str:
+        """The FTP server, ``host:port``."""
+        return self._n.address
+
+    @property
+    def user(self) -> str:
+        """The FTP user."""
+        return self._n.user
+
+    def sessions(self) -> list[LoggerSession]:
+        """The sessions and their files (names in order, sizes now), ``recording`` said
+        by the data logger's status (read over the unit's session)."""
+        sessions: list[LoggerSession] = self._n.sessions().result()
+        return sessions
+
+    def download(
+        self, name: str, dest: str | os.PathLike[str], *, delete_after: bool = False
+    ) -> Downloaded:
+        """Downloads a session (``NAME``: every file) or one file (``NAME/FILE``) into
+        ``dest/<session>/``. Each file is written to ``<file>.part``, resumed after a
+        dropped connection, its size checked, then renamed (a ``.part`` left by an
+        interrupted download is resumed). With ``delete_after``, what was downloaded
+        is then deleted from the unit, and only if the unit still lists it as it was
+        downloaded (else ``ConflictError``, nothing deleted)."""
+        done: Downloaded = self._n.download(name, os.fspath(dest), delete_after).result()
+        return done
+
+    def delete(self, session: str) -> None:
+        """Deletes a session from the unit (needs the ``FTP`` ``WRITE`` right: operator
+        and above; the session being recorded is refused)."""
+        self._n.delete(session).result()
+
+    def __repr__(self) -> str:
+        return repr(self._n)
 
 
 class Unit:
@@ -224,3 +325,17 @@ class Unit:
 
     def logger_stop(self) -> None:
         self._n.logger_stop().result()
+
+    def logger_files(
+        self,
+        ftp: Optional[str] = None,
+        *,
+        user: Optional[str] = None,
+        password: Optional[str] = None,
+    ) -> LoggerFiles:
+        """The sessions the unit's data logger recorded, over its FTP server at ``ftp``
+        (``host:port``; by default port 21 of the unit's host, which a unit over a
+        serial link does not have: ``InvalidInputError``). As ``user`` with
+        ``password``, or as this session's user and password (``viewer``, which may
+        list and download, when the session is not logged in)."""
+        return LoggerFiles(self._n.logger_files(ftp, user, password))
