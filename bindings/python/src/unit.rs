@@ -336,7 +336,9 @@ impl Unit {
     ) -> PyResult<LoggerFiles> {
         let files = match user {
             None if password.is_some() => {
-                return Err(SvcErr::new("invalid_input", "a password needs its user").into_pyerr(py));
+                return Err(
+                    SvcErr::new("invalid_input", "a password needs its user").into_pyerr(py)
+                );
             }
             None => self
                 .core
@@ -424,7 +426,12 @@ impl LoggerFiles {
     /// Downloads `name` (a session or `SESSION/FILE`) into `dest/<session>/`; with
     /// `delete_after`, then deletes what was downloaded and checked.
     #[pyo3(signature = (name, dest, delete_after=false))]
-    fn download(&self, name: String, dest: std::path::PathBuf, delete_after: bool) -> PyResult<Call> {
+    fn download(
+        &self,
+        name: String,
+        dest: std::path::PathBuf,
+        delete_after: bool,
+    ) -> PyResult<Call> {
         let files = self.files.clone();
         Call::spawn(async move {
             let done = if delete_after {

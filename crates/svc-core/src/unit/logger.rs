@@ -312,6 +312,11 @@ impl LoggerFiles {
         &self.address
     }
 
+    /// The FTP user.
+    pub fn user(&self) -> &str {
+        &self.user
+    }
+
     async fn timed<T>(
         &self,
         command: &'static str,
