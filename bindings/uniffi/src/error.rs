@@ -392,6 +392,32 @@ impl From<svc_core::http::HttpClientError> for SvcError {
     }
 }
 
+/// An error of the unit's logger files (FTP): the FTP reply code of a refused command
+/// as `status` (530, 550), the command as `operation`.
+impl From<svc_core::unit::LoggerError> for SvcError {
+    fn from(e: svc_core::unit::LoggerError) -> Self {
+        use svc_core::unit::LoggerError;
+        let e = match e {
+            LoggerError::Unit(e) => return e.into(),
+            e => e,
+        };
+        let operation = match &e {
+            LoggerError::Refused { command, .. } => Some((*command).to_owned()),
+            _ => None,
+        };
+        Self::new(
+            e.kind(),
+            ErrorInfo {
+                reason: e.to_string(),
+                status: e.code().and_then(|code| u16::try_from(code).ok()),
+                operation,
+                retryable: e.kind().is_retryable(),
+                ..ErrorInfo::default()
+            },
+        )
+    }
+}
+
 impl From<TransferError> for SvcError {
     fn from(e: TransferError) -> Self {
         Self::new(

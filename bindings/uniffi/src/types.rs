@@ -734,6 +734,74 @@ impl From<svc_core::unit::types::DataLoggerStatus> for DataLoggerStatus {
     }
 }
 
+/// One file of a logger session.
+#[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
+pub struct LoggerFile {
+    /// `<session>.NNN`.
+    pub name: String,
+    /// Its size now, in bytes.
+    pub size: u64,
+}
+
+/// One session of the unit's data logger.
+#[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
+pub struct LoggerSession {
+    /// The session's folder name.
+    pub name: String,
+    /// The bytes of all its files.
+    pub size: u64,
+    /// Whether the data logger is writing it now.
+    pub recording: Option<bool>,
+    /// Its files, in order.
+    pub files: Vec<LoggerFile>,
+}
+
+impl From<su::LoggerSession> for LoggerSession {
+    fn from(s: su::LoggerSession) -> Self {
+        Self {
+            size: s.size(),
+            name: s.name,
+            recording: s.recording,
+            files: s
+                .files
+                .into_iter()
+                .map(|f| LoggerFile {
+                    name: f.name,
+                    size: f.size,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// What a logger download wrote.
+#[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
+pub struct Downloaded {
+    /// The files written (`dest/<session>/<file>`), in order.
+    pub files: Vec<String>,
+    /// Their bytes.
+    pub bytes: u64,
+    /// How many times a dropped transfer was resumed.
+    pub resumed: u32,
+    /// Whether what was downloaded was then deleted from the unit.
+    pub deleted: bool,
+}
+
+impl From<su::Downloaded> for Downloaded {
+    fn from(d: su::Downloaded) -> Self {
+        Self {
+            files: d
+                .files
+                .iter()
+                .map(|p| p.to_string_lossy().into_owned())
+                .collect(),
+            bytes: d.bytes,
+            resumed: d.resumed,
+            deleted: d.deleted,
+        }
+    }
+}
+
 /// The answer of a settings write.
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
 pub struct WriteOutcome {

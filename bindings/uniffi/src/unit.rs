@@ -19,8 +19,8 @@ use crate::cloud::TlsRoots;
 use crate::error::SvcError;
 use crate::runtime::run;
 use crate::types::{
-    ApplyOptions, ApplyReport, DataLoggerStatus, DeviceInfo, JsonText, UserName, WriteOutcome,
-    at_least, json_in,
+    ApplyOptions, ApplyReport, DataLoggerStatus, DeviceInfo, Downloaded, JsonText, LoggerSession,
+    UserName, WriteOutcome, at_least, json_in,
 };
 
 /// Why a [`ByteLink`] read or write failed.
@@ -448,5 +448,110 @@ impl InsUnit {
     pub async fn logger_stop(&self) -> Result<(), SvcError> {
         let u = self.inner.clone();
         run(async move { Ok(u.logger_stop().await?) }).await
+    }
+
+    /// The sessions the unit's data logger recorded, over its FTP server at `ftp`
+    /// (`host:port`; by default port 21 of the unit's host), as `user` with
+    /// `password`, or as this session's user and password (`viewer`, which may list
+    /// and download, when the session is not logged in).
+    ///
+    /// Errors: `InvalidInput` without `ftp` for a unit over a serial link, or for a
+    /// password without its user.
+    #[uniffi::method(default(ftp = None, user = None, password = None))]
+    pub fn logger_files(
+        &self,
+        ftp: Option<String>,
+        user: Option<UserName>,
+        password: Option<String>,
+    ) -> Result<Arc<LoggerFiles>, SvcError> {
+        let files = match user {
+            None if password.is_some() => {
+                return Err(SvcError::invalid("a password needs its user".to_owned()));
+            }
+            None => self.inner.session_logger_files(ftp.as_deref())?,
+            Some(user) => {
+                let address = match ftp {
+                    Some(address) => address,
+                    None => self.inner.session_logger_files(None)?.address().to_owned(),
+                };
+                let user: su::UserName = user.into();
+                self.inner.logger_files(
+                    address,
+                    user.to_string(),
+                    Password::new(password.unwrap_or_default()),
+                )
+            }
+        };
+        Ok(Arc::new(LoggerFiles {
+            unit: self.inner.clone(),
+            files,
+        }))
+    }
+}
+
+/// The unit's data logger sessions over FTP (its `FTP` right: `READ` lists and
+/// downloads, `WRITE` also deletes), from `InsUnit.loggerFiles`. Each call opens its own
+/// connection. Errors: `Authentication` (`status` 530) for a refused login,
+/// `PermissionDenied` (550) without the right, `NotFound` for a session not listed.
+#[derive(Debug, uniffi::Object)]
+pub struct LoggerFiles {
+    unit: su::Unit,
+    files: su::LoggerFiles,
+}
+
+#[uniffi::export]
+impl LoggerFiles {
+    /// The FTP server, `host:port`.
+    pub fn address(&self) -> String {
+        self.files.address().to_owned()
+    }
+
+    /// The FTP user.
+    pub fn user(&self) -> String {
+        self.files.user().to_owned()
+    }
+
+    /// The sessions and their files (names in order, sizes now), `recording` said by
+    /// the data logger's status.
+    pub async fn sessions(&self) -> Result<Vec<LoggerSession>, SvcError> {
+        let (unit, files) = (self.unit.clone(), self.files.clone());
+        run(async move {
+            let sessions = unit.logger_sessions(&files).await?;
+            Ok(sessions.into_iter().map(Into::into).collect())
+        })
+        .await
+    }
+
+    /// Downloads a session (`NAME`) or one file (`NAME/FILE`) into `dest/<session>/`:
+    /// each file written to `<file>.part`, resumed after a dropped connection, its size
+    /// checked, then renamed. With `deleteAfter`, what was downloaded is then deleted
+    /// from the unit, only if the unit still lists it as downloaded (else `Conflict`,
+    /// nothing deleted). Cancelling leaves the `.part` files, which the next download
+    /// resumes.
+    #[uniffi::method(default(delete_after = false))]
+    pub async fn download(
+        &self,
+        name: String,
+        dest: String,
+        delete_after: bool,
+    ) -> Result<Downloaded, SvcError> {
+        let files = self.files.clone();
+        run(async move {
+            let dest = std::path::PathBuf::from(dest);
+            let done = if delete_after {
+                files.download_then_delete(&name, &dest).await?
+            } else {
+                files.download(&name, &dest).await?
+            };
+            Ok(done.into())
+        })
+        .await
+    }
+
+    /// Deletes a session (the `FTP` `WRITE` right: operator and above; the session
+    /// being recorded is refused).
+    pub async fn delete(&self, session: String) -> Result<(), SvcError> {
+        let files = self.files.clone();
+        run(async move { Ok(files.delete(&session).await?) }).await
     }
 }
