@@ -740,7 +740,7 @@ pub struct LoggerFile {
     /// `<session>.NNN`.
     pub name: String,
     /// Its size now, in bytes.
-    pub size: u64,
+    pub size: i64,
 }
 
 /// One session of the unit's data logger.
@@ -749,7 +749,7 @@ pub struct LoggerSession {
     /// The session's folder name.
     pub name: String,
     /// The bytes of all its files.
-    pub size: u64,
+    pub size: i64,
     /// Whether the data logger is writing it now.
     pub recording: Option<bool>,
     /// Its files, in order.
@@ -759,7 +759,7 @@ pub struct LoggerSession {
 impl From<su::LoggerSession> for LoggerSession {
     fn from(s: su::LoggerSession) -> Self {
         Self {
-            size: s.size(),
+            size: signed(s.size()),
             name: s.name,
             recording: s.recording,
             files: s
@@ -767,7 +767,7 @@ impl From<su::LoggerSession> for LoggerSession {
                 .into_iter()
                 .map(|f| LoggerFile {
                     name: f.name,
-                    size: f.size,
+                    size: signed(f.size),
                 })
                 .collect(),
         }
@@ -780,9 +780,9 @@ pub struct Downloaded {
     /// The files written (`dest/<session>/<file>`), in order.
     pub files: Vec<String>,
     /// Their bytes.
-    pub bytes: u64,
+    pub bytes: i64,
     /// How many times a dropped transfer was resumed.
-    pub resumed: u32,
+    pub resumed: i32,
     /// Whether what was downloaded was then deleted from the unit.
     pub deleted: bool,
 }
@@ -795,8 +795,8 @@ impl From<su::Downloaded> for Downloaded {
                 .iter()
                 .map(|p| p.to_string_lossy().into_owned())
                 .collect(),
-            bytes: d.bytes,
-            resumed: d.resumed,
+            bytes: signed(d.bytes),
+            resumed: i32::try_from(d.resumed).unwrap_or(i32::MAX),
             deleted: d.deleted,
         }
     }

@@ -41,7 +41,7 @@ class LoggerFilesTest {
         assertEquals(false, session.recording)
         assertEquals("session.001", session.files[0].name)
         assertEquals(session.files.sumOf { it.size }, session.size)
-        assertTrue(session.size > 0uL)
+        assertTrue(session.size > 0L)
 
         val dest = Files.createTempDirectory("sessions").toFile()
         try {
@@ -50,7 +50,7 @@ class LoggerFilesTest {
             assertFalse(done.deleted)
             val file = File(dest, "session/session.001")
             assertEquals(listOf(file.path), done.files)
-            assertEquals(session.size.toLong(), file.length())
+            assertEquals(session.size, file.length())
             assertFalse(File(dest, "session/session.001.part").exists())
 
             // A viewer may not delete: 550, typed; the session stays.
