@@ -86,17 +86,31 @@ impl Recording {
     }
 }
 
-/// Decodes a recording from a path (`str`) or from its bytes, with the GIL released.
+/// Decodes a recording from a path (`str`), the paths of a session's files (a `list`
+/// of `str`, read one after the other as one stream) or its bytes, with the GIL
+/// released.
 #[pyfunction]
 fn read_recording(py: Python<'_>, source: &Bound<'_, PyAny>) -> PyResult<Recording> {
     let decoded = if let Ok(bytes) = source.cast::<PyBytes>() {
         let data: Arc<[u8]> = Arc::from(bytes.as_bytes());
         py.detach(move || decode(std::io::Cursor::new(data.as_ref())))
     } else {
-        let path: std::path::PathBuf = source.extract()?;
-        py.detach(move || match std::fs::File::open(&path) {
-            Ok(file) => decode(std::io::BufReader::with_capacity(1 << 16, file)),
-            Err(e) => Err(Failed::Open(format!("{}: {e}", path.display()), e.kind())),
+        let paths: Vec<std::path::PathBuf> = match source.extract() {
+            Ok(path) => vec![path],
+            Err(_) => source.extract()?,
+        };
+        py.detach(move || {
+            // Every file opened first: a missing one fails before anything is decoded.
+            let mut chained: Box<dyn std::io::Read + Send> = Box::new(std::io::empty());
+            for path in &paths {
+                match std::fs::File::open(path) {
+                    Ok(file) => chained = Box::new(std::io::Read::chain(chained, file)),
+                    Err(e) => {
+                        return Err(Failed::Open(format!("{}: {e}", path.display()), e.kind()));
+                    }
+                }
+            }
+            decode(std::io::BufReader::with_capacity(1 << 16, chained))
         })
     };
     decoded.map_err(|failed| match failed {

@@ -46,6 +46,25 @@ def test_a_dataframe_and_the_same_from_bytes_and_files() -> None:
         assert other.table("ekfNav").equals(logs.read(RECORDING).table("ekfNav"))
 
 
+def test_a_sessions_files_read_as_one_stream(tmp_path: Path) -> None:
+    # The unit splits a session anywhere between frames; cut here mid-frame, the files
+    # still read as the one stream they were written as.
+    data = RECORDING.read_bytes()
+    first, second = tmp_path / "mission.001", tmp_path / "mission.002"
+    first.write_bytes(data[: len(data) // 3])
+    second.write_bytes(data[len(data) // 3 :])
+    whole = logs.read(RECORDING)
+    split = logs.read([first, str(second)])
+    assert split.names() == whole.names()
+    for name in whole.names():
+        assert split.table(name).equals(whole.table(name)), name
+    assert split.stats == whole.stats
+    again = pickle.loads(pickle.dumps(split))
+    assert again.table("ekfNav").equals(whole.table("ekfNav"))
+    with pytest.raises(NotFoundError, match="mission.003"):
+        logs.read([first, tmp_path / "mission.003"])
+
+
 def test_errors_are_typed() -> None:
     with pytest.raises(InvalidInputError, match="not an sbgECom log"):
         logs.read(b"this is not a recording at all" * 100)

@@ -22,20 +22,33 @@ the bytes it was read from), so it runs unchanged on Dask workers.
 from __future__ import annotations
 
 import os
-from typing import IO, Any, Mapping, Union
+from typing import IO, Any, Mapping, Sequence, Union
 
 from svc_sdk import _native
 
 __all__ = ["Recording", "read"]
 
-#: What :func:`read` reads: a path, the bytes of a log, or a binary file object.
-Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, IO[bytes]]
+#: What :func:`read` reads: a path, the paths of a session's files in order (a list or
+#: a tuple), the bytes of a log, or a binary file object.
+Source = Union[
+    str,
+    "os.PathLike[str]",
+    list[Union[str, "os.PathLike[str]"]],
+    tuple[Union[str, "os.PathLike[str]"], ...],
+    bytes,
+    bytearray,
+    memoryview,
+    IO[bytes],
+]
+
+#: What a :class:`Recording` was read from (and pickles as).
+_Read = Union[str, bytes, list[str]]
 
 
 class Recording:
     """A decoded recording: its tables by message type, and the decoder's counters."""
 
-    def __init__(self, native: _native.Recording, source: Union[str, bytes]) -> None:
+    def __init__(self, native: _native.Recording, source: _Read) -> None:
         self._native = native
         self._source = source
 
@@ -63,23 +76,32 @@ class Recording:
         ``unknown``, ``truncated``, ``skipped_bytes``, ``invalid_payload``."""
         return dict(self._native.stats())
 
-    def __reduce__(self) -> tuple[Any, tuple[Union[str, bytes]]]:
+    def __reduce__(self) -> tuple[Any, tuple[_Read]]:
         return (read, (self._source,))
 
     def __repr__(self) -> str:
-        shown = self._source if isinstance(self._source, str) else f"<{len(self._source)} bytes>"
+        shown: Any = self._source
+        if isinstance(self._source, bytes):
+            shown = f"<{len(self._source)} bytes>"
         return f"Recording({shown!r}, names={self.names()!r})"
 
 
 def read(source: Source) -> Recording:
-    """Decodes a recording: a path, the bytes of a log, or a binary file object (read
-    whole). Garbage between frames, bad CRCs, unknown messages and a truncated end are
-    skipped and counted (:attr:`Recording.stats`). ``InvalidInputError`` for data that
-    holds no sbgECom frame at all; ``NotFoundError`` for a missing file."""
+    """Decodes a recording: a path, the paths of a session's files in order
+    (``mission.001``, ``mission.002``, … read as one stream, as the unit wrote them: the
+    unit's clock and UTC carry over from file to file), the bytes of a log, or a binary
+    file object (read whole). Garbage between frames, bad CRCs, unknown messages and a
+    truncated end are skipped and counted (:attr:`Recording.stats`).
+    ``InvalidInputError`` for data that holds no sbgECom frame at all; ``NotFoundError``
+    for a missing file."""
+    data: _Read
     if isinstance(source, (bytes, bytearray, memoryview)):
-        data: Union[str, bytes] = bytes(source)
+        data = bytes(source)
     elif isinstance(source, (str, os.PathLike)):
         data = os.fspath(source)
+    elif isinstance(source, (list, tuple)):
+        paths: Sequence[Union[str, os.PathLike[str]]] = source
+        data = [os.fspath(path) for path in paths]
     else:
         data = source.read()
         if not isinstance(data, bytes):
