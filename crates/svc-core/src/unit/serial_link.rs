@@ -205,11 +205,17 @@ impl SerialLink {
             let before = line.decoder.stats();
             let before_buffered = line.decoder.buffered_len();
             let started = Instant::now();
-            let answer = read_answer(&mut line, id, self.options.answer_timeout).await;
+            let mut rest_heard = false;
+            let answer =
+                read_answer(&mut line, id, self.options.answer_timeout, &mut rest_heard).await;
             let after = line.decoder.stats();
-            let heard =
-                after.frame_bytes + after.skipped_bytes + line.decoder.buffered_len() as u64
-                    > before.frame_bytes + before.skipped_bytes + before_buffered as u64;
+            // A damaged answer shows as garbage, invalid frames or REST bytes; the output
+            // logs a unit streams on the line, decoded whole, are no sign of one.
+            let heard = rest_heard
+                || after.skipped_bytes > before.skipped_bytes
+                || after.bad_frames() > before.bad_frames()
+                || (line.decoder.buffered_len() > before_buffered
+                    && line.decoder.bytes_in_progress(crate::serial::CLASS_REST) > 0);
             let skipped = after.skipped_bytes.saturating_sub(before.skipped_bytes);
             let bad_frames = after.bad_frames().saturating_sub(before.bad_frames());
             if skipped > 0 || bad_frames > 0 {
@@ -313,12 +319,21 @@ fn harmless_to_repeat(request: &RestRequest) -> bool {
 
 /// Reads until the answer to the request with message id `id` arrives, or an ACK for
 /// that request (an error). Other messages — an ACK or a late answer of an earlier
-/// request — are skipped. The deadline is an idle one: it restarts with every byte
-/// received, so a long answer (a whole settings tree) is not cut short while a silent
-/// unit (rebooting, unplugged) is given up on quickly. While the line is silent, a frame
+/// request, the output logs the unit streams on the same line — are skipped. The
+/// deadline is an idle one: it restarts whenever the REST traffic progresses (a REST
+/// message decoded, more bytes of one received), so a long answer (a whole settings
+/// tree) is not cut short while a unit that stopped answering (rebooting, or that lost
+/// the request) is given up on quickly, even while it streams logs. While the line is silent, a frame
 /// left incomplete past the inter-byte timeout is abandoned at once (see
 /// [`Decoder::expire_partial_frame`]), so an answer held behind it is found.
-async fn read_answer(line: &mut Line, id: u8, idle: Duration) -> Result<ExchangeReply, Silence> {
+/// `rest_heard` is set when REST traffic other than the answer came (another message,
+/// bytes of one).
+async fn read_answer(
+    line: &mut Line,
+    id: u8,
+    idle: Duration,
+    rest_heard: &mut bool,
+) -> Result<ExchangeReply, Silence> {
     let mut buffer = vec![0u8; 8192];
     let mut last_byte = Instant::now();
     loop {
@@ -326,6 +341,8 @@ async fn read_answer(line: &mut Line, id: u8, idle: Duration) -> Result<Exchange
             if message.class != crate::serial::CLASS_REST {
                 continue;
             }
+            last_byte = Instant::now();
+            *rest_heard = true;
             tracing::trace!(
                 id = message.id,
                 class = message.class,
@@ -382,8 +399,13 @@ async fn read_answer(line: &mut Line, id: u8, idle: Duration) -> Result<Exchange
             Ok(Ok(n)) => n,
         };
         tracing::trace!(bytes = n, "bytes received");
-        last_byte = Instant::now();
-        line.decoder.push_at(&buffer[..n], last_byte);
+        let now = Instant::now();
+        let before = line.decoder.bytes_in_progress(crate::serial::CLASS_REST);
+        line.decoder.push_at(&buffer[..n], now);
+        if line.decoder.bytes_in_progress(crate::serial::CLASS_REST) != before {
+            last_byte = now;
+            *rest_heard = true;
+        }
     }
 }
 

@@ -398,6 +398,24 @@ impl Decoder {
         self.pending.len()
     }
 
+    /// The bytes received so far of messages of `class` not yet whole: the incomplete
+    /// frame held (once its header is in) and the large message being reassembled, when
+    /// they are of that class. A transport waiting for one kind of message (a REST
+    /// answer) sees it progress, whatever else the line carries (a stream of output
+    /// logs).
+    #[must_use]
+    pub fn bytes_in_progress(&self, class: u8) -> usize {
+        let held = match self.pending.get(3) {
+            Some(&c) if c & !LARGE_FRAME_BIT == class => self.pending.len(),
+            _ => 0,
+        };
+        let partial = match &self.partial {
+            Some(p) if p.class & !LARGE_FRAME_BIT == class => p.data.len(),
+            _ => 0,
+        };
+        held + partial
+    }
+
     /// How many data bytes of a large message being reassembled are held, if one is.
     #[must_use]
     pub fn partial_message_len(&self) -> Option<usize> {
