@@ -71,7 +71,7 @@
 //!   records the messages enabled in `output.dataLogger.messages` as sbgECom frames
 //!   (`svc-logs`) into `<session>/<session>.NNN`, written lazily from the elapsed time
 //!   (at a status, a listing, a download, the stop), the values following
-//!   [`logger::trajectory_at`]; `usedBytes` counts them. A libunftp server (plain FTP,
+//!   [`outputs::trajectory_at`]; `usedBytes` counts them. A libunftp server (plain FTP,
 //!   passive, [`DeviceEmulator::ftp_address`]) serves them to the unit's users with
 //!   their current passwords, the `FTP` right deciding (`READ` lists and downloads,
 //!   `WRITE` also deletes); uploads, renames and `MKD` are refused; a test fault cuts
@@ -84,10 +84,12 @@ mod defaults;
 mod ftp;
 mod http;
 pub mod logger;
+pub mod outputs;
 #[cfg(unix)]
 mod pty;
 mod serial;
 pub mod spec;
+mod stream;
 mod unit;
 
 #[cfg(test)]

@@ -17,6 +17,11 @@
 //!   class 0x10) are ignored.
 //! - While the unit reboots it answers nothing: frames are read and dropped (the link
 //!   itself, pty or TCP connection, stays open as a real serial line would).
+//! - The link is the unit's Port A ([`SERIAL_PORT`]): the output logs
+//!   `output.comA.messages` enables stream on it, between the answers, at their
+//!   triggers ([`PortStream`]). Written when the host reads them: a host that does not
+//!   read (a pseudo-terminal nobody opened) loses them, as a serial line would, and
+//!   never holds up an answer.
 //! - With [`DeviceConfig::serial_faults`](super::DeviceConfig::serial_faults), the line
 //!   is noisy: a share of the chunks read from the host and of the answers written
 //!   back lose bytes or have one corrupted ([`SerialFaults`]); the CRC turns each into
@@ -34,6 +39,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
+use super::stream::{PortStream, SERIAL_PORT};
 use super::unit::{Outcome, Unit};
 use crate::faults::SerialFaults;
 
@@ -43,6 +49,12 @@ pub const ACK_INVALID_FRAME: u16 = 4;
 pub const ACK_BUFFER_OVERFLOW: u16 = 8;
 /// sbgECom `SBG_INVALID_PARAMETER`: a message that is not a REST request.
 pub const ACK_INVALID_PARAMETER: u16 = 9;
+
+/// How often a link's stream is looked at (frames due meanwhile are sent together).
+const STREAM_TICK: Duration = Duration::from_millis(5);
+/// How long the stream's frames may wait for the host to read them before they are
+/// dropped.
+const STREAM_WRITE_TIMEOUT: Duration = Duration::from_millis(50);
 
 /// Largest request accepted (a large-frame message); larger ones are dropped by the
 /// decoder.
@@ -99,6 +111,10 @@ pub async fn serve_link<S>(
         .with_inter_byte_timeout(inter_byte_timeout.max(Duration::from_millis(1)));
     let mut buf = vec![0_u8; 8192];
     let mut transfer_id = 0_u8;
+    let mut stream = PortStream::new(unit.clone(), SERIAL_PORT);
+    let mut ticker = tokio::time::interval(STREAM_TICK);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut frames = Vec::new();
     loop {
         let deadline = decoder.partial_frame_deadline();
         let expiry = async {
@@ -107,24 +123,48 @@ pub async fn serve_link<S>(
                 None => std::future::pending().await,
             }
         };
-        let read = tokio::select! {
-            // Bytes already waiting win over the gap timer: a task that ran late must
-            // not drop a frame whose rest has arrived meanwhile.
+        let event = tokio::select! {
+            // Bytes already waiting win over the timers: a task that ran late must not
+            // drop a frame whose rest has arrived meanwhile.
             biased;
-            read = link.read(&mut buf) => Some(read),
-            () = expiry => None,
+            read = link.read(&mut buf) => Event::Read(read),
+            () = expiry => Event::Gap,
+            _ = ticker.tick() => Event::Tick,
             _ = stop.wait_for(|stopped| *stopped) => return,
         };
-        match read {
+        match event {
             // The line stayed silent in the middle of a frame: give it up, decode what
             // was held behind its start.
-            None => {
+            Event::Gap => {
                 if !decoder.expire_partial_frame(Instant::now()) {
                     continue;
                 }
             }
-            Some(Ok(0) | Err(_)) => return,
-            Some(Ok(n)) => {
+            Event::Tick => {
+                frames.clear();
+                stream.due(Instant::now(), &mut frames);
+                if frames.is_empty() {
+                    continue;
+                }
+                faults.apply(&mut frames);
+                let written = tokio::select! {
+                    written = tokio::time::timeout(STREAM_WRITE_TIMEOUT, link.write_all(&frames)) => written,
+                    _ = stop.wait_for(|stopped| *stopped) => return,
+                };
+                match written {
+                    Ok(Err(_)) => return,
+                    // Not read in time: lost, as on a serial line nobody listens to.
+                    Err(_) => continue,
+                    Ok(Ok(())) => {
+                        if link.flush().await.is_err() {
+                            return;
+                        }
+                    }
+                }
+                continue;
+            }
+            Event::Read(Ok(0) | Err(_)) => return,
+            Event::Read(Ok(n)) => {
                 let mut chunk = buf[..n].to_vec();
                 faults.apply(&mut chunk);
                 decoder.push_at(&chunk, Instant::now());
@@ -143,6 +183,13 @@ pub async fn serve_link<S>(
             }
         }
     }
+}
+
+/// What woke a link up.
+enum Event {
+    Read(std::io::Result<usize>),
+    Gap,
+    Tick,
 }
 
 /// The serial-over-IP bridge: every TCP connection is one serial link.

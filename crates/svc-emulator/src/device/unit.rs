@@ -208,6 +208,12 @@ struct State {
     saves: u64,
     /// Exchanges still to lose (their counts go down as they are lost).
     lost_exchanges: Vec<crate::faults::LostExchange>,
+    /// When the unit last powered on (or finished rebooting), on the clock and in UTC:
+    /// the outputs' timestamps count from it.
+    powered_on: (Instant, chrono::DateTime<chrono::Utc>),
+    /// The settings as they were at that power-on: what a setting that needs a reboot
+    /// still does until the next one.
+    booted_settings: Value,
 }
 
 impl State {
@@ -218,6 +224,19 @@ impl State {
         let _ = self.logger.catch_up(now);
         self.logger.used_bytes().min(LOGGER_CAPACITY)
     }
+}
+
+/// What one output of the unit sends ([`Unit::port_output`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PortOutput {
+    /// The reboots so far: a new count restarts the output's clock.
+    pub boot: u64,
+    /// When the unit powered on, on the clock and in UTC.
+    pub powered_on: (Instant, chrono::DateTime<chrono::Utc>),
+    /// `output.<port>.messages`: message name → trigger.
+    pub messages: Value,
+    /// `ports.<port>` as booted (an Ethernet port's mode and UDP destination).
+    pub port: Value,
 }
 
 /// The emulated unit: settings, users, tokens, lock, data logger.
@@ -299,15 +318,18 @@ impl Unit {
             e_com_version: "5.0".to_owned(),
             api_version: spec.api_version.clone(),
         };
+        let powered_on = (Instant::now(), chrono::Utc::now());
         let mut state = State {
             settings: defaults.clone(),
+            booted_settings: defaults.clone(),
+            powered_on,
             passwords: all,
             default_user: None,
             tokens: HashMap::new(),
             lock: None,
             booting_until: None,
             logging_since: None,
-            logger: super::logger::Logger::new(Instant::now())?,
+            logger: super::logger::Logger::new(powered_on.0)?,
             ftp_cut: None,
             applied_writes: 0,
             saves: 0,
@@ -323,6 +345,31 @@ impl Unit {
             lock_idle,
             state: Mutex::new(state),
             boots: watch::channel(0).0,
+        })
+    }
+
+    /// What output `port` (`comA`, `eth1`, …) sends now: `None` while the unit
+    /// reboots. Its messages are the settings' now (`output` takes effect at once); the
+    /// port's own settings (`ports.<port>`, which need a reboot) as they were at the
+    /// last power-on.
+    pub fn port_output(&self, port: &str) -> Option<PortOutput> {
+        if self.is_booting() {
+            return None;
+        }
+        let state = self.state();
+        Some(PortOutput {
+            boot: *self.boots.borrow(),
+            powered_on: state.powered_on,
+            messages: state
+                .settings
+                .pointer(&format!("/output/{port}/messages"))
+                .cloned()
+                .unwrap_or(Value::Null),
+            port: state
+                .booted_settings
+                .pointer(&format!("/ports/{port}"))
+                .cloned()
+                .unwrap_or(Value::Null),
         })
     }
 
@@ -776,6 +823,12 @@ impl Unit {
         if !self.reboot_time.is_zero() {
             state.booting_until = Some(now + self.reboot_time);
         }
+        let booted = now + self.reboot_time;
+        let booted_utc =
+            chrono::Utc::now() + chrono::Duration::from_std(self.reboot_time).unwrap_or_default();
+        state.powered_on = (booted, booted_utc);
+        state.logger.set_power_on(booted);
+        state.booted_settings = state.settings.clone();
         self.boots.send_modify(|boots| *boots += 1);
     }
 

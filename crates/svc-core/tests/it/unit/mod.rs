@@ -56,6 +56,7 @@ mod login;
 mod node_paths;
 mod reboot;
 mod serial_rules;
+mod stream;
 mod user_rights;
 mod vendor_routes;
 

@@ -23,7 +23,14 @@ fn fixture(hex_text: &str) -> Vec<u8> {
     hex::decode(hex_text).expect("fixture hex")
 }
 
+/// A link to the bridge whose Port A streams nothing: these tests look at the bytes of
+/// the answers themselves.
 async fn tcp_link(unit: &DeviceEmulator) -> SerialLink {
+    let quiet = br#"{"output":{"comA":{"messages":{"status":"off","utcTime":"off","ekfEuler":"off","ekfNav":"off","gps1Pos":"off"}}}}"#;
+    let (status, _) = unit
+        .handle("POST", "/api/v1/settings", "", quiet)
+        .expect("an answer");
+    assert_eq!(status, 200, "Port A made quiet");
     let stream = tokio::net::TcpStream::connect(unit.serial_tcp())
         .await
         .expect("connect to the serial bridge");

@@ -85,13 +85,16 @@ impl SerialLink {
         self.link.flush().await.expect("flush the link");
     }
 
-    /// The next whole message, or `None` after `wait` without one.
+    /// The next whole REST message (the output logs the unit streams on the link are
+    /// skipped), or `None` after `wait` without one.
     async fn next_message(&mut self, wait: Duration) -> Option<Message> {
         let deadline = tokio::time::Instant::now() + wait;
         let mut buf = [0_u8; 4096];
         loop {
-            if let Some(message) = self.decoder.next_message() {
-                return Some(message);
+            while let Some(message) = self.decoder.next_message() {
+                if message.class == svc_protocol::serial::CLASS_REST {
+                    return Some(message);
+                }
             }
             let n = tokio::time::timeout_at(deadline, self.link.read(&mut buf))
                 .await

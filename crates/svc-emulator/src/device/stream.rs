@@ -1,0 +1,81 @@
+//! A port's live output: the frames of the messages `output.<port>.messages` enables,
+//! at their triggers, from the unit's power-on clock ([`super::outputs`]), for the
+//! serial link that carries them (the pseudo-terminal and each TCP bridge connection
+//! are the unit's Port A, `comA`) or for an Ethernet port's UDP datagrams.
+//!
+//! A change of a port's messages takes effect at once (the `output` settings need no
+//! reboot); a reboot restarts the clock, and nothing is sent while the unit reboots.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::outputs::{Schedule, record_at};
+use super::unit::Unit;
+
+/// The serial port the emulated unit's serial links are (REST frames and its stream).
+pub const SERIAL_PORT: &str = "comA";
+/// The shortest period a port outputs (its fastest trigger, `1ms`).
+pub const PORT_MIN_PERIOD_MS: u64 = 1;
+/// A link that fell further behind than this (a stalled task, a slow reader) skips
+/// ahead instead of sending a burst of old frames.
+const MAX_BEHIND_MS: u64 = 1000;
+
+/// The state of one port's stream on one link.
+pub struct PortStream {
+    unit: Arc<Unit>,
+    port: String,
+    /// The boot and the messages the schedule was made for.
+    current: Option<(u64, Value, Schedule)>,
+    transfer_id: u8,
+}
+
+impl PortStream {
+    /// The stream of `port` of `unit`, from now.
+    pub fn new(unit: Arc<Unit>, port: &str) -> Self {
+        Self {
+            unit,
+            port: port.to_owned(),
+            current: None,
+            transfer_id: 0,
+        }
+    }
+
+    /// Appends to `out` the frames due up to `now`; returns the port's settings as
+    /// booted (`ports.<port>`), `None` while the unit reboots.
+    pub fn due(&mut self, now: Instant, out: &mut Vec<u8>) -> Option<Value> {
+        let Some(output) = self.unit.port_output(&self.port) else {
+            self.current = None;
+            return None;
+        };
+        let (powered_on, powered_on_utc) = output.powered_on;
+        let now_ms = u64::try_from(now.saturating_duration_since(powered_on).as_millis())
+            .unwrap_or(u64::MAX);
+        let fresh = !matches!(&self.current, Some((boot, messages, _))
+            if *boot == output.boot && *messages == output.messages);
+        if fresh {
+            let mut schedule = Schedule::from_messages(Some(&output.messages), PORT_MIN_PERIOD_MS);
+            schedule.start_at(now_ms);
+            self.current = Some((output.boot, output.messages, schedule));
+        }
+        let Some((_, _, schedule)) = self.current.as_mut() else {
+            return Some(output.port);
+        };
+        if now_ms.saturating_sub(schedule.next_ms()) > MAX_BEHIND_MS {
+            schedule.start_at(now_ms - MAX_BEHIND_MS);
+        }
+        let transfer_id = &mut self.transfer_id;
+        schedule.run_until(now_ms, |kind, t| {
+            let at = Duration::from_millis(t);
+            let utc = powered_on_utc + chrono::Duration::from_std(at).unwrap_or_default();
+            if let Some(record) = record_at(kind, at, utc)
+                && let Ok(frame) = svc_logs::encode_frame(&record, *transfer_id)
+            {
+                *transfer_id = transfer_id.wrapping_add(1);
+                out.extend_from_slice(&frame);
+            }
+        });
+        Some(output.port)
+    }
+}
