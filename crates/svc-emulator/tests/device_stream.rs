@@ -107,3 +107,73 @@ async fn port_a_streams_its_messages_on_the_units_clock_and_trajectory() {
     let _ = listen(&mut link, 50).await;
     assert!(listen(&mut link, 300).await.is_empty());
 }
+
+/// An Ethernet port set to UDP sends its messages as datagrams to its destination once
+/// the unit rebooted (`ports` settings need a reboot; `output` ones do not).
+#[tokio::test]
+async fn an_ethernet_port_in_udp_sends_datagrams_after_the_reboot() {
+    let device = DeviceEmulator::start(DeviceConfig {
+        pty: false,
+        reboot_time: Duration::from_millis(200),
+        ..DeviceConfig::default()
+    })
+    .await
+    .expect("the unit starts");
+    let receiver = tokio::net::UdpSocket::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let port = receiver.local_addr().expect("addr").port();
+    let body = format!(
+        r#"{{"ports":{{"eth1":{{"protocol":"udp","udpIp":"127.0.0.1","udpOutPort":{port}}}}},"output":{{"eth1":{{"messages":{{"ekfNav":"10ms","utcTime":"100ms"}}}}}}}}"#
+    );
+    let (status, answer) = device
+        .handle("POST", "/api/v1/settings", "", body.as_bytes())
+        .expect("answer");
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&answer));
+    let answer: serde_json::Value = serde_json::from_slice(&answer).expect("JSON");
+    assert_eq!(answer["needReboot"], true, "{answer}");
+
+    let mut buf = vec![0u8; 65_536];
+    // Not before the reboot: the port is still what it was at power-on.
+    let early = tokio::time::timeout(Duration::from_millis(300), receiver.recv(&mut buf)).await;
+    assert!(early.is_err(), "a datagram before the reboot");
+
+    assert_eq!(
+        device
+            .handle("POST", "/api/v1/reboot", "", b"")
+            .expect("answer")
+            .0,
+        200
+    );
+    let mut bytes = Vec::new();
+    let mut datagrams = 0;
+    let until = tokio::time::Instant::now() + Duration::from_millis(1500);
+    while let Ok(received) = tokio::time::timeout_at(until, receiver.recv(&mut buf)).await {
+        let n = received.expect("recv");
+        // Each datagram holds whole frames.
+        assert!(!records(&buf[..n]).is_empty());
+        bytes.extend_from_slice(&buf[..n]);
+        datagrams += 1;
+    }
+    let got = records(&bytes);
+    let navs = got
+        .iter()
+        .filter(|r| matches!(r, Record::EkfNav(_)))
+        .count();
+    let utc = got
+        .iter()
+        .filter(|r| matches!(r, Record::UtcTime(_)))
+        .count();
+    // 1.5 s less the reboot: about 130 ekfNav and 13 utcTime.
+    assert!(
+        (80..=150).contains(&navs),
+        "{navs} ekfNav in {datagrams} datagrams"
+    );
+    assert!((8..=15).contains(&utc), "{utc} utcTime");
+    // The unit's clock restarted at the reboot.
+    let first = got.iter().find_map(|r| match r {
+        Record::EkfNav(nav) => Some(nav.timestamp),
+        _ => None,
+    });
+    assert!(first.is_some_and(|t| t < 1_000_000), "{first:?}");
+}

@@ -349,6 +349,11 @@ impl DeviceEmulator {
                 unit.clone(),
                 stopped.clone(),
             ))),
+            Some(tokio::spawn(stream::serve_udp(
+                unit.clone(),
+                config.host,
+                stopped.clone(),
+            ))),
             Some(tokio::spawn(serial::serve_tcp(
                 serial_listener,
                 unit.clone(),

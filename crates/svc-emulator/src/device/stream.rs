@@ -79,3 +79,81 @@ impl PortStream {
         Some(output.port)
     }
 }
+
+/// The unit's Ethernet data ports.
+pub const ETHERNET_PORTS: [&str; 5] = ["eth0", "eth1", "eth2", "eth3", "eth4"];
+/// How often the Ethernet outputs are looked at (frames due meanwhile go in one
+/// datagram).
+const UDP_TICK: Duration = Duration::from_millis(5);
+/// The most bytes of frames in one datagram.
+const MAX_DATAGRAM: usize = 60_000;
+
+/// Where an Ethernet port sends its output logs: `ports.<port>` with `protocol`
+/// `udp` sends to `udpIp:udpOutPort`; the emulator only to a loopback address (it
+/// reaches nothing else), other destinations being dropped as a network without that
+/// host would.
+fn udp_destination(port: &Value) -> Option<std::net::SocketAddr> {
+    if port.get("protocol").and_then(Value::as_str) != Some("udp") {
+        return None;
+    }
+    let ip: std::net::IpAddr = port.get("udpIp")?.as_str()?.parse().ok()?;
+    let out = u16::try_from(port.get("udpOutPort")?.as_u64()?).ok()?;
+    (ip.is_loopback() && out != 0).then_some(std::net::SocketAddr::new(ip, out))
+}
+
+/// Sends the output logs of the Ethernet ports set to `udp` as datagrams (frames due
+/// together in one datagram), from a socket on `host`, until `stop`.
+pub async fn serve_udp(
+    unit: Arc<Unit>,
+    host: std::net::IpAddr,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) {
+    let Ok(socket) = tokio::net::UdpSocket::bind((host, 0)).await else {
+        return;
+    };
+    let mut streams: Vec<PortStream> = ETHERNET_PORTS
+        .iter()
+        .map(|port| PortStream::new(unit.clone(), port))
+        .collect();
+    let mut ticker = tokio::time::interval(UDP_TICK);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut frames = Vec::new();
+    loop {
+        tokio::select! {
+            _ = ticker.tick() => {}
+            _ = stop.wait_for(|stopped| *stopped) => return,
+        }
+        for stream in &mut streams {
+            frames.clear();
+            let port = stream.due(Instant::now(), &mut frames);
+            let Some(to) = port.as_ref().and_then(udp_destination) else {
+                continue;
+            };
+            // Whole frames per datagram: split between frames when too many are due.
+            let mut rest = frames.as_slice();
+            while !rest.is_empty() {
+                let cut = frame_boundary(rest, MAX_DATAGRAM);
+                let _ = socket.send_to(&rest[..cut], to).await;
+                rest = &rest[cut..];
+            }
+        }
+    }
+}
+
+/// The length of the longest run of whole frames at the start of `bytes` that fits in
+/// `max` (at least one frame).
+fn frame_boundary(bytes: &[u8], max: usize) -> usize {
+    let mut at = 0;
+    while at < bytes.len() {
+        // Standard frame: sync (2), id, class, length (2), data, CRC (2), ETX.
+        let len = match bytes.get(at + 4..at + 6) {
+            Some(&[lo, hi]) => usize::from(u16::from_le_bytes([lo, hi])) + 9,
+            _ => bytes.len() - at,
+        };
+        if at > 0 && at + len > max {
+            break;
+        }
+        at += len;
+    }
+    at.min(bytes.len())
+}
