@@ -76,6 +76,15 @@ impl Schedule {
         self.next_ms
     }
 
+    /// The first time (ms) at or after [`next_ms`](Self::next_ms) when a message is
+    /// due; `None` without messages.
+    pub fn next_due_ms(&self) -> Option<u64> {
+        self.messages
+            .iter()
+            .map(|(_, period)| self.next_ms.div_ceil(*period) * period)
+            .min()
+    }
+
     /// Goes on from `ms` exactly (the first messages due are those at `ms` or after).
     pub fn start_at(&mut self, ms: u64) {
         self.next_ms = ms;

@@ -50,8 +50,6 @@ pub const ACK_BUFFER_OVERFLOW: u16 = 8;
 /// sbgECom `SBG_INVALID_PARAMETER`: a message that is not a REST request.
 pub const ACK_INVALID_PARAMETER: u16 = 9;
 
-/// How often a link's stream is looked at (frames due meanwhile are sent together).
-const STREAM_TICK: Duration = Duration::from_millis(5);
 /// How long the stream's frames may wait for the host to read them before they are
 /// dropped.
 const STREAM_WRITE_TIMEOUT: Duration = Duration::from_millis(50);
@@ -112,8 +110,7 @@ pub async fn serve_link<S>(
     let mut buf = vec![0_u8; 8192];
     let mut transfer_id = 0_u8;
     let mut stream = PortStream::new(unit.clone(), SERIAL_PORT);
-    let mut ticker = tokio::time::interval(STREAM_TICK);
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut next_look = Instant::now();
     let mut frames = Vec::new();
     loop {
         let deadline = decoder.partial_frame_deadline();
@@ -129,7 +126,7 @@ pub async fn serve_link<S>(
             biased;
             read = link.read(&mut buf) => Event::Read(read),
             () = expiry => Event::Gap,
-            _ = ticker.tick() => Event::Tick,
+            () = tokio::time::sleep_until(next_look.into()) => Event::Tick,
             _ = stop.wait_for(|stopped| *stopped) => return,
         };
         match event {
@@ -142,7 +139,9 @@ pub async fn serve_link<S>(
             }
             Event::Tick => {
                 frames.clear();
-                stream.due(Instant::now(), &mut frames);
+                let now = Instant::now();
+                stream.due(now, &mut frames);
+                next_look = stream.next_look(now);
                 if frames.is_empty() {
                     continue;
                 }

@@ -18,6 +18,14 @@ use super::unit::Unit;
 pub const SERIAL_PORT: &str = "comA";
 /// The shortest period a port outputs (its fastest trigger, `1ms`).
 pub const PORT_MIN_PERIOD_MS: u64 = 1;
+/// How soon a port without messages is looked at again (for a change of its
+/// settings).
+const IDLE_LOOK: Duration = Duration::from_millis(100);
+/// At most this long between looks (frames due meanwhile are sent together).
+const MAX_WAIT: Duration = Duration::from_millis(100);
+/// At least this long between looks (frames due meanwhile are sent together).
+const MIN_WAIT: Duration = Duration::from_millis(2);
+
 /// A link that fell further behind than this (a stalled task, a slow reader) skips
 /// ahead instead of sending a burst of old frames.
 const MAX_BEHIND_MS: u64 = 1000;
@@ -28,6 +36,8 @@ pub struct PortStream {
     port: String,
     /// The boot and the messages the schedule was made for.
     current: Option<(u64, Value, Schedule)>,
+    /// The power-on instant of the current schedule.
+    powered_on: Option<Instant>,
     transfer_id: u8,
 }
 
@@ -38,8 +48,25 @@ impl PortStream {
             unit,
             port: port.to_owned(),
             current: None,
+            powered_on: None,
             transfer_id: 0,
         }
+    }
+
+    /// When to look again: when the next message is due (between 2 and 100 ms from
+    /// `now`), or in 100 ms without messages (a change of the settings is seen then).
+    pub fn next_look(&self, now: Instant) -> Instant {
+        let wait = match &self.current {
+            Some((_, _, schedule)) => match (schedule.next_due_ms(), self.powered_on) {
+                (Some(due), Some(powered_on)) => {
+                    let at = powered_on + Duration::from_millis(due);
+                    at.saturating_duration_since(now).clamp(MIN_WAIT, MAX_WAIT)
+                }
+                _ => IDLE_LOOK,
+            },
+            None => IDLE_LOOK,
+        };
+        now + wait
     }
 
     /// Appends to `out` the frames due up to `now`; returns the port's settings as
@@ -50,6 +77,7 @@ impl PortStream {
             return None;
         };
         let (powered_on, powered_on_utc) = output.powered_on;
+        self.powered_on = Some(powered_on);
         let now_ms = u64::try_from(now.saturating_duration_since(powered_on).as_millis())
             .unwrap_or(u64::MAX);
         let fresh = !matches!(&self.current, Some((boot, messages, _))
@@ -82,9 +110,6 @@ impl PortStream {
 
 /// The unit's Ethernet data ports.
 pub const ETHERNET_PORTS: [&str; 5] = ["eth0", "eth1", "eth2", "eth3", "eth4"];
-/// How often the Ethernet outputs are looked at (frames due meanwhile go in one
-/// datagram).
-const UDP_TICK: Duration = Duration::from_millis(5);
 /// The most bytes of frames in one datagram.
 const MAX_DATAGRAM: usize = 60_000;
 
@@ -102,7 +127,8 @@ fn udp_destination(port: &Value) -> Option<std::net::SocketAddr> {
 }
 
 /// Sends the output logs of the Ethernet ports set to `udp` as datagrams (frames due
-/// together in one datagram), from a socket on `host`, until `stop`.
+/// together in one datagram), from a socket on `host`, until `stop`. Idle while no
+/// port is (its settings as booted are looked at again at each reboot).
 pub async fn serve_udp(
     unit: Arc<Unit>,
     host: std::net::IpAddr,
@@ -111,30 +137,47 @@ pub async fn serve_udp(
     let Ok(socket) = tokio::net::UdpSocket::bind((host, 0)).await else {
         return;
     };
-    let mut streams: Vec<PortStream> = ETHERNET_PORTS
-        .iter()
-        .map(|port| PortStream::new(unit.clone(), port))
-        .collect();
-    let mut ticker = tokio::time::interval(UDP_TICK);
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut boots = unit.boots();
     let mut frames = Vec::new();
     loop {
-        tokio::select! {
-            _ = ticker.tick() => {}
-            _ = stop.wait_for(|stopped| *stopped) => return,
-        }
-        for stream in &mut streams {
-            frames.clear();
-            let port = stream.due(Instant::now(), &mut frames);
-            let Some(to) = port.as_ref().and_then(udp_destination) else {
-                continue;
+        let mut streams: Vec<(PortStream, std::net::SocketAddr)> = ETHERNET_PORTS
+            .iter()
+            .filter_map(|port| {
+                let to = udp_destination(&unit.booted_port(port)?)?;
+                Some((PortStream::new(unit.clone(), port), to))
+            })
+            .collect();
+        let mut next_look = Instant::now();
+        loop {
+            let wake = async {
+                if streams.is_empty() {
+                    std::future::pending::<()>().await;
+                }
+                tokio::time::sleep_until(next_look.into()).await;
             };
-            // Whole frames per datagram: split between frames when too many are due.
-            let mut rest = frames.as_slice();
-            while !rest.is_empty() {
-                let cut = frame_boundary(rest, MAX_DATAGRAM);
-                let _ = socket.send_to(&rest[..cut], to).await;
-                rest = &rest[cut..];
+            tokio::select! {
+                () = wake => {}
+                changed = boots.changed() => {
+                    if changed.is_err() {
+                        return;
+                    }
+                    break;
+                }
+                _ = stop.wait_for(|stopped| *stopped) => return,
+            }
+            let now = Instant::now();
+            next_look = now + IDLE_LOOK;
+            for (stream, to) in &mut streams {
+                frames.clear();
+                stream.due(now, &mut frames);
+                next_look = next_look.min(stream.next_look(now));
+                // Whole frames per datagram: split between frames when many are due.
+                let mut rest = frames.as_slice();
+                while !rest.is_empty() {
+                    let cut = frame_boundary(rest, MAX_DATAGRAM);
+                    let _ = socket.send_to(&rest[..cut], *to).await;
+                    rest = &rest[cut..];
+                }
             }
         }
     }

@@ -373,6 +373,14 @@ impl Unit {
         })
     }
 
+    /// `ports.<port>` as the unit booted with it.
+    pub fn booted_port(&self, port: &str) -> Option<Value> {
+        self.state()
+            .booted_settings
+            .pointer(&format!("/ports/{port}"))
+            .cloned()
+    }
+
     /// The folder of the data logger's sessions.
     pub fn logger_root(&self) -> std::path::PathBuf {
         self.state().logger.root().to_path_buf()

@@ -23,14 +23,19 @@ fn fixture(hex_text: &str) -> Vec<u8> {
     hex::decode(hex_text).expect("fixture hex")
 }
 
-/// A link to the bridge whose Port A streams nothing: these tests look at the bytes of
-/// the answers themselves.
-async fn tcp_link(unit: &DeviceEmulator) -> SerialLink {
+/// Port A streams nothing from now: these tests look at the bytes of the answers
+/// themselves.
+fn quiet(unit: &DeviceEmulator) {
     let quiet = br#"{"output":{"comA":{"messages":{"status":"off","utcTime":"off","ekfEuler":"off","ekfNav":"off","gps1Pos":"off"}}}}"#;
     let (status, _) = unit
         .handle("POST", "/api/v1/settings", "", quiet)
         .expect("an answer");
     assert_eq!(status, 200, "Port A made quiet");
+}
+
+/// A link to the bridge of a quiet Port A.
+async fn tcp_link(unit: &DeviceEmulator) -> SerialLink {
+    quiet(unit);
     let stream = tokio::net::TcpStream::connect(unit.serial_tcp())
         .await
         .expect("connect to the serial bridge");
@@ -60,6 +65,7 @@ async fn a_full_settings_tree_goes_in_large_frames_both_ways() {
     })
     .await;
     let mut http = connect(&unit, Via::Http).await;
+    quiet(&unit);
     for &via in SERIAL_VIAS {
         let export = http.get("/settings/export", "").await;
         assert!(
