@@ -4,8 +4,10 @@
 //!
 //! In the same run, the floor: `svc_protocol::serial::Decoder` framing alone (sync,
 //! CRC, a `Message` per frame), which every decoder of these logs pays; then the typed
-//! records (`LogReader`), the Arrow batches (`TableReader`), and the batches written
-//! as CSV to a sink (`CsvWriter`, the text formatting included).
+//! records (`LogReader`), the Arrow batches (`TableReader`, each payload decoded
+//! straight into its table's columns), the same batches built from the records
+//! (`LogReader` then `Tables::push`), and the batches written as CSV to a sink
+//! (`CsvWriter`, the text formatting included).
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -13,7 +15,7 @@ use std::time::Duration;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use svc_logs::files::CsvWriter;
 use svc_logs::records::{EkfEuler, EkfNav, GnssPos, ImuData, UtcTime};
-use svc_logs::tables::TableReader;
+use svc_logs::tables::{TableReader, Tables};
 use svc_logs::{LogReader, Record, encode_frame};
 use svc_protocol::serial::Decoder;
 
@@ -106,6 +108,22 @@ fn tables(log: &[u8]) -> usize {
         .sum()
 }
 
+fn tables_of_records(log: &[u8]) -> usize {
+    let mut tables = Tables::new();
+    let mut rows = 0;
+    for record in LogReader::new(log) {
+        tables.push(&record.expect("reads")).expect("a row");
+        while let Some((_, batch)) = tables.next_batch() {
+            rows += batch.num_rows();
+        }
+    }
+    tables.finish().expect("the last batches");
+    while let Some((_, batch)) = tables.next_batch() {
+        rows += batch.num_rows();
+    }
+    rows
+}
+
 fn csv(log: &[u8]) -> usize {
     let mut writer = CsvWriter::new(std::io::sink());
     let mut rows = 0;
@@ -126,6 +144,9 @@ fn bench(c: &mut Criterion) {
     group.bench_function("framing_floor", |b| b.iter(|| black_box(framing(&log))));
     group.bench_function("records", |b| b.iter(|| black_box(records(&log))));
     group.bench_function("tables", |b| b.iter(|| black_box(tables(&log))));
+    group.bench_function("tables_of_records", |b| {
+        b.iter(|| black_box(tables_of_records(&log)));
+    });
     group.bench_function("tables_csv", |b| b.iter(|| black_box(csv(&log))));
     group.finish();
 }

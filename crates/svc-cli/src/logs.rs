@@ -14,7 +14,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{Value, json};
 use svc_logs::files::{Format, TableFiles};
 use svc_logs::records::GnssPosType;
-use svc_logs::tables::{Clock, Tables, record_timestamp, utc_micros};
+use svc_logs::tables::{Clock, TableError, TableReader, record_timestamp, utc_micros};
 use svc_logs::{Fault, LogReader, MessageKind, Record, Stats};
 
 use crate::exit::{self, Failure, Signals};
@@ -224,28 +224,20 @@ fn convert(args: &ConvertArgs, cancel: &Arc<AtomicBool>) -> Result<(), Failure> 
     };
     let mut files =
         TableFiles::new(&args.out, format).map_err(|e| Failure::other(e.to_string()))?;
-    let mut reader = LogReader::new(input);
-    let mut tables = Tables::new();
+    // Each payload goes straight into its message's table (no `Record` in between).
+    let mut reader = TableReader::new(input);
     let mut rows: BTreeMap<MessageKind, u64> = BTreeMap::new();
-    let mut write_ready = |tables: &mut Tables, files: &mut TableFiles| -> Result<(), Failure> {
-        while let Some((kind, batch)) = tables.next_batch() {
-            *rows.entry(kind).or_default() += batch.num_rows() as u64;
-            files
-                .write(kind, &batch)
-                .map_err(|e| Failure::other(e.to_string()))?;
-        }
-        Ok(())
-    };
     loop {
-        match reader.next_record() {
-            Ok(Some(record)) => {
-                tables
-                    .push(&record)
+        match reader.next_batch() {
+            Ok(Some((kind, batch))) => {
+                *rows.entry(kind).or_default() += batch.num_rows() as u64;
+                files
+                    .write(kind, &batch)
                     .map_err(|e| Failure::other(e.to_string()))?;
-                write_ready(&mut tables, &mut files)?;
             }
             Ok(None) => break,
-            Err(e) => return Err(read_failure(&e)),
+            Err(TableError::Io(e)) => return Err(read_failure(&e)),
+            Err(e) => return Err(Failure::other(e.to_string())),
         }
     }
     let stats = reader.stats();
@@ -253,8 +245,6 @@ fn convert(args: &ConvertArgs, cancel: &Arc<AtomicBool>) -> Result<(), Failure> 
     if stats.frames == 0 {
         return Err(not_a_log(&stats));
     }
-    tables.finish().map_err(|e| Failure::other(e.to_string()))?;
-    write_ready(&mut tables, &mut files)?;
     let written = files.finish().map_err(|e| Failure::other(e.to_string()))?;
     for path in &written {
         let kind = path

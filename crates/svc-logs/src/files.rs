@@ -1,6 +1,7 @@
 //! The tables as files: CSV ([`CsvWriter`]) and, with the `parquet` feature,
 //! Parquet; one file per message, `DIR/<message>.csv` or `DIR/<message>.parquet`
-//! ([`TableFiles`]), each written as `<name>.part` and renamed once complete.
+//! ([`TableFiles`]), each written as `<name>.part` and renamed once complete, each
+//! batch made into its file's bytes on a thread of its own.
 //!
 //! CSV: comma separated, `\n` line ends; line 1 the titles, line 2 the units in
 //! parentheses (`(us)`, `(deg)`, as `sbgBasicLogger` writes its second line), then a
@@ -12,6 +13,8 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::thread::JoinHandle;
 
 use arrow::array::{
     Array, Float32Array, Float64Array, Int64Array, TimestampMicrosecondArray, UInt8Array,
@@ -27,7 +30,7 @@ use crate::MessageKind;
 pub struct CsvWriter<W: Write> {
     out: BufWriter<W>,
     header: bool,
-    line: Vec<u8>,
+    text: Vec<u8>,
 }
 
 enum Col<'a> {
@@ -48,7 +51,7 @@ impl<W: Write> CsvWriter<W> {
         CsvWriter {
             out: BufWriter::with_capacity(256 * 1024, out),
             header: false,
-            line: Vec::with_capacity(1024),
+            text: Vec::new(),
         }
     }
 
@@ -58,61 +61,13 @@ impl<W: Write> CsvWriter<W> {
     ///
     /// Writing failed.
     pub fn write(&mut self, batch: &RecordBatch) -> io::Result<()> {
-        let schema = batch.schema();
+        self.text.clear();
         if !self.header {
-            let titles: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-            writeln!(self.out, "{}", titles.join(","))?;
-            let units: Vec<String> = schema
-                .fields()
-                .iter()
-                .map(|f| {
-                    format!(
-                        "({})",
-                        f.metadata().get("unit").map_or("na", String::as_str)
-                    )
-                })
-                .collect();
-            writeln!(self.out, "{}", units.join(","))?;
+            csv_header(batch, &mut self.text);
             self.header = true;
         }
-        let cols: Vec<Col<'_>> = batch.columns().iter().map(|a| col(a.as_ref())).collect();
-        let mut ints = itoa::Buffer::new();
-        let mut floats = ryu::Buffer::new();
-        for row in 0..batch.num_rows() {
-            self.line.clear();
-            for (i, c) in cols.iter().enumerate() {
-                if i > 0 {
-                    self.line.push(b',');
-                }
-                let line = &mut self.line;
-                match c {
-                    Col::I64(a) => push_int(line, &mut ints, a, row),
-                    Col::U8(a) => push_int(line, &mut ints, a, row),
-                    Col::U16(a) => push_int(line, &mut ints, a, row),
-                    Col::U32(a) => push_int(line, &mut ints, a, row),
-                    Col::U64(a) => push_int(line, &mut ints, a, row),
-                    Col::F32(a) => {
-                        if a.is_valid(row) {
-                            push_f32(line, &mut floats, a.value(row));
-                        }
-                    }
-                    Col::F64(a) => {
-                        if a.is_valid(row) {
-                            push_f64(line, &mut floats, a.value(row));
-                        }
-                    }
-                    Col::Utc(a) => {
-                        if a.is_valid(row) {
-                            push_iso8601(line, a.value(row));
-                        }
-                    }
-                    Col::Other => {}
-                }
-            }
-            self.line.push(b'\n');
-            self.out.write_all(&self.line)?;
-        }
-        Ok(())
+        csv_rows(batch, &mut self.text);
+        self.out.write_all(&self.text)
     }
 
     /// Flushes and returns the inner writer.
@@ -124,6 +79,69 @@ impl<W: Write> CsvWriter<W> {
         self.out
             .into_inner()
             .map_err(io::IntoInnerError::into_error)
+    }
+}
+
+/// The two header lines of a batch's table: titles, then units in parentheses.
+fn csv_header(batch: &RecordBatch, out: &mut Vec<u8>) {
+    let schema = batch.schema();
+    for (i, field) in schema.fields().iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(field.name().as_bytes());
+    }
+    out.push(b'\n');
+    for (i, field) in schema.fields().iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        let unit = field.metadata().get("unit").map_or("na", String::as_str);
+        out.push(b'(');
+        out.extend_from_slice(unit.as_bytes());
+        out.push(b')');
+    }
+    out.push(b'\n');
+}
+
+/// The lines of a batch's rows.
+fn csv_rows(batch: &RecordBatch, out: &mut Vec<u8>) {
+    let cols: Vec<Col<'_>> = batch.columns().iter().map(|a| col(a.as_ref())).collect();
+    let mut ints = itoa::Buffer::new();
+    let mut floats = ryu::Buffer::new();
+    let mut iso = Iso::default();
+    // About as many bytes as the numbers' shortest forms take.
+    out.reserve(batch.num_rows() * (cols.len() * 12 + 16));
+    for row in 0..batch.num_rows() {
+        for (i, c) in cols.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            match c {
+                Col::I64(a) => push_int(out, &mut ints, a, row),
+                Col::U8(a) => push_int(out, &mut ints, a, row),
+                Col::U16(a) => push_int(out, &mut ints, a, row),
+                Col::U32(a) => push_int(out, &mut ints, a, row),
+                Col::U64(a) => push_int(out, &mut ints, a, row),
+                Col::F32(a) => {
+                    if a.is_valid(row) {
+                        push_f32(out, &mut floats, a.value(row));
+                    }
+                }
+                Col::F64(a) => {
+                    if a.is_valid(row) {
+                        push_f64(out, &mut floats, a.value(row));
+                    }
+                }
+                Col::Utc(a) => {
+                    if a.is_valid(row) {
+                        iso.push(out, a.value(row));
+                    }
+                }
+                Col::Other => {}
+            }
+        }
+        out.push(b'\n');
     }
 }
 
@@ -188,10 +206,71 @@ fn non_finite(v: f64) -> &'static [u8] {
     }
 }
 
-/// µs since 1970 as `YYYY-MM-DDTHH:MM:SS.ffffffZ`.
+/// Writes µs since 1970 as `YYYY-MM-DDTHH:MM:SS.ffffffZ`, remembering the text of
+/// the last second written (rows come many to a second).
+#[derive(Default)]
+struct Iso {
+    /// The second and its text up to the `.`, once one was written.
+    last: Option<(i64, [u8; 20])>,
+}
+
+impl Iso {
+    fn push(&mut self, line: &mut Vec<u8>, micros: i64) {
+        let seconds = micros.div_euclid(1_000_000);
+        let head = match self.last {
+            Some((second, head)) if second == seconds => head,
+            _ => {
+                let Some(head) = second_text(seconds) else {
+                    push_iso8601(line, micros);
+                    return;
+                };
+                self.last = Some((seconds, head));
+                head
+            }
+        };
+        let mut frac = *b"000000Z";
+        put_digits(&mut frac[..6], micros.rem_euclid(1_000_000).unsigned_abs());
+        line.extend_from_slice(&head);
+        line.extend_from_slice(&frac);
+    }
+}
+
+/// `YYYY-MM-DDTHH:MM:SS.` of a second since 1970; `None` for a year outside 0-9999.
+fn second_text(seconds: i64) -> Option<[u8; 20]> {
+    let days = seconds.div_euclid(86_400);
+    let sod = seconds.rem_euclid(86_400).unsigned_abs();
+    let (y, m, d) = civil_from_days(days);
+    let year @ 0..=9999 = u64::try_from(y).ok()? else {
+        return None;
+    };
+    let mut text = *b"0000-00-00T00:00:00.";
+    // Every value is within its field (the date's by `civil_from_days`).
+    let fields = [
+        (0..4, year),
+        (5..7, m.unsigned_abs()),
+        (8..10, d.unsigned_abs()),
+        (11..13, sod / 3600),
+        (14..16, (sod / 60) % 60),
+        (17..19, sod % 60),
+    ];
+    for (range, value) in fields {
+        put_digits(text.get_mut(range).unwrap_or_default(), value);
+    }
+    Some(text)
+}
+
+/// µs since 1970 as `YYYY-MM-DDTHH:MM:SS.ffffffZ` (a year outside 0-9999 as many
+/// digits as it takes, with its sign).
 fn push_iso8601(line: &mut Vec<u8>, micros: i64) {
     let seconds = micros.div_euclid(1_000_000);
     let frac = micros.rem_euclid(1_000_000);
+    if let Some(head) = second_text(seconds) {
+        let mut frac_text = *b"000000Z";
+        put_digits(&mut frac_text[..6], frac.unsigned_abs());
+        line.extend_from_slice(&head);
+        line.extend_from_slice(&frac_text);
+        return;
+    }
     let days = seconds.div_euclid(86_400);
     let sod = seconds.rem_euclid(86_400);
     let (y, m, d) = civil_from_days(days);
@@ -202,6 +281,15 @@ fn push_iso8601(line: &mut Vec<u8>, micros: i64) {
         sod % 60
     );
     line.extend_from_slice(text.as_bytes());
+}
+
+/// The last digits of `value` in `out`, zero padded.
+fn put_digits(out: &mut [u8], mut value: u64) {
+    for digit in out.iter_mut().rev() {
+        // A decimal digit.
+        *digit = b'0' + (value % 10) as u8;
+        value /= 10;
+    }
 }
 
 /// A proleptic Gregorian date from days since 1970-01-01 (H. Hinnant's algorithm).
@@ -240,11 +328,24 @@ impl Format {
     }
 }
 
+/// A message's file: its writer (CSV: the file itself, each batch's text written at
+/// once).
 enum Open {
-    Csv(CsvWriter<File>),
+    Csv(File),
     #[cfg(feature = "parquet")]
     Parquet(Box<parquet::arrow::ArrowWriter<File>>),
 }
+
+/// Encoded bytes of a Parquet row group, about: a file's writer holds the row group
+/// being made in memory, so this bounds its memory (its rows are as many as fit,
+/// 1 Mi at most).
+#[cfg(feature = "parquet")]
+pub const PARQUET_ROW_GROUP_BYTES: usize = 16 << 20;
+
+/// Bytes of a column's dictionary page in Parquet, at most, before its values are
+/// written plain.
+#[cfg(feature = "parquet")]
+pub const PARQUET_DICTIONARY_BYTES: usize = 128 << 10;
 
 /// Errors of [`TableFiles`].
 #[derive(Debug, thiserror::Error)]
@@ -269,14 +370,97 @@ pub enum FilesError {
     },
 }
 
+/// How a message's file stands: its writer at hand, or the job writing its last
+/// batch, which hands the writer back.
+enum Slot {
+    Idle(Open),
+    Busy(JoinHandle<Result<Open, FilesError>>),
+}
+
+impl Slot {
+    /// The writer, once the batches given to it are written.
+    fn wait(self, part: &Path) -> Result<Open, FilesError> {
+        match self {
+            Slot::Idle(open) => Ok(open),
+            Slot::Busy(job) => job.join().unwrap_or_else(|_| {
+                Err(FilesError::Io {
+                    path: part.to_owned(),
+                    source: io::Error::other("the thread writing the file stopped"),
+                })
+            }),
+        }
+    }
+}
+
+/// A message's file being written.
+struct Entry {
+    part: PathBuf,
+    /// `None` only while a batch is being handed over.
+    slot: Option<Slot>,
+    /// Whether the CSV header lines were written (with the first batch).
+    header: bool,
+}
+
+/// How many batches may be in the jobs' hands at once (at least 2).
+fn max_jobs() -> usize {
+    std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .max(2)
+        * 2
+}
+
+/// Counts the batches in the jobs' hands, so that a fast reader waits for the
+/// writers instead of piling batches up in memory.
+#[derive(Debug, Default)]
+struct Budget {
+    used: Mutex<usize>,
+    freed: Condvar,
+}
+
+impl Budget {
+    /// Waits for room for one more batch, and takes it.
+    fn take(self: &Arc<Budget>, max: usize) -> Ticket {
+        let mut used = self.used.lock().unwrap_or_else(PoisonError::into_inner);
+        while *used >= max {
+            used = self
+                .freed
+                .wait(used)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        *used += 1;
+        Ticket(self.clone())
+    }
+}
+
+/// The room of one batch, given back when its job ends (however it ends).
+struct Ticket(Arc<Budget>);
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        let mut used = self.0.used.lock().unwrap_or_else(PoisonError::into_inner);
+        *used = used.saturating_sub(1);
+        self.0.freed.notify_all();
+    }
+}
+
 /// One file per message in a folder, each written as `.part` and renamed by
 /// [`finish`](Self::finish); dropped unfinished (an error, a signal), the `.part`
 /// files are removed.
+///
+/// Each batch is turned into its file's bytes (CSV text, Parquet pages) and written
+/// on a thread of its own while the caller goes on, on every core: the CSV text of
+/// the batches of one file is made at the same time and written in order; a
+/// Parquet file takes its batches one after the other. At most as many batches as
+/// the machine has cores (2 at least) are in hand: [`write`](Self::write) waits
+/// for room beyond that. An error writing a file is returned by a later `write` to
+/// it, or by `finish`.
 pub struct TableFiles {
     dir: PathBuf,
     format: Format,
-    open: HashMap<MessageKind, (PathBuf, Open)>,
+    open: HashMap<MessageKind, Entry>,
     order: Vec<MessageKind>,
+    budget: Arc<Budget>,
+    max_jobs: usize,
 }
 
 impl std::fmt::Debug for TableFiles {
@@ -305,6 +489,8 @@ impl TableFiles {
             format,
             open: HashMap::new(),
             order: Vec::new(),
+            budget: Arc::default(),
+            max_jobs: max_jobs(),
         })
     }
 
@@ -315,51 +501,104 @@ impl TableFiles {
             .join(format!("{}.{}", kind.name(), self.format.extension()))
     }
 
-    /// Appends a batch of a message's table.
+    /// Appends a batch of a message's table (written on another thread: see the
+    /// [type](Self)).
     ///
     /// # Errors
     ///
-    /// Writing failed.
+    /// Creating the file failed, or writing an earlier batch to it did.
     pub fn write(&mut self, kind: MessageKind, batch: &RecordBatch) -> Result<(), FilesError> {
         if !self.open.contains_key(&kind) {
-            let part = part_path(&self.path(kind));
-            let file = File::create(&part).map_err(|source| FilesError::Io {
-                path: part.clone(),
-                source,
-            })?;
-            let open = match self.format {
-                Format::Csv => Open::Csv(CsvWriter::new(file)),
-                #[cfg(feature = "parquet")]
-                Format::Parquet => {
-                    let props = parquet::file::properties::WriterProperties::builder()
-                        .set_compression(parquet::basic::Compression::SNAPPY)
-                        .build();
-                    let writer =
-                        parquet::arrow::ArrowWriter::try_new(file, batch.schema(), Some(props))
-                            .map_err(|source| FilesError::Parquet {
-                                path: part.clone(),
-                                source,
-                            })?;
-                    Open::Parquet(Box::new(writer))
-                }
-            };
-            self.open.insert(kind, (part, open));
+            let entry = self.create(kind, batch)?;
+            self.open.insert(kind, entry);
             self.order.push(kind);
         }
-        let Some((part, open)) = self.open.get_mut(&kind) else {
+        let ticket = self.budget.take(self.max_jobs);
+        let Some(entry) = self.open.get_mut(&kind) else {
             return Ok(());
         };
-        match open {
-            Open::Csv(w) => w.write(batch).map_err(|source| FilesError::Io {
-                path: part.clone(),
+        let previous = match entry.slot.take() {
+            // A job done: its error, if any, now.
+            Some(Slot::Busy(job)) if job.is_finished() => Slot::Busy(job).wait(&entry.part)?,
+            Some(Slot::Busy(job)) => {
+                entry.slot = Some(Slot::Busy(job));
+                return self.chain(kind, batch, ticket);
+            }
+            Some(Slot::Idle(open)) => open,
+            None => return Ok(()),
+        };
+        entry.slot = Some(Slot::Idle(previous));
+        self.chain(kind, batch, ticket)
+    }
+
+    /// Starts the job writing a batch after the file's earlier ones.
+    fn chain(
+        &mut self,
+        kind: MessageKind,
+        batch: &RecordBatch,
+        ticket: Ticket,
+    ) -> Result<(), FilesError> {
+        let format = self.format;
+        let Some(entry) = self.open.get_mut(&kind) else {
+            return Ok(());
+        };
+        let Some(previous) = entry.slot.take() else {
+            return Ok(());
+        };
+        let header = !entry.header;
+        entry.header = true;
+        let part = entry.part.clone();
+        let batch = batch.clone();
+        let job = std::thread::Builder::new()
+            .name(format!("svc-logs {kind}"))
+            .spawn(move || {
+                let _ticket = ticket;
+                write_batch(previous, &batch, format, header, &part)
+            })
+            .map_err(|source| FilesError::Io {
+                path: entry.part.clone(),
                 source,
-            }),
+            })?;
+        entry.slot = Some(Slot::Busy(job));
+        Ok(())
+    }
+
+    /// Creates a message's `.part` file and its writer.
+    fn create(&self, kind: MessageKind, batch: &RecordBatch) -> Result<Entry, FilesError> {
+        let part = part_path(&self.path(kind));
+        let file = File::create(&part).map_err(|source| FilesError::Io {
+            path: part.clone(),
+            source,
+        })?;
+        let open = match self.format {
+            Format::Csv => Open::Csv(file),
             #[cfg(feature = "parquet")]
-            Open::Parquet(w) => w.write(batch).map_err(|source| FilesError::Parquet {
-                path: part.clone(),
-                source,
-            }),
-        }
+            Format::Parquet => {
+                // A small dictionary page: a column of few values (status words,
+                // counts, a constant) is still dictionary encoded, a measurement
+                // that never repeats falls back to plain values early, so that the
+                // encoders do not hold a large dictionary for each column.
+                let props = parquet::file::properties::WriterProperties::builder()
+                    .set_compression(parquet::basic::Compression::SNAPPY)
+                    .set_max_row_group_bytes(Some(PARQUET_ROW_GROUP_BYTES))
+                    .set_dictionary_page_size_limit(PARQUET_DICTIONARY_BYTES)
+                    .build();
+                let writer =
+                    parquet::arrow::ArrowWriter::try_new(file, batch.schema(), Some(props))
+                        .map_err(|source| FilesError::Parquet {
+                            path: part.clone(),
+                            source,
+                        })?;
+                Open::Parquet(Box::new(writer))
+            }
+        };
+        #[cfg(not(feature = "parquet"))]
+        let _ = batch;
+        Ok(Entry {
+            part,
+            slot: Some(Slot::Idle(open)),
+            header: false,
+        })
     }
 
     /// Closes every file and renames it to its final name; the paths written.
@@ -370,22 +609,15 @@ impl TableFiles {
     pub fn finish(mut self) -> Result<Vec<PathBuf>, FilesError> {
         let mut written = Vec::new();
         for kind in std::mem::take(&mut self.order) {
-            let Some((part, open)) = self.open.remove(&kind) else {
+            let Some(entry) = self.open.remove(&kind) else {
                 continue;
             };
-            let closed = match open {
-                Open::Csv(w) => {
-                    w.finish()
-                        .and_then(|f| f.sync_all())
-                        .map_err(|source| FilesError::Io {
-                            path: part.clone(),
-                            source,
-                        })
-                }
-                #[cfg(feature = "parquet")]
-                Open::Parquet(w) => w.close().map(|_| ()).map_err(|source| FilesError::Parquet {
+            let part = entry.part;
+            let closed = match entry.slot {
+                Some(slot) => slot.wait(&part).and_then(|open| close(open, &part)),
+                None => Err(FilesError::Io {
                     path: part.clone(),
-                    source,
+                    source: io::Error::other("an earlier batch could not be written"),
                 }),
             };
             let done = closed.and_then(|()| {
@@ -411,14 +643,73 @@ impl TableFiles {
     /// The `.part` files being written.
     #[must_use]
     pub fn part_files(&self) -> Vec<PathBuf> {
-        self.open.values().map(|(part, _)| part.clone()).collect()
+        self.open.values().map(|entry| entry.part.clone()).collect()
+    }
+}
+
+/// Writes a batch to a file once the earlier ones are: CSV text made first (at the
+/// same time as the earlier batches'), a Parquet batch in turn.
+fn write_batch(
+    previous: Slot,
+    batch: &RecordBatch,
+    format: Format,
+    header: bool,
+    part: &Path,
+) -> Result<Open, FilesError> {
+    let text = (format == Format::Csv).then(|| {
+        let mut text = Vec::new();
+        if header {
+            csv_header(batch, &mut text);
+        }
+        csv_rows(batch, &mut text);
+        text
+    });
+    let mut open = previous.wait(part)?;
+    match &mut open {
+        Open::Csv(file) => {
+            let text = text.unwrap_or_default();
+            file.write_all(&text).map_err(|source| FilesError::Io {
+                path: part.to_owned(),
+                source,
+            })?;
+        }
+        #[cfg(feature = "parquet")]
+        Open::Parquet(writer) => {
+            writer.write(batch).map_err(|source| FilesError::Parquet {
+                path: part.to_owned(),
+                source,
+            })?;
+        }
+    }
+    Ok(open)
+}
+
+/// Closes a file: flushed to the disk.
+fn close(open: Open, part: &Path) -> Result<(), FilesError> {
+    match open {
+        Open::Csv(file) => file.sync_all().map_err(|source| FilesError::Io {
+            path: part.to_owned(),
+            source,
+        }),
+        #[cfg(feature = "parquet")]
+        Open::Parquet(writer) => writer
+            .close()
+            .map(|_| ())
+            .map_err(|source| FilesError::Parquet {
+                path: part.to_owned(),
+                source,
+            }),
     }
 }
 
 impl Drop for TableFiles {
     fn drop(&mut self) {
-        for (part, _) in self.open.values() {
-            let _ = std::fs::remove_file(part);
+        for entry in self.open.values_mut() {
+            // The jobs still writing end first.
+            if let Some(slot) = entry.slot.take() {
+                let _ = slot.wait(&entry.part);
+            }
+            let _ = std::fs::remove_file(&entry.part);
         }
     }
 }
@@ -432,6 +723,64 @@ fn part_path(path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::records::{EkfNav, ImuData};
+    use crate::tables::TableReader;
+    use crate::{Record, encode_frame};
+
+    #[test]
+    fn the_second_remembered_gives_the_same_text() {
+        let mut iso = Iso::default();
+        let (mut cached, mut plain) = (Vec::new(), Vec::new());
+        // Across seconds, a day, a year; backwards too.
+        let start = 1_798_761_598_000_000_i64;
+        for micros in (0..40).map(|i| start + i * 123_457).chain([start, -1, 0]) {
+            iso.push(&mut cached, micros);
+            push_iso8601(&mut plain, micros);
+        }
+        assert_eq!(String::from_utf8(cached), String::from_utf8(plain));
+    }
+
+    #[test]
+    fn table_files_write_the_batches_in_order_on_other_threads() {
+        let mut log = Vec::new();
+        for t in 0..50_u32 {
+            let imu = ImuData {
+                timestamp: t,
+                temperature: t as f32,
+                ..ImuData::default()
+            };
+            log.extend(encode_frame(&Record::ImuData(imu), 0).unwrap());
+            if t % 3 == 0 {
+                let nav = EkfNav {
+                    timestamp: t,
+                    undulation: t as f32,
+                    ..EkfNav::default()
+                };
+                log.extend(encode_frame(&Record::EkfNav(nav), 0).unwrap());
+            }
+        }
+        let batches: Vec<_> = TableReader::with_batch_rows(log.as_slice(), 4)
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut files = TableFiles::new(dir.path(), Format::Csv).unwrap();
+        let mut expected: HashMap<MessageKind, CsvWriter<Vec<u8>>> = HashMap::new();
+        for (kind, batch) in &batches {
+            files.write(*kind, batch).unwrap();
+            let writer = expected
+                .entry(*kind)
+                .or_insert_with(|| CsvWriter::new(Vec::new()));
+            writer.write(batch).unwrap();
+        }
+        assert!(!files.part_files().is_empty());
+        let written = files.finish().unwrap();
+        assert_eq!(written.len(), 2);
+        for (kind, writer) in expected {
+            let text = std::fs::read(dir.path().join(format!("{kind}.csv"))).unwrap();
+            assert_eq!(text, writer.finish().unwrap(), "{kind}");
+        }
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
 
     #[test]
     fn iso8601_of_known_instants() {
@@ -439,9 +788,17 @@ mod tests {
         push_iso8601(&mut line, 0);
         line.push(b' ');
         push_iso8601(&mut line, 1_709_164_800_000_001);
+        line.push(b' ');
+        push_iso8601(&mut line, 1_795_950_059_999_999);
+        line.push(b' ');
+        push_iso8601(&mut line, -1);
+        line.push(b' ');
+        push_iso8601(&mut line, 253_402_300_800_000_000);
         assert_eq!(
             String::from_utf8(line).unwrap(),
-            "1970-01-01T00:00:00.000000Z 2024-02-29T00:00:00.000001Z"
+            "1970-01-01T00:00:00.000000Z 2024-02-29T00:00:00.000001Z \
+             2026-11-29T11:00:59.999999Z 1969-12-31T23:59:59.999999Z \
+             10000-01-01T00:00:00.000000Z"
         );
     }
 }

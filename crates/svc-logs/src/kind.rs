@@ -5,6 +5,7 @@ use crate::records::{
     GnssPos, GnssSat, GnssVel, ImuData, ImuShort, Mag, MagCalib, OdoVel, Payload, PayloadError,
     PtpStatus, RawData, SessionInfo, ShipMotion, Status, Usbl, UtcTime,
 };
+use crate::tables::TableRow;
 use crate::wire::Cursor;
 
 /// Class of the sbgECom binary output logs (`SBG_ECOM_CLASS_LOG_ECOM_0`).
@@ -129,10 +130,31 @@ macro_rules! messages {
             }
         }
 
+        impl Record {
+            /// Hands the payload it holds, typed, to `visitor`.
+            pub(crate) fn visit<V: Visitor>(&self, visitor: V) -> V::Output {
+                match self {
+                    $(Record::$v(payload) => visitor.visit(MessageKind::$v, payload),)*
+                }
+            }
+        }
+
         fn read_payload(kind: MessageKind, c: &mut Cursor<'_>) -> Result<Record, PayloadError> {
             Ok(match kind {
                 $(MessageKind::$v => Record::$v(<$t as Payload>::read(c)?),)*
             })
+        }
+
+        /// Reads a payload of this kind into its typed struct (on the stack: no
+        /// [`Record`] is made) and hands it to `visitor`.
+        fn read_visit<V: Visitor>(
+            kind: MessageKind,
+            c: &mut Cursor<'_>,
+            visitor: V,
+        ) -> Result<V::Output, PayloadError> {
+            match kind {
+                $(MessageKind::$v => read_then_visit::<$t, V>(kind, c, visitor),)*
+            }
         }
 
         fn write_payload(record: &Record, out: &mut Vec<u8>) {
@@ -247,6 +269,39 @@ impl std::str::FromStr for MessageKind {
 #[error("unknown sbgECom message name")]
 pub struct UnknownMessageName;
 
+/// What is done with a decoded payload of any type, typed: the generic path of the
+/// tables, which decode each payload straight into their rows.
+pub(crate) trait Visitor {
+    /// What the visit gives.
+    type Output;
+    /// Takes a payload of this kind.
+    fn visit<T: Payload + TableRow>(self, kind: MessageKind, payload: &T) -> Self::Output;
+}
+
+/// Reads a payload of type `T` and hands it to `visitor`: one function per type and
+/// visitor, where the fields read go straight to the visit.
+#[inline(never)]
+fn read_then_visit<T: Payload + TableRow, V: Visitor>(
+    kind: MessageKind,
+    c: &mut Cursor<'_>,
+    visitor: V,
+) -> Result<V::Output, PayloadError> {
+    let payload = T::read(c)?;
+    Ok(visitor.visit(kind, &payload))
+}
+
+/// Decodes the payload of a message of this kind into its typed struct and hands it
+/// to `visitor`: [`decode_kind`] without making a [`Record`] (the same layouts, the
+/// same errors).
+pub(crate) fn decode_visit<V: Visitor>(
+    kind: MessageKind,
+    payload: &[u8],
+    visitor: V,
+) -> Result<V::Output, DecodeError> {
+    read_visit(kind, &mut Cursor::new(payload), visitor)
+        .map_err(|error| decode_error(kind, payload.len(), error))
+}
+
 /// Decodes the payload of a message of this class and id.
 ///
 /// # Errors
@@ -266,10 +321,15 @@ pub fn decode(class: u8, id: u8, payload: &[u8]) -> Result<Record, DecodeError> 
 /// As [`decode`], but for [`DecodeError::Unknown`].
 pub fn decode_kind(kind: MessageKind, payload: &[u8]) -> Result<Record, DecodeError> {
     let mut cursor = Cursor::new(payload);
-    read_payload(kind, &mut cursor).map_err(|error| match error {
-        PayloadError::Short if payload.len() < kind.min_payload_len() => DecodeError::TooShort {
+    read_payload(kind, &mut cursor).map_err(|error| decode_error(kind, payload.len(), error))
+}
+
+/// The error of a payload of `len` bytes that could not be read.
+fn decode_error(kind: MessageKind, len: usize, error: PayloadError) -> DecodeError {
+    match error {
+        PayloadError::Short if len < kind.min_payload_len() => DecodeError::TooShort {
             kind,
-            len: payload.len(),
+            len,
             min: kind.min_payload_len(),
         },
         PayloadError::Short => DecodeError::Invalid {
@@ -277,7 +337,7 @@ pub fn decode_kind(kind: MessageKind, payload: &[u8]) -> Result<Record, DecodeEr
             reason: "the payload ends inside a repeated group",
         },
         PayloadError::Invalid(reason) => DecodeError::Invalid { kind, reason },
-    })
+    }
 }
 
 /// The class, id and payload of a record: the inverse of [`decode`]. Optional trailing

@@ -5,7 +5,8 @@ use std::io::{self, Read};
 
 use svc_protocol::serial::{Decoder, SerialError};
 
-use crate::kind::{DecodeError, Record, decode};
+use crate::MessageKind;
+use crate::kind::{DecodeError, Record, decode_kind};
 use crate::records::SessionInfo;
 
 /// How many faults a [`LogDecoder`] keeps; later ones are only counted
@@ -144,16 +145,8 @@ pub struct Located {
 /// ```
 #[derive(Debug, Clone)]
 pub struct LogDecoder {
-    decoder: Decoder,
+    framing: Framing,
     ready: VecDeque<Located>,
-    bytes: u64,
-    records: u64,
-    unknown: u64,
-    invalid_payload: u64,
-    faults: Vec<Fault>,
-    faults_dropped: u64,
-    /// Index in `faults` of the last [`Fault::Skipped`], to merge the next one into.
-    last_skipped: Option<usize>,
 }
 
 impl Default for LogDecoder {
@@ -166,27 +159,21 @@ impl LogDecoder {
     /// A decoder with nothing fed.
     #[must_use]
     pub fn new() -> LogDecoder {
-        let mut decoder = Decoder::new();
-        decoder.set_fault_log(true);
         LogDecoder {
-            decoder,
+            framing: Framing::new(),
             ready: VecDeque::new(),
-            bytes: 0,
-            records: 0,
-            unknown: 0,
-            invalid_payload: 0,
-            faults: Vec::new(),
-            faults_dropped: 0,
-            last_skipped: None,
         }
     }
 
     /// Feeds bytes of the stream; the records of the frames they complete are ready at
     /// once.
     pub fn feed(&mut self, bytes: &[u8]) {
-        self.bytes += bytes.len() as u64;
-        self.decoder.push(bytes);
-        self.drain();
+        let ready = &mut self.ready;
+        self.framing.feed(bytes, |offset, kind, payload| {
+            let record = decode_kind(kind, payload)?;
+            ready.push_back(Located { offset, record });
+            Ok(())
+        });
     }
 
     /// The end of the input (or a gap in a live stream): gives up the incomplete
@@ -194,8 +181,12 @@ impl LogDecoder {
     /// (`dropped_messages`), after decoding the frames held behind its start. The
     /// decoder can be fed again afterwards.
     pub fn finish(&mut self) {
-        self.decoder.resync();
-        self.drain();
+        let ready = &mut self.ready;
+        self.framing.finish(|offset, kind, payload| {
+            let record = decode_kind(kind, payload)?;
+            ready.push_back(Located { offset, record });
+            Ok(())
+        });
     }
 
     /// The next record, oldest first; `None` until more bytes are fed.
@@ -217,6 +208,83 @@ impl LogDecoder {
     /// The counters.
     #[must_use]
     pub fn stats(&self) -> Stats {
+        self.framing.stats()
+    }
+
+    /// The first [`MAX_FAULTS`] faults (since the last
+    /// [`take_faults`](Self::take_faults)), by offset.
+    #[must_use]
+    pub fn faults(&self) -> &[Fault] {
+        self.framing.faults()
+    }
+
+    /// Takes the faults kept so far, making room for [`MAX_FAULTS`] more (for a live
+    /// stream).
+    pub fn take_faults(&mut self) -> Vec<Fault> {
+        self.framing.take_faults()
+    }
+
+    /// Faults not kept because [`MAX_FAULTS`] were already held.
+    #[must_use]
+    pub fn faults_dropped(&self) -> u64 {
+        self.framing.faults_dropped()
+    }
+}
+
+/// The framing of a stream, its counters and its faults: what [`LogDecoder`] and
+/// [`TableReader`](crate::tables::TableReader) share. Each whole message of a known
+/// kind is handed, with its offset, to a function that decodes its payload (into a
+/// [`Record`], or straight into a table's row); the messages of no known kind and the
+/// payloads that function refuses are counted and located here.
+#[derive(Debug, Clone)]
+pub(crate) struct Framing {
+    decoder: Decoder,
+    bytes: u64,
+    records: u64,
+    unknown: u64,
+    invalid_payload: u64,
+    faults: Vec<Fault>,
+    faults_dropped: u64,
+    /// Index in `faults` of the last [`Fault::Skipped`], to merge the next one into.
+    last_skipped: Option<usize>,
+}
+
+impl Framing {
+    pub(crate) fn new() -> Framing {
+        let mut decoder = Decoder::new();
+        decoder.set_fault_log(true);
+        Framing {
+            decoder,
+            bytes: 0,
+            records: 0,
+            unknown: 0,
+            invalid_payload: 0,
+            faults: Vec::new(),
+            faults_dropped: 0,
+            last_skipped: None,
+        }
+    }
+
+    /// Feeds bytes; `take` gets the messages of the frames they complete.
+    pub(crate) fn feed<F>(&mut self, bytes: &[u8], take: F)
+    where
+        F: FnMut(u64, MessageKind, &[u8]) -> Result<(), DecodeError>,
+    {
+        self.bytes += bytes.len() as u64;
+        self.decoder.push(bytes);
+        self.drain(take);
+    }
+
+    /// The end of the input (see [`LogDecoder::finish`]).
+    pub(crate) fn finish<F>(&mut self, take: F)
+    where
+        F: FnMut(u64, MessageKind, &[u8]) -> Result<(), DecodeError>,
+    {
+        self.decoder.resync();
+        self.drain(take);
+    }
+
+    pub(crate) fn stats(&self) -> Stats {
         let s = self.decoder.stats();
         Stats {
             bytes: self.bytes,
@@ -237,28 +305,24 @@ impl LogDecoder {
         }
     }
 
-    /// The first [`MAX_FAULTS`] faults (since the last
-    /// [`take_faults`](Self::take_faults)), by offset.
-    #[must_use]
-    pub fn faults(&self) -> &[Fault] {
+    pub(crate) fn faults(&self) -> &[Fault] {
         &self.faults
     }
 
-    /// Takes the faults kept so far, making room for [`MAX_FAULTS`] more (for a live
-    /// stream).
-    pub fn take_faults(&mut self) -> Vec<Fault> {
+    pub(crate) fn take_faults(&mut self) -> Vec<Fault> {
         self.last_skipped = None;
         std::mem::take(&mut self.faults)
     }
 
-    /// Faults not kept because [`MAX_FAULTS`] were already held.
-    #[must_use]
-    pub fn faults_dropped(&self) -> u64 {
+    pub(crate) fn faults_dropped(&self) -> u64 {
         self.faults_dropped
     }
 
-    /// Decodes the messages the framing produced and collects its faults.
-    fn drain(&mut self) {
+    /// Hands the messages the framing produced to `take` and collects the faults.
+    fn drain<F>(&mut self, mut take: F)
+    where
+        F: FnMut(u64, MessageKind, &[u8]) -> Result<(), DecodeError>,
+    {
         let mut faults: Vec<Fault> = self
             .decoder
             .take_refused_frames()
@@ -266,15 +330,14 @@ impl LogDecoder {
             .map(|(offset, error)| Fault::BadFrame { offset, error })
             .collect();
         while let Some((offset, message)) = self.decoder.next_message_with_offset() {
-            match decode(message.class, message.id, &message.data) {
-                Ok(record) => {
-                    self.records += 1;
-                    self.ready.push_back(Located { offset, record });
-                }
-                Err(DecodeError::Unknown { class, id }) => {
-                    self.unknown += 1;
-                    faults.push(Fault::Unknown { offset, class, id });
-                }
+            let (class, id) = (message.class, message.id);
+            let Some(kind) = MessageKind::from_ids(class, id) else {
+                self.unknown += 1;
+                faults.push(Fault::Unknown { offset, class, id });
+                continue;
+            };
+            match take(offset, kind, &message.data) {
+                Ok(()) => self.records += 1,
                 Err(error) => {
                     self.invalid_payload += 1;
                     faults.push(Fault::InvalidPayload { offset, error });
@@ -287,6 +350,9 @@ impl LogDecoder {
                 .into_iter()
                 .map(|(offset, len)| Fault::Skipped { offset, len }),
         );
+        if faults.is_empty() {
+            return;
+        }
         faults.sort_by_key(Fault::offset);
         for fault in faults {
             self.keep(fault);
@@ -315,6 +381,48 @@ impl LogDecoder {
     }
 }
 
+/// An input read [`DEFAULT_CHUNK_LEN`] (or another number of) bytes at a time.
+#[derive(Debug)]
+pub(crate) struct Chunks<R> {
+    inner: R,
+    buf: Vec<u8>,
+    eof: bool,
+}
+
+impl<R: Read> Chunks<R> {
+    pub(crate) fn new(inner: R, chunk_len: usize) -> Chunks<R> {
+        Chunks {
+            inner,
+            buf: vec![0; chunk_len.max(1)],
+            eof: false,
+        }
+    }
+
+    /// The next bytes; `None` at the end of the input (reads interrupted are
+    /// retried).
+    pub(crate) fn next_chunk(&mut self) -> io::Result<Option<&[u8]>> {
+        loop {
+            match self.inner.read(&mut self.buf) {
+                Ok(0) => {
+                    self.eof = true;
+                    return Ok(None);
+                }
+                Ok(n) => return Ok(self.buf.get(..n)),
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                Err(error) => return Err(error),
+            }
+        }
+    }
+
+    pub(crate) fn is_eof(&self) -> bool {
+        self.eof
+    }
+
+    pub(crate) fn into_inner(self) -> R {
+        self.inner
+    }
+}
+
 /// Reads the records of an sbgECom log (a data-logger file, a capture of a port) from
 /// any [`Read`], [`DEFAULT_CHUNK_LEN`] bytes at a time: memory stays bounded whatever
 /// the input's size. An iterator of `io::Result<Record>`; faults in the input are not
@@ -333,10 +441,8 @@ impl LogDecoder {
 /// ```
 #[derive(Debug)]
 pub struct LogReader<R> {
-    inner: R,
+    chunks: Chunks<R>,
     decoder: LogDecoder,
-    buf: Vec<u8>,
-    eof: bool,
 }
 
 impl<R: Read> LogReader<R> {
@@ -348,10 +454,8 @@ impl<R: Read> LogReader<R> {
     /// A reader of `inner` reading `chunk_len` bytes (at least 1) at a time.
     pub fn with_chunk_len(inner: R, chunk_len: usize) -> LogReader<R> {
         LogReader {
-            inner,
+            chunks: Chunks::new(inner, chunk_len),
             decoder: LogDecoder::new(),
-            buf: vec![0; chunk_len.max(1)],
-            eof: false,
         }
     }
 
@@ -366,17 +470,12 @@ impl<R: Read> LogReader<R> {
             if let Some(located) = self.decoder.next_located() {
                 return Ok(Some(located));
             }
-            if self.eof {
+            if self.chunks.is_eof() {
                 return Ok(None);
             }
-            match self.inner.read(&mut self.buf) {
-                Ok(0) => {
-                    self.eof = true;
-                    self.decoder.finish();
-                }
-                Ok(n) => self.decoder.feed(&self.buf[..n]),
-                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
-                Err(error) => return Err(error),
+            match self.chunks.next_chunk()? {
+                Some(bytes) => self.decoder.feed(bytes),
+                None => self.decoder.finish(),
             }
         }
     }
@@ -411,12 +510,12 @@ impl<R: Read> LogReader<R> {
     /// Whether the end of the input was reached.
     #[must_use]
     pub fn is_eof(&self) -> bool {
-        self.eof
+        self.chunks.is_eof()
     }
 
     /// The underlying reader.
     pub fn into_inner(self) -> R {
-        self.inner
+        self.chunks.into_inner()
     }
 }
 

@@ -41,6 +41,7 @@ macro_rules! fixed_payload {
     ($t:ident, $min:expr, [$($f:ident),* $(,)?]) => {
         impl Payload for $t {
             const MIN_LEN: usize = $min;
+            #[inline(always)]
             fn read(c: &mut Cursor<'_>) -> Result<Self, PayloadError> {
                 Ok($t { $($f: c.get()?,)* })
             }
@@ -211,6 +212,7 @@ raw_enum! {
 
 impl Payload for Status {
     const MIN_LEN: usize = 22;
+    #[inline(always)]
     fn read(c: &mut Cursor<'_>) -> Result<Self, PayloadError> {
         let mut s = Status {
             timestamp: c.get()?,
@@ -427,6 +429,7 @@ raw_enum! {
 
 impl Payload for UtcTime {
     const MIN_LEN: usize = 21;
+    #[inline(always)]
     fn read(c: &mut Cursor<'_>) -> Result<Self, PayloadError> {
         let mut t = UtcTime {
             timestamp: c.get()?,
@@ -584,6 +587,7 @@ impl PtpStatus {
 
 impl Payload for PtpStatus {
     const MIN_LEN: usize = 76;
+    #[inline(always)]
     fn read(c: &mut Cursor<'_>) -> Result<Self, PayloadError> {
         Ok(PtpStatus {
             timestamp: c.get()?,
@@ -927,6 +931,7 @@ pub struct EkfQuat {
 }
 
 /// Reads the optional magnetic declination and inclination (both or none).
+#[inline]
 fn read_mag_angles(c: &mut Cursor<'_>) -> (Option<f32>, Option<f32>) {
     if c.remaining() >= 8 {
         (c.opt(), c.opt())
@@ -945,6 +950,7 @@ fn write_mag_angles(out: &mut Vec<u8>, decl: Option<f32>, incl: Option<f32>) {
 
 impl Payload for EkfEuler {
     const MIN_LEN: usize = 32;
+    #[inline(always)]
     fn read(c: &mut Cursor<'_>) -> Result<Self, PayloadError> {
         let (timestamp, euler, euler_std, status) = (c.get()?, c.get()?, c.get()?, c.get()?);
         let (mag_declination, mag_inclination) = read_mag_angles(c);
@@ -968,6 +974,7 @@ impl Payload for EkfEuler {
 
 impl Payload for EkfQuat {
     const MIN_LEN: usize = 36;
+    #[inline(always)]
     fn read(c: &mut Cursor<'_>) -> Result<Self, PayloadError> {
         let (timestamp, quaternion, euler_std, status) = (c.get()?, c.get()?, c.get()?, c.get()?);
         let (mag_declination, mag_inclination) = read_mag_angles(c);
@@ -1090,6 +1097,7 @@ impl ShipMotion {
 
 impl Payload for ShipMotion {
     const MIN_LEN: usize = 32;
+    #[inline(always)]
     fn read(c: &mut Cursor<'_>) -> Result<Self, PayloadError> {
         let mut s = ShipMotion {
             timestamp: c.get()?,
@@ -1399,6 +1407,7 @@ impl GnssPos {
 
 impl Payload for GnssPos {
     const MIN_LEN: usize = 52;
+    #[inline(always)]
     fn read(c: &mut Cursor<'_>) -> Result<Self, PayloadError> {
         let mut p = GnssPos {
             timestamp: c.get()?,
@@ -1505,6 +1514,7 @@ impl GnssHdt {
 
 impl Payload for GnssHdt {
     const MIN_LEN: usize = 26;
+    #[inline(always)]
     fn read(c: &mut Cursor<'_>) -> Result<Self, PayloadError> {
         let mut h = GnssHdt {
             timestamp: c.get()?,
@@ -1825,6 +1835,7 @@ impl AirData {
 
 impl Payload for AirData {
     const MIN_LEN: usize = 14;
+    #[inline(always)]
     fn read(c: &mut Cursor<'_>) -> Result<Self, PayloadError> {
         let mut a = AirData {
             timestamp: c.get()?,

@@ -14,6 +14,7 @@ macro_rules! wire_number {
     ($($t:ty),*) => {$(
         impl Wire for $t {
             const SIZE: usize = std::mem::size_of::<$t>();
+            #[inline(always)]
             fn read(bytes: &[u8]) -> Self {
                 let mut buf = [0u8; std::mem::size_of::<$t>()];
                 buf.copy_from_slice(&bytes[..Self::SIZE]);
@@ -28,10 +29,15 @@ macro_rules! wire_number {
 
 wire_number!(u8, i8, u16, i16, u32, i32, u64, f32, f64);
 
-impl<T: Wire, const N: usize> Wire for [T; N] {
+impl<T: Wire + Copy + Default, const N: usize> Wire for [T; N] {
     const SIZE: usize = T::SIZE * N;
+    #[inline(always)]
     fn read(bytes: &[u8]) -> Self {
-        std::array::from_fn(|i| T::read(&bytes[i * T::SIZE..]))
+        let mut values = [T::default(); N];
+        for (value, bytes) in values.iter_mut().zip(bytes.chunks_exact(T::SIZE)) {
+            *value = T::read(bytes);
+        }
+        values
     }
     fn write(&self, out: &mut Vec<u8>) {
         for value in self {
@@ -52,16 +58,19 @@ pub(crate) struct Cursor<'a> {
 pub(crate) struct Short;
 
 impl<'a> Cursor<'a> {
+    #[inline(always)]
     pub(crate) fn new(bytes: &'a [u8]) -> Cursor<'a> {
         Cursor { bytes, pos: 0 }
     }
 
     /// Bytes left.
+    #[inline(always)]
     pub(crate) fn remaining(&self) -> usize {
         self.bytes.len() - self.pos
     }
 
     /// The next value.
+    #[inline(always)]
     pub(crate) fn get<T: Wire>(&mut self) -> Result<T, Short> {
         let bytes = self.take(T::SIZE)?;
         Ok(T::read(bytes))
@@ -69,6 +78,7 @@ impl<'a> Cursor<'a> {
 
     /// The next value if the payload holds it whole, else `None` (an optional trailing
     /// field of a newer protocol version).
+    #[inline(always)]
     pub(crate) fn opt<T: Wire>(&mut self) -> Option<T> {
         if self.remaining() >= T::SIZE {
             self.get().ok()
@@ -78,6 +88,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// The next `n` bytes.
+    #[inline(always)]
     pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8], Short> {
         if self.remaining() < n {
             return Err(Short);

@@ -4,7 +4,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failure
 
 use proptest::prelude::*;
+use svc_logs::files::CsvWriter;
 use svc_logs::records::{Diag, GnssSat, RawData, SatEntry, SatSignal, SessionInfo};
+use svc_logs::tables::{TableReader, Tables};
 use svc_logs::{
     Fault, LogDecoder, LogReader, MessageKind, Record, decode, decode_kind, encode, encode_frame,
 };
@@ -314,6 +316,45 @@ proptest! {
         prop_assert_eq!(pulled.len(), sent.len());
         prop_assert_eq!(reader.stats(), s);
         prop_assert_eq!(reader.faults(), decoder.faults());
+    }
+
+    #[test]
+    fn tables_read_from_the_payloads_are_those_of_the_records(
+        items in prop::collection::vec(item(), 0..30),
+        tail in prop::option::of(any::<usize>()),
+        rows in 1usize..5,
+    ) {
+        let (stream, _, _, _) = build(&items, tail);
+        // Straight from the payloads.
+        let mut direct = TableReader::with_batch_rows(stream.as_slice(), rows);
+        let mut got = Vec::new();
+        while let Some((kind, batch)) = direct.next_batch().unwrap() {
+            got.push((kind, batch));
+        }
+        // Through the records.
+        let mut reader = LogReader::new(stream.as_slice());
+        let mut tables = Tables::with_batch_rows(rows);
+        let mut want = Vec::new();
+        while let Some(record) = reader.next_record().unwrap() {
+            tables.push(&record).unwrap();
+            want.extend(std::iter::from_fn(|| tables.next_batch()));
+        }
+        tables.finish().unwrap();
+        want.extend(std::iter::from_fn(|| tables.next_batch()));
+        prop_assert_eq!(got.len(), want.len());
+        for ((kind, batch), (want_kind, want_batch)) in got.iter().zip(&want) {
+            prop_assert_eq!(kind, want_kind);
+            prop_assert_eq!(batch.schema(), want_batch.schema());
+            // As text: a NaN is not equal to itself.
+            let csv = |batch| {
+                let mut writer = CsvWriter::new(Vec::new());
+                writer.write(batch).unwrap();
+                String::from_utf8(writer.finish().unwrap()).unwrap()
+            };
+            prop_assert_eq!(csv(batch), csv(want_batch));
+        }
+        prop_assert_eq!(direct.stats(), reader.stats());
+        prop_assert_eq!(direct.faults(), reader.faults());
     }
 
     #[test]
