@@ -692,13 +692,16 @@ fn close(open: Open, part: &Path) -> Result<(), FilesError> {
             source,
         }),
         #[cfg(feature = "parquet")]
-        Open::Parquet(writer) => writer
-            .close()
-            .map(|_| ())
-            .map_err(|source| FilesError::Parquet {
+        Open::Parquet(writer) => {
+            let file = writer.into_inner().map_err(|source| FilesError::Parquet {
                 path: part.to_owned(),
                 source,
-            }),
+            })?;
+            file.sync_all().map_err(|source| FilesError::Io {
+                path: part.to_owned(),
+                source,
+            })
+        }
     }
 }
 
