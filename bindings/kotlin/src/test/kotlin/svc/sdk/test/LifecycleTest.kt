@@ -101,24 +101,36 @@ class LifecycleTest {
             }
         }
         repeat(1_000) { call(it) }
-        val (nativeBefore, jvmBefore, rssBefore) = memory()
-        val started = System.nanoTime()
-        repeat(10_000) { call(it) }
-        val seconds = (System.nanoTime() - started) / 1e9
-        val (nativeAfter, jvmAfter, rssAfter) = memory()
         val mb = { bytes: Long -> bytes / 1e6 }
-        val report = String.format(
-            "10,000 calls (settingsDiff of 32 KB trees, SettingsTree made, used and closed, a failing async call, a unit call over HTTP; 2,500 each) in %.1f s: " +
-                "native heap in use %.1f -> %.1f MB (%+.2f MB), JVM heap in use %.1f -> %.1f MB (%+.2f MB), resident set %.1f -> %.1f MB",
-            seconds, mb(nativeBefore), mb(nativeAfter), mb(nativeAfter - nativeBefore),
-            mb(jvmBefore), mb(jvmAfter), mb(jvmAfter - jvmBefore), mb(rssBefore), mb(rssAfter),
-        )
+        // One window of 10,000 calls: the time, and the memory before and after.
+        suspend fun window(): Pair<String, Long> {
+            val (nativeBefore, jvmBefore, rssBefore) = memory()
+            val started = System.nanoTime()
+            repeat(10_000) { call(it) }
+            val seconds = (System.nanoTime() - started) / 1e9
+            val (nativeAfter, jvmAfter, rssAfter) = memory()
+            val report = String.format(
+                "10,000 calls (settingsDiff of 32 KB trees, SettingsTree made, used and closed, a failing async call, a unit call over HTTP; 2,500 each) in %.1f s: " +
+                    "native heap in use %.1f -> %.1f MB (%+.2f MB), JVM heap in use %.1f -> %.1f MB (%+.2f MB), resident set %.1f -> %.1f MB",
+                seconds, mb(nativeBefore), mb(nativeAfter), mb(nativeAfter - nativeBefore),
+                mb(jvmBefore), mb(jvmAfter), mb(jvmAfter - jvmBefore), mb(rssBefore), mb(rssAfter),
+            )
+            assertTrue(jvmAfter - jvmBefore < 8_000_000, report)
+            return report to nativeAfter - nativeBefore
+        }
+        var (report, native) = window()
+        // A leak of the smallest buffer crossing here (an error, ~200 bytes) per call
+        // would be 0.5 MB a window; of a tree or a patch, tens of MB. A window over the
+        // bound is checked by a second one: a leak grows again, while the allocator's
+        // arenas (threads of the runtime, the HTTP pool) settle.
+        if (native >= 2_000_000) {
+            val (again, grown) = window()
+            report = "$report; then $again"
+            native = grown
+        }
         println(report)
         File(Paths.root, "target/kotlin-memory.txt").writeText(report + "\n")
-        // A leak of the smallest buffer crossing here (an error, ~200 bytes) per call
-        // would be 0.5 MB; of a tree or a patch, tens of MB.
-        assertTrue(nativeAfter - nativeBefore < 2_000_000, report)
-        assertTrue(jvmAfter - jvmBefore < 8_000_000, report)
+        assertTrue(native < 2_000_000, report)
         client.close()
         unit.close()
     }
