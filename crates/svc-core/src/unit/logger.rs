@@ -438,6 +438,21 @@ impl LoggerFiles {
         Ok(sessions)
     }
 
+    /// The session `session` as listed now; [`LoggerError::NotFound`] naming `asked`
+    /// (the session or `SESSION/FILE` asked for) when it is not there.
+    async fn find_session(
+        &self,
+        ftp: &mut AsyncFtpStream,
+        session: &str,
+        asked: &str,
+    ) -> Result<LoggerSession, LoggerError> {
+        self.list_sessions(ftp)
+            .await?
+            .into_iter()
+            .find(|s| s.name == session)
+            .ok_or_else(|| LoggerError::NotFound(asked.to_owned()))
+    }
+
     /// The sessions and their files, names in order, sizes as the unit lists them now.
     /// FTP does not say which session the logger is writing: `recording` is `None`
     /// ([`Unit::logger_sessions`](super::Unit::logger_sessions) fills it from the
@@ -467,11 +482,7 @@ impl LoggerFiles {
     pub async fn download(&self, name: &str, dest: &Path) -> Result<Downloaded, LoggerError> {
         let (session, file) = split_name(name)?;
         let mut ftp = self.connect().await?;
-        let sessions = self.list_sessions(&mut ftp).await?;
-        let found = sessions
-            .into_iter()
-            .find(|s| s.name == session)
-            .ok_or_else(|| LoggerError::NotFound(name.to_owned()))?;
+        let found = self.find_session(&mut ftp, session, name).await?;
         let files: Vec<LoggerFile> = match file {
             None => found.files,
             Some(file) => vec![
@@ -689,12 +700,7 @@ impl LoggerFiles {
             });
         }
         let mut ftp = self.connect().await?;
-        let listed = self
-            .list_sessions(&mut ftp)
-            .await?
-            .into_iter()
-            .find(|s| s.name == session)
-            .ok_or_else(|| LoggerError::NotFound(name.to_owned()))?;
+        let listed = self.find_session(&mut ftp, session, name).await?;
         if let Err(e) = unchanged_since_download(name, file.is_some(), &listed.files, &local) {
             let _ = ftp.quit().await;
             return Err(e);
@@ -722,11 +728,7 @@ impl LoggerFiles {
             return Err(LoggerError::InvalidName(session.to_owned()));
         };
         let mut ftp = self.connect().await?;
-        let sessions = self.list_sessions(&mut ftp).await?;
-        let found = sessions
-            .into_iter()
-            .find(|s| s.name == session)
-            .ok_or_else(|| LoggerError::NotFound(session.to_owned()))?;
+        let found = self.find_session(&mut ftp, session, session).await?;
         for file in &found.files {
             self.timed("DELE", ftp.rm(format!("/{session}/{}", file.name)))
                 .await?;
