@@ -27,6 +27,7 @@ const CRATES: &[&str] = &[
     "svc-cloud-api",
     "ins-device-api",
     "svc-protocol",
+    "svc-logs",
     "svc-secret",
 ];
 

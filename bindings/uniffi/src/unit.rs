@@ -277,7 +277,7 @@ impl InsUnit {
             max_write,
         };
         let serial = SerialLink::new(io, describe.clone(), serial_options(options.as_ref()));
-        wrap(su::Unit::over(Arc::new(serial), describe))
+        wrap(su::Unit::over_serial(serial, describe))
     }
 
     /// Where the unit is (its URL or link); never holds the token.

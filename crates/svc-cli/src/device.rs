@@ -64,6 +64,11 @@ enum DeviceCommand {
     Logger(LoggerCommand),
     /// Many units against one wanted tree: status, apply, export (`--units FILE`).
     Fleet(crate::fleet::FleetArgs),
+    /// The output logs the unit streams, as JSON Lines (one object per record) or into
+    /// a session file (`--record`), until interrupted (or `--count`, `--seconds`): from
+    /// its serial link (`--serial`, `--serial-tcp`), from UDP (`--udp`) or a growing
+    /// file (`--follow`).
+    Stream(crate::stream::StreamArgs),
     /// Change a password: your own, or another user's when logged in as setup.
     Password {
         /// Whose password (default: the logged-in user's).
@@ -470,13 +475,24 @@ async fn execute(args: DeviceArgs) -> Result<(), Failure> {
     // Before the first request (a login, `/info`): a signal at any moment is answered
     // with its code.
     let mut signals = crate::exit::Signals::listen();
+    if let DeviceCommand::Stream(stream) = &args.command
+        && stream.needs_no_unit()
+    {
+        return crate::stream::run(None, stream, &mut signals).await;
+    }
     let unit = signals
         .unless_interrupted(
             connect(&args),
             "while connecting: nothing was sent but a login",
         )
         .await??;
-    let result = interruptible(&mut signals, command(&unit, &args.command)).await;
+    let result = match &args.command {
+        // Ends on a signal by itself, after writing what it received.
+        DeviceCommand::Stream(stream) => {
+            crate::stream::run(Some(&unit), stream, &mut signals).await
+        }
+        command_ => interruptible(&mut signals, command(&unit, command_)).await,
+    };
     if args.user.is_some() {
         // End the session so the unit does not keep the token (and any lock) alive,
         // also after a failure or a signal.
@@ -504,7 +520,7 @@ async fn command(unit: &Unit, command: &DeviceCommand) -> Result<(), Failure> {
         }
         DeviceCommand::Settings(command) => settings(unit, command).await,
         // Handled above, without a single unit.
-        DeviceCommand::Fleet(_) => Ok(()),
+        DeviceCommand::Fleet(_) | DeviceCommand::Stream(_) => Ok(()),
         DeviceCommand::Reboot { wait } => {
             unit.reboot().await?;
             if *wait {

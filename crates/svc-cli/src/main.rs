@@ -53,6 +53,7 @@ mod logs;
 mod output;
 mod process;
 mod resources;
+mod stream;
 mod webhooks;
 
 use std::process::ExitCode;

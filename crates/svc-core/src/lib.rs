@@ -16,6 +16,8 @@
 //! - [`serial`]: the sbgECom framing that carries the unit's REST API over a serial link
 //!   (from `svc-protocol`, shared with the emulator).
 //! - [`settings`]: settings trees as JSON with node paths; minimal diff, apply, 3-way merge.
+//! - [`live`]: the output logs a unit streams (on its serial link, as UDP datagrams,
+//!   into a file being written) as subscriptions of typed records.
 //! - [`unit`](mod@unit): a session with a unit over HTTP or the serial link: login (and re-login
 //!   after a reboot), settings read/write, apply a wanted tree, the rights matrix.
 //!
@@ -35,6 +37,7 @@ pub mod cloud;
 pub mod error;
 pub mod fleet;
 pub mod http;
+pub mod live;
 mod observe;
 pub mod retry;
 pub mod settings;

@@ -17,6 +17,7 @@
 //!   ([`Fault`]), never a panic, never a good frame lost after them;
 //! - [`columns`]: the column titles and units the vendor's `sbgBasicLogger` writes for
 //!   each message, for tables built from the records;
+//! - [`json`]: a record as one line of JSON, keyed as its table's columns;
 //! - [`tables`]: the records as Arrow tables, a batch per message every 65 536 rows,
 //!   and [`files`]: those tables as CSV or (feature `parquet`) Parquet files.
 //!
@@ -45,6 +46,7 @@
 
 pub mod columns;
 pub mod files;
+pub mod json;
 mod kind;
 mod reader;
 pub mod records;

@@ -276,3 +276,69 @@ fn csv_has_titles_units_and_shortest_numbers() {
     assert!(lines[1].ends_with(",(m),(us)"));
     assert_eq!(lines[2], "10,0,1.5,0.1,0,0,0,0,48.5,2.25,35,0,0,0,0,");
 }
+
+/// Every message as a JSON line: valid JSON, its name, and the columns of its table
+/// under their titles, in order (the same layout as the tables).
+#[test]
+fn every_record_is_one_json_object_with_its_table_columns() {
+    use svc_logs::columns::columns;
+    use svc_logs::json::record_json;
+    for &kind in svc_logs::MessageKind::ALL {
+        let record = if kind == MessageKind::SessionInfo {
+            Record::SessionInfo(svc_logs::records::SessionInfo {
+                page_count: 1,
+                ..Default::default()
+            })
+        } else {
+            record_of(kind, 3)
+        };
+        let line = record_json(&record);
+        assert!(!line.contains('\n'), "{line}");
+        let value: serde_json::Value =
+            serde_json::from_str(&line).unwrap_or_else(|e| panic!("{kind}: {e}: {line}"));
+        let object = value.as_object().expect("an object");
+        assert_eq!(object["message"], kind.name());
+        let titles: Vec<&str> = columns(kind).iter().map(|c| c.title).collect();
+        if !titles.is_empty() {
+            // message, then the table's columns (the timestamp first).
+            let keys: Vec<&str> = object.keys().map(String::as_str).collect();
+            let mut expected = vec!["message"];
+            expected.extend(&titles);
+            let mut sorted_keys = keys.clone();
+            sorted_keys.sort_unstable();
+            let mut sorted_expected = expected.clone();
+            sorted_expected.sort_unstable();
+            assert_eq!(sorted_keys, sorted_expected, "{kind}");
+        }
+    }
+}
+
+/// Values as the tables give them: angles in degrees, a NaN as null, text escaped.
+#[test]
+fn json_values_are_those_of_the_tables() {
+    use svc_logs::json::record_json;
+    use svc_logs::records::{Diag, EkfEuler};
+    let euler = EkfEuler {
+        timestamp: 7,
+        euler: [std::f32::consts::FRAC_PI_2, f32::NAN, 0.0],
+        ..EkfEuler::default()
+    };
+    let value: serde_json::Value =
+        serde_json::from_str(&record_json(&svc_logs::Record::EkfEuler(euler))).expect("JSON");
+    assert_eq!(value["timestamp"], 7);
+    assert!(
+        (value["roll"].as_f64().expect("roll") - 90.0).abs() < 1e-4,
+        "{value}"
+    );
+    assert!(value["pitch"].is_null(), "{value}");
+    let diag = Diag {
+        timestamp: 1,
+        kind: 1,
+        error_code: 4,
+        message: "line \"one\"\n\ttwo\u{1}".to_owned(),
+    };
+    let value: serde_json::Value =
+        serde_json::from_str(&record_json(&svc_logs::Record::Diag(diag))).expect("JSON");
+    assert_eq!(value["text"], "line \"one\"\n\ttwo\u{1}");
+    assert_eq!(value["errorCode"], 4);
+}

@@ -14,11 +14,12 @@ use anyhow::{Context, Result, bail};
 use super::{output, run_step, sha256_file};
 
 /// The published crates, in dependency order.
-pub const PUBLISHED: [&str; 5] = [
+pub const PUBLISHED: [&str; 6] = [
     "svc-secret",
     "svc-cloud-api",
     "ins-device-api",
     "svc-protocol",
+    "svc-logs",
     "svc-core",
 ];
 

@@ -6,6 +6,7 @@
 mod device;
 mod device_logger;
 mod device_safety;
+mod device_stream;
 mod emulator;
 mod fleet;
 mod logs;

@@ -80,6 +80,15 @@ impl TestUnit {
 
     /// A request straight to the emulator's core as `factory` (not through `svc`).
     pub fn raw(&self, method: &str, path: &str) -> (u16, Value) {
+        self.raw_with(method, path, b"")
+    }
+
+    /// A POST of `body` straight to the emulator's core as `factory`.
+    pub fn raw_post(&self, path: &str, body: &Value) -> (u16, Value) {
+        self.raw_with("POST", path, body.to_string().as_bytes())
+    }
+
+    fn raw_with(&self, method: &str, path: &str, payload: &[u8]) -> (u16, Value) {
         let login = json!({"user": "factory", "password": self.factory}).to_string();
         let (status, body) = self
             .dev()
@@ -90,7 +99,7 @@ impl TestUnit {
         let token = token["token"].as_str().unwrap();
         let (status, body) = self
             .dev()
-            .handle(method, path, &format!("auth={token}"), b"")
+            .handle(method, path, &format!("auth={token}"), payload)
             .expect("the unit is not rebooting");
         (status, serde_json::from_slice(&body).unwrap())
     }

@@ -1,7 +1,6 @@
 //! Opening a session: over HTTP, or over the unit's serial protocol (a serial-over-IP
 //! bridge or a local serial port).
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use ins_device_api::{Client, DeviceState};
@@ -117,10 +116,7 @@ impl Unit {
                 }
             })?;
         tracing::info!(address, "connected to the unit's serial bridge");
-        Ok(Self::over(
-            Arc::new(link),
-            format!("serial bridge {address}"),
-        ))
+        Ok(Self::over_serial(link, format!("serial bridge {address}")))
     }
 
     /// A session over the unit's serial protocol on a local serial port (e.g.
@@ -154,7 +150,7 @@ impl Unit {
             }
         })?;
         tracing::info!(path, baud, "opened the unit's serial port");
-        Ok(Self::over(Arc::new(link), format!("serial port {path}")))
+        Ok(Self::over_serial(link, format!("serial port {path}")))
     }
 
     /// As [`Unit::serial`], with the link's deadlines and retries.

@@ -62,6 +62,8 @@ pub struct Unit {
     locks: Arc<LockHolds>,
     /// Where what the unit owes after an interrupted apply is kept (see [`journal`]).
     journal: Option<Arc<Journal>>,
+    /// The serial link, whose output logs may be subscribed to.
+    serial: Option<Arc<serial_link::SerialLink>>,
 }
 
 /// How many times a session took the settings lock without giving it back (0: it does
@@ -106,6 +108,15 @@ impl Unit {
         Self::from_parts(Client::new("serial://unit", state.clone()), state, describe)
     }
 
+    /// A session over a serial link, whose output logs can also be subscribed to
+    /// ([`subscribe`](Self::subscribe)).
+    pub fn over_serial(link: serial_link::SerialLink, describe: String) -> Self {
+        let link = Arc::new(link);
+        let mut unit = Self::over(Arc::clone(&link) as Arc<dyn Exchange>, describe);
+        unit.serial = Some(link);
+        unit
+    }
+
     fn from_parts(client: Client, state: DeviceState, link: String) -> Self {
         Self {
             client,
@@ -114,7 +125,38 @@ impl Unit {
             link: link.into(),
             locks: Arc::new(LockHolds::default()),
             journal: None,
+            serial: None,
         }
+    }
+
+    /// Subscribes to the output logs the unit streams on its serial link (the
+    /// messages enabled on that port, `output.comA.messages`...): a stream of typed
+    /// records beside the session's requests, which a slow subscriber never delays
+    /// (see [`crate::live`]). No login is needed: the unit streams to whoever listens.
+    ///
+    /// # Errors
+    /// [`UnitError::InvalidRequest`] for a session over HTTP (a unit streams its
+    /// Ethernet outputs as UDP datagrams: [`LogStream::udp`](crate::live::LogStream::udp))
+    /// or outside a Tokio runtime.
+    pub fn subscribe(
+        &self,
+        subscribe: crate::live::Subscribe,
+    ) -> Result<crate::live::LogStream, UnitError> {
+        let Some(link) = &self.serial else {
+            return Err(UnitError::InvalidRequest {
+                operation: "subscribe",
+                reason: format!(
+                    "{}: only a serial link carries the unit's output logs; a unit sends its \
+                     Ethernet outputs as UDP datagrams (listen with LogStream::udp)",
+                    self.link
+                ),
+            });
+        };
+        link.subscribe(subscribe)
+            .map_err(|reason| UnitError::InvalidRequest {
+                operation: "subscribe",
+                reason,
+            })
     }
 
     /// The session keeps, in `journal`, what the unit still owes after an interrupted
@@ -143,7 +185,9 @@ impl Unit {
             self.client.client().clone(),
             state.clone(),
         );
-        Self::from_parts(client, state, self.link.to_string())
+        let mut unit = Self::from_parts(client, state, self.link.to_string());
+        unit.serial.clone_from(&self.serial);
+        unit
     }
 
     /// Where the unit is (its URL or serial link); never holds the token.

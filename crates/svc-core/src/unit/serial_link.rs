@@ -24,16 +24,25 @@
 //!   it, and applying a settings write or a reboot twice is not harmless. The error says
 //!   so, and the caller decides (read the tree back, then write again if needed);
 //! - an ACK with an error code in place of an answer means the unit could not read the
-//!   request; it is reported with its code.
+//!   request; it is reported with its code;
+//! - the output logs the unit streams on the same line go to the link's subscribers
+//!   ([`SerialLink::subscribe`], see [`crate::live`]): while a request waits for its
+//!   answer, the request's reader routes them; between requests, a reader of their own
+//!   holds the line and hands it over to the next request at once. A subscriber's
+//!   buffer is bounded and its overflow counted, so a slow subscriber never delays a
+//!   request.
 
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, Notify};
+use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
 use super::{Exchange, ExchangeFuture, ExchangeReply, ExchangeRequest};
+use crate::live::{Hub, LogStream, Slot, Subscribe};
 use crate::serial::{Decoder, Method, RestRequest, decode_reply};
 
 /// Deadlines and retries of the serial link.
@@ -79,19 +88,62 @@ struct Line {
     decoder: Decoder,
 }
 
-/// The unit's REST API over a byte stream in sbgECom frames.
+/// The unit's REST API over a byte stream in sbgECom frames, and the output logs the
+/// unit streams on it.
 pub struct SerialLink {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
     line: Mutex<Line>,
     options: SerialOptions,
     transfer: AtomicU8,
     describe: String,
+    /// The subscribers of the output logs.
+    hub: Hub,
+    /// Requests waiting for the line (the subscribers' reader gives it up to them).
+    wanted: AtomicUsize,
+    /// A request wants the line.
+    want: Notify,
+    /// A request is done with the line.
+    released: Notify,
+    /// The link is dropped: the subscribers' reader stops.
+    stop: CancellationToken,
+}
+
+/// A request's claim on the line: while one is held, the subscribers' reader does not
+/// take the line.
+struct Want<'a>(&'a Inner);
+
+impl<'a> Want<'a> {
+    fn new(inner: &'a Inner) -> Self {
+        inner.wanted.fetch_add(1, Ordering::SeqCst);
+        inner.want.notify_one();
+        Want(inner)
+    }
+}
+
+impl Drop for Want<'_> {
+    fn drop(&mut self) {
+        self.0.wanted.fetch_sub(1, Ordering::SeqCst);
+        self.0.released.notify_one();
+    }
+}
+
+impl Drop for SerialLink {
+    fn drop(&mut self) {
+        self.inner.stop.cancel();
+        self.inner
+            .hub
+            .close(&format!("{}: the session was closed", self.inner.describe));
+    }
 }
 
 impl std::fmt::Debug for SerialLink {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SerialLink")
-            .field("link", &self.describe)
-            .field("options", &self.options)
+            .field("link", &self.inner.describe)
+            .field("options", &self.inner.options)
             .finish()
     }
 }
@@ -100,16 +152,44 @@ impl SerialLink {
     /// A link over any byte stream; `describe` names it in errors (e.g. `/dev/ttyUSB0`).
     pub fn new(io: impl SerialIo, describe: impl Into<String>, options: SerialOptions) -> Self {
         Self {
-            line: Mutex::new(Line {
-                io: Box::new(io),
-                decoder: Decoder::new().with_inter_byte_timeout(
-                    options.inter_byte_timeout.max(Duration::from_millis(1)),
-                ),
+            inner: Arc::new(Inner {
+                line: Mutex::new(Line {
+                    io: Box::new(io),
+                    decoder: Decoder::new().with_inter_byte_timeout(
+                        options.inter_byte_timeout.max(Duration::from_millis(1)),
+                    ),
+                }),
+                options,
+                transfer: AtomicU8::new(0),
+                describe: describe.into(),
+                hub: Hub::default(),
+                wanted: AtomicUsize::new(0),
+                want: Notify::new(),
+                released: Notify::new(),
+                stop: CancellationToken::new(),
             }),
-            options,
-            transfer: AtomicU8::new(0),
-            describe: describe.into(),
         }
+    }
+
+    /// Subscribes to the output logs the unit streams on this link (see
+    /// [`crate::live`]). Needs a Tokio runtime: a reader runs on it while no request
+    /// does.
+    ///
+    /// # Errors
+    /// No Tokio runtime is running.
+    pub fn subscribe(&self, subscribe: Subscribe) -> Result<LogStream, String> {
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| {
+            format!(
+                "{}: subscribing needs a Tokio runtime to read the line on",
+                self.inner.describe
+            )
+        })?;
+        let slot = Slot::new(subscribe);
+        if self.inner.hub.add(Arc::clone(&slot)) {
+            let inner = Arc::clone(&self.inner);
+            runtime.spawn(read_for_subscribers(inner));
+        }
+        Ok(LogStream::new(slot, self.inner.describe.clone()))
     }
 
     /// Connects to a serial-over-IP bridge at `host:port`.
@@ -154,7 +234,7 @@ impl SerialLink {
     async fn send(&self, request: &RestRequest) -> Result<ExchangeReply, String> {
         let span = tracing::debug_span!(
             "serial",
-            link = %self.describe,
+            link = %self.inner.describe,
             method = %request.method,
             path = %request.path,
             body_bytes = request.body.as_ref().map_or(0, Vec::len)
@@ -163,28 +243,37 @@ impl SerialLink {
     }
 
     async fn send_in_span(&self, request: &RestRequest) -> Result<ExchangeReply, String> {
+        let inner = &*self.inner;
         let id = request.id();
         let (silent_limit, attempts) = if harmless_to_repeat(request) {
-            let silent = self.options.get_attempts.max(1);
+            let silent = inner.options.get_attempts.max(1);
             (silent, silent.saturating_mul(NOISY_ATTEMPTS_FACTOR))
         } else {
             (1, 1)
         };
-        let mut line = self.line.lock().await;
+        let _want = Want::new(inner);
+        let mut line = inner.line.lock().await;
         let mut last = String::new();
         let mut silent_attempts = 0;
         for attempt in 1..=attempts {
             let transfer =
-                self.transfer.fetch_add(1, Ordering::Relaxed) & crate::serial::TRANSFER_ID_MASK;
+                inner.transfer.fetch_add(1, Ordering::Relaxed) & crate::serial::TRANSFER_ID_MASK;
             let frames = request
                 .try_encode(transfer)
-                .map_err(|e| format!("{}: {e}", self.describe))?;
-            // Bytes left from an answer that came too late belong to no one now.
-            let stale_bytes = line.decoder.buffered_len();
-            line.decoder.resync();
+                .map_err(|e| format!("{}: {e}", inner.describe))?;
+            // Bytes left from an answer that came too late belong to no one now; a log
+            // frame in progress is left to complete.
+            let stale_bytes = line.decoder.bytes_in_progress(crate::serial::CLASS_REST);
+            if stale_bytes > 0 {
+                line.decoder.resync();
+            }
             let mut stale_messages = 0_usize;
-            while line.decoder.next_message().is_some() {
-                stale_messages += 1;
+            while let Some(message) = line.decoder.next_message() {
+                if message.class == crate::serial::CLASS_REST {
+                    stale_messages += 1;
+                } else {
+                    inner.hub.route(message);
+                }
             }
             if stale_bytes > 0 || stale_messages > 0 {
                 tracing::debug!(
@@ -197,17 +286,23 @@ impl SerialLink {
             line.io
                 .write_all(&frames)
                 .await
-                .map_err(|e| format!("{}: write failed: {e}", self.describe))?;
+                .map_err(|e| format!("{}: write failed: {e}", inner.describe))?;
             line.io
                 .flush()
                 .await
-                .map_err(|e| format!("{}: write failed: {e}", self.describe))?;
+                .map_err(|e| format!("{}: write failed: {e}", inner.describe))?;
             let before = line.decoder.stats();
             let before_buffered = line.decoder.buffered_len();
             let started = Instant::now();
             let mut rest_heard = false;
-            let answer =
-                read_answer(&mut line, id, self.options.answer_timeout, &mut rest_heard).await;
+            let answer = read_answer(
+                &mut line,
+                &inner.hub,
+                id,
+                inner.options.answer_timeout,
+                &mut rest_heard,
+            )
+            .await;
             let after = line.decoder.stats();
             // A damaged answer shows as garbage, invalid frames or REST bytes; the output
             // logs a unit streams on the line, decoded whole, are no sign of one.
@@ -237,9 +332,15 @@ impl SerialLink {
                     );
                     return Ok(reply);
                 }
+                Err(Silence::Broken(e)) => {
+                    tracing::debug!(attempt, error = %e, "the link failed");
+                    let reason = format!("{}: {e}", inner.describe);
+                    inner.hub.close(&reason);
+                    return Err(reason);
+                }
                 Err(Silence::Failed(e)) => {
                     tracing::debug!(attempt, error = %e, "the exchange failed");
-                    return Err(format!("{}: {e}", self.describe));
+                    return Err(format!("{}: {e}", inner.describe));
                 }
                 Err(Silence::TimedOut) => {
                     if !heard {
@@ -250,7 +351,7 @@ impl SerialLink {
                         attempt,
                         silent_attempts,
                         damaged_answer = heard,
-                        silent_ms = crate::observe::millis(self.options.answer_timeout),
+                        silent_ms = crate::observe::millis(inner.options.answer_timeout),
                         will_retry,
                         "serial timeout: no answer"
                     );
@@ -258,12 +359,12 @@ impl SerialLink {
                         format!(
                             "{}: no valid answer (bytes came, damaged; then silent for {:?}; \
                              attempt {attempt}, {silent_attempts} of {silent_limit} silent)",
-                            self.describe, self.options.answer_timeout
+                            inner.describe, inner.options.answer_timeout
                         )
                     } else {
                         format!(
                             "{}: no answer (silent for {:?}; attempt {silent_attempts} of {silent_limit})",
-                            self.describe, self.options.answer_timeout
+                            inner.describe, inner.options.answer_timeout
                         )
                     };
                     if !will_retry {
@@ -330,6 +431,7 @@ fn harmless_to_repeat(request: &RestRequest) -> bool {
 /// bytes of one).
 async fn read_answer(
     line: &mut Line,
+    hub: &Hub,
     id: u8,
     idle: Duration,
     rest_heard: &mut bool,
@@ -339,6 +441,7 @@ async fn read_answer(
     loop {
         while let Some(message) = line.decoder.next_message() {
             if message.class != crate::serial::CLASS_REST {
+                hub.route(message);
                 continue;
             }
             last_byte = Instant::now();
@@ -394,8 +497,8 @@ async fn read_answer(
                 }
                 continue;
             }
-            Ok(Err(e)) => return Err(Silence::Failed(format!("read failed: {e}"))),
-            Ok(Ok(0)) => return Err(Silence::Failed("the link was closed".to_owned())),
+            Ok(Err(e)) => return Err(Silence::Broken(format!("read failed: {e}"))),
+            Ok(Ok(0)) => return Err(Silence::Broken("the link was closed".to_owned())),
             Ok(Ok(n)) => n,
         };
         tracing::trace!(bytes = n, "bytes received");
@@ -413,8 +516,10 @@ async fn read_answer(
 enum Silence {
     /// Nothing arrived within the idle deadline.
     TimedOut,
-    /// The link failed or the unit refused the request.
+    /// The unit refused the request, or its answer was unreadable.
     Failed(String),
+    /// The link failed or was closed: the subscribers' streams end too.
+    Broken(String),
 }
 
 fn describe_ack(message: &crate::serial::Message) -> String {
@@ -452,4 +557,77 @@ impl Exchange for SerialLink {
             self.send(&rest).await
         })
     }
+}
+
+/// Reads the line on the subscribers' behalf while no request does: routes the log
+/// frames, gives the line up as soon as a request wants it, stops once no subscriber
+/// is left (the next subscription starts another) or the link is dropped or fails.
+async fn read_for_subscribers(inner: Arc<Inner>) {
+    let mut buffer = vec![0u8; 8192];
+    'line: loop {
+        // Waiting requests go first.
+        loop {
+            let released = inner.released.notified();
+            if inner.wanted.load(Ordering::SeqCst) == 0 {
+                break;
+            }
+            tokio::select! {
+                () = inner.stop.cancelled() => break 'line,
+                () = released => {}
+            }
+        }
+        if !inner.hub.keep_reading() {
+            return;
+        }
+        let mut line = tokio::select! {
+            () = inner.stop.cancelled() => break 'line,
+            line = inner.line.lock() => line,
+        };
+        loop {
+            while let Some(message) = line.decoder.next_message() {
+                inner.hub.route(message);
+            }
+            if !inner.hub.keep_reading() {
+                return;
+            }
+            if inner.wanted.load(Ordering::SeqCst) > 0 {
+                continue 'line;
+            }
+            let partial = line.decoder.partial_frame_deadline();
+            let Line { io, decoder } = &mut *line;
+            let read = async {
+                match partial {
+                    Some(at) => tokio::time::timeout_at(at.into(), io.read(&mut buffer))
+                        .await
+                        .ok(),
+                    None => Some(io.read(&mut buffer).await),
+                }
+            };
+            let read = tokio::select! {
+                () = inner.stop.cancelled() => break 'line,
+                () = inner.want.notified() => continue 'line,
+                read = read => read,
+            };
+            match read {
+                // The line stayed silent in the middle of a frame.
+                None => {
+                    decoder.expire_partial_frame(Instant::now());
+                }
+                Some(Ok(0)) => {
+                    inner
+                        .hub
+                        .close(&format!("{}: the link was closed", inner.describe));
+                    break 'line;
+                }
+                Some(Err(e)) => {
+                    inner
+                        .hub
+                        .close(&format!("{}: read failed: {e}", inner.describe));
+                    break 'line;
+                }
+                Some(Ok(n)) => decoder.push_at(&buffer[..n], Instant::now()),
+            }
+        }
+    }
+    inner.hub.reader_stopped();
 }

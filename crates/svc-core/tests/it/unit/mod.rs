@@ -50,6 +50,7 @@ mod apply_wanted;
 mod info;
 mod interrupted;
 mod invalid_writes;
+mod live;
 mod lock;
 mod logger;
 mod login;

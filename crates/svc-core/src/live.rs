@@ -1,0 +1,738 @@
+//! The output logs a unit streams, live: subscriptions to the sbgECom log frames of a
+//! serial link (the same line that carries the unit's REST API), of UDP datagrams (a
+//! unit's Ethernet outputs) or of a log file being written.
+//!
+//! A [`LogStream`] is one subscriber. It yields the unit's [`Record`]s (it is a
+//! [`Stream`](futures::Stream)), or the raw frames ([`LogStream::next_frame`]: what a
+//! session file holds), of the messages it asked for ([`Subscribe::messages`]; all
+//! when empty).
+//!
+//! Rules:
+//! - each subscriber has a bounded buffer ([`Subscribe::capacity`] frames). A subscriber
+//!   that does not keep up never slows the link nor the unit's REST calls: the frames
+//!   that find its buffer full are dropped, counted, and reported in the stream as
+//!   [`LiveError::Dropped`] at the place where they are missing, then the stream goes
+//!   on. Nothing is dropped silently;
+//! - a frame of a message this SDK does not know, or whose payload does not decode, is
+//!   skipped by [`LogStream::next_record`] and counted ([`LiveStats`]); as a raw frame
+//!   it is delivered like any other;
+//! - the stream ends with [`LiveError::Closed`] (then `None`) when its source fails or
+//!   closes: the serial link was closed, the file was truncated or removed;
+//! - dropping the [`LogStream`] ends the subscription; a serial link stops reading on
+//!   its own behalf once no subscriber is left.
+//!
+//! Over a serial link, a subscription comes from [`Unit::subscribe`](crate::unit::Unit::subscribe);
+//! [`LogStream::udp`] listens on a UDP port; [`LogStream::follow`] reads a file as it
+//! grows. The same code then reads live and recorded data.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use futures::task::AtomicWaker;
+use svc_protocol::serial::{CLASS_REST, Decoder, Message, encode_message};
+
+pub use svc_logs::{DecodeError, MessageKind, Record, records};
+
+/// What a subscription receives.
+#[derive(Clone, Debug)]
+pub struct Subscribe {
+    /// The messages wanted; empty: every log frame (unknown messages included).
+    pub messages: Vec<MessageKind>,
+    /// How many frames may wait for the subscriber before the next ones are dropped
+    /// (and counted). At least 1. Default [`DEFAULT_CAPACITY`].
+    pub capacity: usize,
+}
+
+/// The default [`Subscribe::capacity`]: 8 s of `imuData` at 1 kHz.
+pub const DEFAULT_CAPACITY: usize = 8192;
+
+impl Default for Subscribe {
+    fn default() -> Self {
+        Self {
+            messages: Vec::new(),
+            capacity: DEFAULT_CAPACITY,
+        }
+    }
+}
+
+impl Subscribe {
+    /// Every log frame, with the default capacity.
+    #[must_use]
+    pub fn all() -> Self {
+        Self::default()
+    }
+
+    /// Only these messages, with the default capacity.
+    #[must_use]
+    pub fn only(messages: impl IntoIterator<Item = MessageKind>) -> Self {
+        Self {
+            messages: messages.into_iter().collect(),
+            capacity: DEFAULT_CAPACITY,
+        }
+    }
+
+    /// The same, with another capacity.
+    #[must_use]
+    pub fn with_capacity(mut self, capacity: usize) -> Self {
+        self.capacity = capacity;
+        self
+    }
+
+    /// Parses a comma-separated list of message names as the unit's settings name them
+    /// (`ekfNav,utcTime`); empty: every message.
+    ///
+    /// # Errors
+    /// The first name that is no message's.
+    pub fn parse_messages(list: &str) -> Result<Vec<MessageKind>, String> {
+        list.split(',')
+            .map(str::trim)
+            .filter(|name| !name.is_empty())
+            .map(|name| {
+                MessageKind::from_name(name).ok_or_else(|| {
+                    format!(
+                        "unknown message {name:?}: one of {}",
+                        MessageKind::ALL
+                            .iter()
+                            .map(|k| k.name())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                })
+            })
+            .collect()
+    }
+
+    fn wants(&self, message: &Message) -> bool {
+        message.class != CLASS_REST
+            && (self.messages.is_empty()
+                || self
+                    .messages
+                    .iter()
+                    .any(|k| k.class() == message.class && k.id() == message.id))
+    }
+}
+
+/// Why a [`LogStream`] did not yield a record.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LiveError {
+    /// The subscriber did not keep up: `frames` frames it asked for found its buffer
+    /// full and were dropped here, between the item before and the item after. The
+    /// stream goes on.
+    #[error("{frames} log frames dropped: the subscriber did not keep up with the stream")]
+    Dropped {
+        /// How many.
+        frames: u64,
+    },
+    /// The source failed or closed; the stream ends.
+    #[error("the log stream ended: {reason}")]
+    Closed {
+        /// What happened.
+        reason: String,
+    },
+}
+
+impl LiveError {
+    /// The SDK's classification: [`Dropped`](Self::Dropped) is a
+    /// [`Conflict`](crate::ErrorKind::Conflict) between the stream's rate and the
+    /// subscriber's (nothing to retry), [`Closed`](Self::Closed) an
+    /// [`Unreachable`](crate::ErrorKind::Unreachable) source.
+    #[must_use]
+    pub fn kind(&self) -> crate::ErrorKind {
+        match self {
+            Self::Dropped { .. } => crate::ErrorKind::Conflict,
+            Self::Closed { .. } => crate::ErrorKind::Unreachable,
+        }
+    }
+}
+
+/// What a subscriber received and missed so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LiveStats {
+    /// Frames received (taken from the buffer).
+    pub frames: u64,
+    /// Records yielded by [`LogStream::next_record`].
+    pub records: u64,
+    /// Frames dropped because the buffer was full.
+    pub dropped: u64,
+    /// Frames of a message this SDK does not know, skipped by `next_record`.
+    pub unknown: u64,
+    /// Frames whose payload did not decode, skipped by `next_record`.
+    pub undecodable: u64,
+}
+
+/// One sbgECom log frame as it came (a large message reassembled): what a session
+/// file holds. Cheap to clone.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogFrame(Arc<Message>);
+
+impl LogFrame {
+    /// Its message class.
+    #[must_use]
+    pub fn class(&self) -> u8 {
+        self.0.class
+    }
+
+    /// Its message id.
+    #[must_use]
+    pub fn id(&self) -> u8 {
+        self.0.id
+    }
+
+    /// Its payload.
+    #[must_use]
+    pub fn payload(&self) -> &[u8] {
+        &self.0.data
+    }
+
+    /// The message, if this SDK knows it.
+    #[must_use]
+    pub fn kind(&self) -> Option<MessageKind> {
+        MessageKind::from_ids(self.0.class, self.0.id)
+    }
+
+    /// Its record.
+    ///
+    /// # Errors
+    /// As [`svc_logs::decode`].
+    pub fn decode(&self) -> Result<Record, DecodeError> {
+        svc_logs::decode(self.0.class, self.0.id, &self.0.data)
+    }
+
+    /// Its bytes on the wire (large frames for a payload over one frame), as a session
+    /// file records them.
+    #[must_use]
+    pub fn to_wire(&self) -> Vec<u8> {
+        encode_message(self.0.id, self.0.class, &self.0.data, 0)
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// One subscriber's buffer
+// ---------------------------------------------------------------------------------
+
+enum Entry {
+    Frame(LogFrame),
+    /// Frames dropped at this place.
+    Gap(u64),
+}
+
+#[derive(Default)]
+struct SlotState {
+    queue: VecDeque<Entry>,
+    /// Frames in `queue` (gaps are not counted against the capacity).
+    frames: usize,
+    /// Frames dropped since the last one queued (reported before the next one).
+    tail_gap: u64,
+    dropped: u64,
+    /// Why the source ended, once it has.
+    end: Option<String>,
+    /// The subscriber is gone.
+    gone: bool,
+}
+
+/// A subscriber's bounded buffer, filled by its source, emptied by its [`LogStream`].
+pub(crate) struct Slot {
+    subscribe: Subscribe,
+    state: Mutex<SlotState>,
+    waker: AtomicWaker,
+}
+
+impl Slot {
+    pub(crate) fn new(subscribe: Subscribe) -> Arc<Slot> {
+        Arc::new(Slot {
+            subscribe: Subscribe {
+                capacity: subscribe.capacity.max(1),
+                ..subscribe
+            },
+            state: Mutex::new(SlotState::default()),
+            waker: AtomicWaker::new(),
+        })
+    }
+
+    fn state(&self) -> MutexGuard<'_, SlotState> {
+        match self.state.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    /// Whether the subscriber is gone (its source may stop).
+    pub(crate) fn is_gone(&self) -> bool {
+        self.state().gone
+    }
+
+    /// Offers a frame: queued if the subscriber wants it and has room, else counted
+    /// as dropped. Whether the subscriber is still there.
+    pub(crate) fn offer(&self, message: &Arc<Message>) -> bool {
+        if !self.subscribe.wants(message) {
+            return !self.is_gone();
+        }
+        let mut state = self.state();
+        if state.gone {
+            return false;
+        }
+        if state.end.is_some() {
+            return true;
+        }
+        // Gaps are reported in place; the buffer holds `capacity` frames.
+        if state.frames >= self.subscribe.capacity {
+            state.tail_gap += 1;
+            state.dropped += 1;
+        } else {
+            if state.tail_gap > 0 {
+                let gap = std::mem::take(&mut state.tail_gap);
+                state.queue.push_back(Entry::Gap(gap));
+            }
+            state
+                .queue
+                .push_back(Entry::Frame(LogFrame(Arc::clone(message))));
+            state.frames += 1;
+        }
+        drop(state);
+        self.waker.wake();
+        true
+    }
+
+    /// Ends the subscription from the source's side: what is queued is still
+    /// delivered, then [`LiveError::Closed`] with `reason`.
+    pub(crate) fn close(&self, reason: &str) {
+        let mut state = self.state();
+        if state.end.is_none() {
+            state.end = Some(reason.to_owned());
+        }
+        drop(state);
+        self.waker.wake();
+    }
+
+    fn poll_take(&self, cx: Option<&mut Context<'_>>) -> Poll<Option<Taken>> {
+        if let Some(cx) = cx.as_ref() {
+            self.waker.register(cx.waker());
+        }
+        let mut state = self.state();
+        if let Some(entry) = state.queue.pop_front() {
+            return Poll::Ready(Some(match entry {
+                Entry::Frame(frame) => {
+                    state.frames -= 1;
+                    Taken::Frame(frame)
+                }
+                Entry::Gap(n) => Taken::Gap(n),
+            }));
+        }
+        if state.tail_gap > 0 {
+            return Poll::Ready(Some(Taken::Gap(std::mem::take(&mut state.tail_gap))));
+        }
+        match state.end.take() {
+            Some(reason) => {
+                // Reported once; then the stream is over.
+                state.end = Some(String::new());
+                if reason.is_empty() {
+                    Poll::Ready(None)
+                } else {
+                    Poll::Ready(Some(Taken::End(reason)))
+                }
+            }
+            None => Poll::Pending,
+        }
+    }
+}
+
+enum Taken {
+    Frame(LogFrame),
+    Gap(u64),
+    End(String),
+}
+
+// ---------------------------------------------------------------------------------
+// Routing: the subscribers of one source
+// ---------------------------------------------------------------------------------
+
+/// The subscribers of one source (a serial link): every log frame decoded on the line
+/// is offered to each. Their filters and buffers are their own.
+#[derive(Default)]
+pub(crate) struct Hub {
+    slots: Mutex<HubState>,
+}
+
+#[derive(Default)]
+struct HubState {
+    slots: Vec<Arc<Slot>>,
+    /// A reader is running on the subscribers' behalf.
+    reading: bool,
+}
+
+impl Hub {
+    fn state(&self) -> MutexGuard<'_, HubState> {
+        match self.slots.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    /// Adds a subscriber; whether a reader must be started for it (none runs).
+    pub(crate) fn add(&self, slot: Arc<Slot>) -> bool {
+        let mut state = self.state();
+        state.slots.push(slot);
+        !std::mem::replace(&mut state.reading, true)
+    }
+
+    /// Whether subscribers are left; when none is, the reader is marked stopped (it
+    /// must stop: the next [`add`](Self::add) starts another).
+    pub(crate) fn keep_reading(&self) -> bool {
+        let mut state = self.state();
+        state.slots.retain(|slot| !slot.is_gone());
+        if state.slots.is_empty() {
+            state.reading = false;
+        }
+        state.reading
+    }
+
+    /// The reader stopped for another reason (the link is gone).
+    pub(crate) fn reader_stopped(&self) {
+        self.state().reading = false;
+    }
+
+    /// Offers a log frame to every subscriber (REST messages are not offered).
+    pub(crate) fn route(&self, message: Message) {
+        if message.class == CLASS_REST {
+            return;
+        }
+        let mut state = self.state();
+        if state.slots.is_empty() {
+            return;
+        }
+        let message = Arc::new(message);
+        state.slots.retain(|slot| slot.offer(&message));
+    }
+
+    /// The source is gone: every subscriber's stream ends with `reason`.
+    pub(crate) fn close(&self, reason: &str) {
+        let mut state = self.state();
+        for slot in state.slots.drain(..) {
+            slot.close(reason);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// The subscriber's end
+// ---------------------------------------------------------------------------------
+
+/// A subscription to a unit's output logs: a [`Stream`](futures::Stream) of
+/// [`Record`]s (see the [module](self) for its rules).
+pub struct LogStream {
+    slot: Arc<Slot>,
+    stats: LiveStats,
+    /// The task reading the source for this stream alone (UDP, a file), stopped when
+    /// the stream is dropped.
+    task: Option<tokio::task::AbortHandle>,
+    local_addr: Option<SocketAddr>,
+    describe: String,
+}
+
+impl std::fmt::Debug for LogStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LogStream")
+            .field("source", &self.describe)
+            .field("messages", &self.slot.subscribe.messages)
+            .field("capacity", &self.slot.subscribe.capacity)
+            .field("stats", &self.stats())
+            .finish()
+    }
+}
+
+impl Drop for LogStream {
+    fn drop(&mut self) {
+        self.slot.state().gone = true;
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}
+
+impl LogStream {
+    pub(crate) fn new(slot: Arc<Slot>, describe: impl Into<String>) -> LogStream {
+        LogStream {
+            slot,
+            stats: LiveStats::default(),
+            task: None,
+            local_addr: None,
+            describe: describe.into(),
+        }
+    }
+
+    /// Where the stream comes from (a serial link, `udp 127.0.0.1:5600`, a file).
+    #[must_use]
+    pub fn source(&self) -> &str {
+        &self.describe
+    }
+
+    /// The messages it receives (empty: all).
+    #[must_use]
+    pub fn messages(&self) -> &[MessageKind] {
+        &self.slot.subscribe.messages
+    }
+
+    /// What it received and missed so far.
+    #[must_use]
+    pub fn stats(&self) -> LiveStats {
+        LiveStats {
+            dropped: self.slot.state().dropped,
+            ..self.stats
+        }
+    }
+
+    /// For a stream of UDP datagrams: the address it listens on.
+    #[must_use]
+    pub fn local_addr(&self) -> Option<SocketAddr> {
+        self.local_addr
+    }
+
+    /// The next frame, waiting for it; `None` once the stream has ended (after
+    /// [`LiveError::Closed`]).
+    pub async fn next_frame(&mut self) -> Option<Result<LogFrame, LiveError>> {
+        std::future::poll_fn(|cx| self.poll_next_frame(Some(cx))).await
+    }
+
+    /// The next frame if one is waiting, without waiting: `Ok(None)` when none is.
+    /// What a consumer that takes batches calls until it gets `Ok(None)`.
+    ///
+    /// # Errors
+    /// [`LiveError::Dropped`] in place of the frames dropped there;
+    /// [`LiveError::Closed`] once when the source has ended (then `Ok(None)` for ever:
+    /// see [`is_closed`](Self::is_closed)).
+    pub fn try_next_frame(&mut self) -> Result<Option<LogFrame>, LiveError> {
+        match self.poll_next_frame(None) {
+            Poll::Ready(Some(Ok(frame))) => Ok(Some(frame)),
+            Poll::Ready(Some(Err(e))) => Err(e),
+            Poll::Ready(None) | Poll::Pending => Ok(None),
+        }
+    }
+
+    /// Whether the stream has ended (its source closed and everything was taken).
+    #[must_use]
+    pub fn is_closed(&self) -> bool {
+        let state = self.slot.state();
+        state.queue.is_empty() && state.tail_gap == 0 && state.end.is_some()
+    }
+
+    fn poll_next_frame(
+        &mut self,
+        cx: Option<&mut Context<'_>>,
+    ) -> Poll<Option<Result<LogFrame, LiveError>>> {
+        match self.slot.poll_take(cx) {
+            Poll::Ready(Some(Taken::Frame(frame))) => {
+                self.stats.frames += 1;
+                Poll::Ready(Some(Ok(frame)))
+            }
+            Poll::Ready(Some(Taken::Gap(frames))) => {
+                Poll::Ready(Some(Err(LiveError::Dropped { frames })))
+            }
+            Poll::Ready(Some(Taken::End(reason))) => {
+                Poll::Ready(Some(Err(LiveError::Closed { reason })))
+            }
+            Poll::Ready(None) => Poll::Ready(None),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    /// The next record, waiting for it (frames of unknown messages and undecodable
+    /// payloads are skipped and counted); `None` once the stream has ended.
+    pub async fn next_record(&mut self) -> Option<Result<Record, LiveError>> {
+        std::future::poll_fn(|cx| self.poll_next_record(Some(cx))).await
+    }
+
+    /// The next record if one is waiting, without waiting (see
+    /// [`try_next_frame`](Self::try_next_frame)).
+    ///
+    /// # Errors
+    /// As [`try_next_frame`](Self::try_next_frame).
+    pub fn try_next_record(&mut self) -> Result<Option<Record>, LiveError> {
+        match self.poll_next_record(None) {
+            Poll::Ready(Some(Ok(record))) => Ok(Some(record)),
+            Poll::Ready(Some(Err(e))) => Err(e),
+            Poll::Ready(None) | Poll::Pending => Ok(None),
+        }
+    }
+
+    fn poll_next_record(
+        &mut self,
+        mut cx: Option<&mut Context<'_>>,
+    ) -> Poll<Option<Result<Record, LiveError>>> {
+        loop {
+            let frame = match self.poll_next_frame(cx.as_deref_mut()) {
+                Poll::Ready(Some(Ok(frame))) => frame,
+                Poll::Ready(Some(Err(e))) => return Poll::Ready(Some(Err(e))),
+                Poll::Ready(None) => return Poll::Ready(None),
+                Poll::Pending => return Poll::Pending,
+            };
+            match frame.decode() {
+                Ok(record) => {
+                    self.stats.records += 1;
+                    return Poll::Ready(Some(Ok(record)));
+                }
+                Err(DecodeError::Unknown { .. }) => self.stats.unknown += 1,
+                Err(e) => {
+                    self.stats.undecodable += 1;
+                    tracing::debug!(source = %self.describe, error = %e, "undecodable log frame skipped");
+                }
+            }
+        }
+    }
+
+    /// Listens on the UDP address `bind` (e.g. `0.0.0.0:5600`, or port 0 for any: see
+    /// [`local_addr`](Self::local_addr)) for the frames a unit's Ethernet output sends
+    /// (each datagram carries whole frames).
+    ///
+    /// # Errors
+    /// The bind error, naming the address.
+    pub async fn udp(bind: &str, subscribe: Subscribe) -> Result<LogStream, LiveError> {
+        let socket = tokio::net::UdpSocket::bind(bind)
+            .await
+            .map_err(|e| LiveError::Closed {
+                reason: format!("udp {bind}: {e}"),
+            })?;
+        let local = socket.local_addr().ok();
+        let describe = format!(
+            "udp {}",
+            local.map_or_else(|| bind.to_owned(), |a| a.to_string())
+        );
+        let slot = Slot::new(subscribe);
+        let feed = Arc::clone(&slot);
+        let name = describe.clone();
+        let task = tokio::spawn(async move {
+            let mut buffer = vec![0u8; 65_536];
+            let mut decoder = Decoder::new();
+            loop {
+                match socket.recv_from(&mut buffer).await {
+                    Ok((n, _from)) => {
+                        decoder.push(&buffer[..n]);
+                        // A datagram holds whole frames: nothing is left for the next.
+                        decoder.resync();
+                        while let Some(message) = decoder.next_message() {
+                            if !feed.offer(&Arc::new(message)) {
+                                return;
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        feed.close(&format!("{name}: {e}"));
+                        return;
+                    }
+                }
+            }
+        });
+        let mut stream = LogStream::new(slot, describe);
+        stream.task = Some(task.abort_handle());
+        stream.local_addr = local;
+        Ok(stream)
+    }
+
+    /// Reads the log file at `path` from its start, then as it grows (a session the
+    /// unit or [`svc device stream --record`] is writing). With `idle_end`, the stream
+    /// ends (`None`, no error) once the file has not grown for that long; without, it
+    /// waits for more until dropped. A file truncated or removed while followed ends
+    /// the stream with [`LiveError::Closed`].
+    ///
+    /// # Errors
+    /// The file cannot be opened.
+    pub async fn follow(
+        path: impl AsRef<Path>,
+        subscribe: Subscribe,
+        idle_end: Option<Duration>,
+    ) -> Result<LogStream, LiveError> {
+        let path: PathBuf = path.as_ref().to_path_buf();
+        let describe = format!("file {}", path.display());
+        let file = tokio::fs::File::open(&path)
+            .await
+            .map_err(|e| LiveError::Closed {
+                reason: format!("{describe}: {e}"),
+            })?;
+        let slot = Slot::new(subscribe);
+        let feed = Arc::clone(&slot);
+        let name = describe.clone();
+        let task = tokio::spawn(follow_file(file, path, feed, name, idle_end));
+        let mut stream = LogStream::new(slot, describe);
+        stream.task = Some(task.abort_handle());
+        Ok(stream)
+    }
+}
+
+/// How often a followed file is looked at again once its end was reached.
+const FOLLOW_POLL: Duration = Duration::from_millis(20);
+
+async fn follow_file(
+    mut file: tokio::fs::File,
+    path: PathBuf,
+    feed: Arc<Slot>,
+    name: String,
+    idle_end: Option<Duration>,
+) {
+    use tokio::io::AsyncReadExt as _;
+    let mut buffer = vec![0u8; 256 * 1024];
+    let mut decoder = Decoder::new();
+    let mut position: u64 = 0;
+    let mut idle_since = tokio::time::Instant::now();
+    loop {
+        let n = match file.read(&mut buffer).await {
+            Ok(n) => n,
+            Err(e) => {
+                feed.close(&format!("{name}: {e}"));
+                return;
+            }
+        };
+        if n > 0 {
+            position += n as u64;
+            idle_since = tokio::time::Instant::now();
+            decoder.push(&buffer[..n]);
+            while let Some(message) = decoder.next_message() {
+                if !feed.offer(&Arc::new(message)) {
+                    return;
+                }
+            }
+            continue;
+        }
+        if feed.is_gone() {
+            return;
+        }
+        match tokio::fs::metadata(&path).await {
+            Ok(meta) if meta.len() < position => {
+                feed.close(&format!(
+                    "{name}: truncated while followed ({} bytes, {position} read)",
+                    meta.len()
+                ));
+                return;
+            }
+            Ok(_) => {}
+            Err(e) => {
+                feed.close(&format!("{name}: {e}"));
+                return;
+            }
+        }
+        if idle_end.is_some_and(|idle| idle_since.elapsed() >= idle) {
+            // The end of a finished file: a frame cut at its end is counted as
+            // truncated by the decoder, and the stream ends without an error.
+            decoder.resync();
+            while let Some(message) = decoder.next_message() {
+                if !feed.offer(&Arc::new(message)) {
+                    return;
+                }
+            }
+            feed.close("");
+            return;
+        }
+        tokio::time::sleep(FOLLOW_POLL).await;
+    }
+}
+
+impl futures::Stream for LogStream {
+    type Item = Result<Record, LiveError>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.get_mut().poll_next_record(Some(cx))
+    }
+}
