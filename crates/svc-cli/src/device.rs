@@ -69,6 +69,9 @@ enum DeviceCommand {
     /// its serial link (`--serial`, `--serial-tcp`), from UDP (`--udp`) or a growing
     /// file (`--follow`).
     Stream(crate::stream::StreamArgs),
+    /// Wait until the unit's output logs say it is ready to log (a GNSS fix, the filter
+    /// aligned, UTC valid); prints what they said. Exit 1 when the time runs out.
+    WaitReady(crate::stream::WaitReadyArgs),
     /// Change a password: your own, or another user's when logged in as setup.
     Password {
         /// Whose password (default: the logged-in user's).
@@ -480,6 +483,11 @@ async fn execute(args: DeviceArgs) -> Result<(), Failure> {
     {
         return crate::stream::run(None, stream, &mut signals).await;
     }
+    if let DeviceCommand::WaitReady(wait) = &args.command
+        && wait.needs_no_unit()
+    {
+        return crate::stream::wait_ready(None, wait, &mut signals).await;
+    }
     let unit = signals
         .unless_interrupted(
             connect(&args),
@@ -490,6 +498,9 @@ async fn execute(args: DeviceArgs) -> Result<(), Failure> {
         // Ends on a signal by itself, after writing what it received.
         DeviceCommand::Stream(stream) => {
             crate::stream::run(Some(&unit), stream, &mut signals).await
+        }
+        DeviceCommand::WaitReady(wait) => {
+            crate::stream::wait_ready(Some(&unit), wait, &mut signals).await
         }
         command_ => interruptible(&mut signals, command(&unit, command_)).await,
     };
@@ -520,7 +531,7 @@ async fn command(unit: &Unit, command: &DeviceCommand) -> Result<(), Failure> {
         }
         DeviceCommand::Settings(command) => settings(unit, command).await,
         // Handled above, without a single unit.
-        DeviceCommand::Fleet(_) | DeviceCommand::Stream(_) => Ok(()),
+        DeviceCommand::Fleet(_) | DeviceCommand::Stream(_) | DeviceCommand::WaitReady(_) => Ok(()),
         DeviceCommand::Reboot { wait } => {
             unit.reboot().await?;
             if *wait {

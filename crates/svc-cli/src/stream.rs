@@ -229,3 +229,107 @@ async fn sleep_until(deadline: Option<tokio::time::Instant>) {
         None => std::future::pending().await,
     }
 }
+
+/// What `svc device wait-ready` waits for.
+#[derive(Args, Debug)]
+pub struct WaitReadyArgs {
+    /// The GNSS fix needed at least: single, differential, rtkFloat, rtkFixed, or none
+    /// (no GNSS condition).
+    #[arg(long, default_value = "single")]
+    fix: String,
+    /// Do not wait for the filter to be aligned.
+    #[arg(long)]
+    no_aligned: bool,
+    /// Do not wait for a valid UTC.
+    #[arg(long)]
+    no_utc: bool,
+    /// How long to wait, in seconds.
+    #[arg(long, default_value_t = 300.0)]
+    timeout: f64,
+    /// Listen on this UDP address for the unit's Ethernet output instead of the serial
+    /// link.
+    #[arg(long, value_name = "ADDRESS")]
+    udp: Option<String>,
+}
+
+impl WaitReadyArgs {
+    /// Whether it needs no session with the unit (UDP).
+    pub fn needs_no_unit(&self) -> bool {
+        self.udp.is_some()
+    }
+}
+
+/// Waits until the unit's output logs say it is ready to log; prints what they said
+/// (one JSON object, also when it was not ready in time).
+pub async fn wait_ready(
+    unit: Option<&Unit>,
+    args: &WaitReadyArgs,
+    signals: &mut Signals,
+) -> Result<(), Failure> {
+    use svc_core::live::{FixLevel, Readiness, ReadyCriteria};
+    let min_fix = match args.fix.as_str() {
+        "none" => None,
+        name => Some(FixLevel::from_name(name).ok_or_else(|| {
+            Failure::usage(format!(
+                "--fix {name}: one of single, differential, rtkFloat, rtkFixed, none"
+            ))
+        })?),
+    };
+    if !(args.timeout.is_finite() && args.timeout > 0.0) {
+        return Err(Failure::usage("--timeout: a positive number of seconds"));
+    }
+    let criteria = ReadyCriteria {
+        min_fix,
+        aligned: !args.no_aligned,
+        utc: !args.no_utc,
+    };
+    let timeout = Duration::from_secs_f64(args.timeout.min(1e9));
+    let started = std::time::Instant::now();
+    let work = async {
+        match (&args.udp, unit) {
+            (Some(bind), _) => {
+                let mut stream = LogStream::udp(bind, Subscribe::only(criteria.messages()))
+                    .await
+                    .map_err(|e| Failure {
+                        code: crate::exit::code_for(e.kind()),
+                        message: e.to_string(),
+                    })?;
+                Ok(svc_core::live::wait_ready(&mut stream, &criteria, timeout)
+                    .await
+                    .map_err(|not| svc_core::unit::UnitError::NotReady(Box::new(not))))
+            }
+            (None, Some(unit)) => Ok(unit.wait_ready(&criteria, timeout).await),
+            (None, None) => Err(Failure::usage(
+                "say where the stream is: --serial PATH, --serial-tcp HOST:PORT or --udp ADDRESS",
+            )),
+        }
+    };
+    let outcome = signals
+        .unless_interrupted(work, "while waiting for the unit to be ready")
+        .await??;
+    let report = |readiness: &Readiness, missing: &[String]| {
+        serde_json::json!({
+            "ready": missing.is_empty(),
+            "fix": match readiness.fix {
+                None => serde_json::Value::Null,
+                Some(None) => "none".into(),
+                Some(Some(fix)) => fix.name().into(),
+            },
+            "filter": readiness.filter.map(|mode| format!("{mode:?}")),
+            "utcValid": readiness.utc_valid,
+            "missing": missing,
+            "waitedSeconds": (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
+        })
+    };
+    match outcome {
+        Ok(readiness) => {
+            println!("{}", report(&readiness, &[]));
+            Ok(())
+        }
+        Err(svc_core::unit::UnitError::NotReady(not)) => {
+            println!("{}", report(&not.readiness, &not.missing));
+            Err(svc_core::unit::UnitError::NotReady(not).into())
+        }
+        Err(e) => Err(e.into()),
+    }
+}

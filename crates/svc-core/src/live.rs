@@ -736,3 +736,241 @@ impl futures::Stream for LogStream {
         self.get_mut().poll_next_record(Some(cx))
     }
 }
+
+// ---------------------------------------------------------------------------------
+// Ready to log
+// ---------------------------------------------------------------------------------
+
+use svc_logs::records::{GnssPosType, SolutionMode, UtcStatus, solution_mode};
+
+/// How good a GNSS position is, lowest first (from the position type of `gps1Pos` /
+/// `gps2Pos`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FixLevel {
+    /// A single point position.
+    Single,
+    /// A differential one: pseudorange differential, SBAS, OmniSTAR, PPP float.
+    Differential,
+    /// RTK float, PPP with fixed ambiguities.
+    RtkFloat,
+    /// RTK fixed, or a fixed location.
+    RtkFixed,
+}
+
+impl FixLevel {
+    /// Every level, lowest first.
+    pub const ALL: [FixLevel; 4] = [
+        FixLevel::Single,
+        FixLevel::Differential,
+        FixLevel::RtkFloat,
+        FixLevel::RtkFixed,
+    ];
+
+    /// The level of a position type; `None` for no solution.
+    #[must_use]
+    pub fn of(pos_type: GnssPosType) -> Option<FixLevel> {
+        match pos_type {
+            GnssPosType::NoSolution | GnssPosType::Unknown => None,
+            GnssPosType::Single => Some(FixLevel::Single),
+            GnssPosType::PsrDiff
+            | GnssPosType::Sbas
+            | GnssPosType::Omnistar
+            | GnssPosType::PppFloat => Some(FixLevel::Differential),
+            GnssPosType::RtkFloat | GnssPosType::PppInt => Some(FixLevel::RtkFloat),
+            GnssPosType::RtkInt | GnssPosType::Fixed => Some(FixLevel::RtkFixed),
+            _ => None,
+        }
+    }
+
+    /// Its name: `single`, `differential`, `rtkFloat`, `rtkFixed`.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            FixLevel::Single => "single",
+            FixLevel::Differential => "differential",
+            FixLevel::RtkFloat => "rtkFloat",
+            FixLevel::RtkFixed => "rtkFixed",
+        }
+    }
+
+    /// The level of this [name](Self::name).
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<FixLevel> {
+        FixLevel::ALL.into_iter().find(|level| level.name() == name)
+    }
+}
+
+impl std::fmt::Display for FixLevel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What "ready to log" asks of the unit's output logs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadyCriteria {
+    /// A GNSS position at least this good (`gps1Pos` or `gps2Pos`); `None`: no GNSS
+    /// condition.
+    pub min_fix: Option<FixLevel>,
+    /// The navigation filter aligned: solution mode "navigation position" (attitude,
+    /// velocity and position) in `ekfNav`, `ekfEuler` or `ekfQuat`.
+    pub aligned: bool,
+    /// UTC valid: `utcTime` with UTC known, leap seconds included.
+    pub utc: bool,
+}
+
+impl Default for ReadyCriteria {
+    /// A GNSS fix of any kind, the filter aligned, UTC valid.
+    fn default() -> Self {
+        Self {
+            min_fix: Some(FixLevel::Single),
+            aligned: true,
+            utc: true,
+        }
+    }
+}
+
+impl ReadyCriteria {
+    /// The messages that tell whether these criteria are met: one of them must be
+    /// enabled on the port for each condition.
+    #[must_use]
+    pub fn messages(&self) -> Vec<MessageKind> {
+        let mut names = Vec::new();
+        if self.min_fix.is_some() {
+            names.extend(["gps1Pos", "gps2Pos"]);
+        }
+        if self.aligned {
+            names.extend(["ekfNav", "ekfEuler", "ekfQuat"]);
+        }
+        if self.utc {
+            names.push("utcTime");
+        }
+        names
+            .into_iter()
+            .filter_map(MessageKind::from_name)
+            .collect()
+    }
+}
+
+/// What a unit's output logs last said about its readiness.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Readiness {
+    /// The best GNSS position of the last `gps1Pos` and `gps2Pos`: `Some(None)` when
+    /// they have no solution, `None` when none was received.
+    pub fix: Option<Option<FixLevel>>,
+    /// The filter's mode in the last `ekfNav`, `ekfEuler` or `ekfQuat` (`None`: none
+    /// received, or a mode this SDK does not know).
+    pub filter: Option<SolutionMode>,
+    /// Whether the last `utcTime` had a valid UTC (`None`: none received).
+    pub utc_valid: Option<bool>,
+    /// `gps1Pos` and `gps2Pos` last seen, to keep the better of the two.
+    gnss: [Option<Option<FixLevel>>; 2],
+}
+
+impl Readiness {
+    /// Takes what `record` says (other messages change nothing).
+    pub fn update(&mut self, record: &Record) {
+        match record {
+            Record::Gps1Pos(pos) => self.gnss[0] = Some(pos.pos_type().and_then(FixLevel::of)),
+            Record::Gps2Pos(pos) => self.gnss[1] = Some(pos.pos_type().and_then(FixLevel::of)),
+            Record::EkfNav(nav) => self.filter = solution_mode(nav.status),
+            Record::EkfEuler(euler) => self.filter = solution_mode(euler.status),
+            Record::EkfQuat(quat) => self.filter = solution_mode(quat.status),
+            Record::UtcTime(utc) => {
+                self.utc_valid = Some(utc.utc_status() == Some(UtcStatus::Initialized));
+            }
+            _ => return,
+        }
+        self.fix = match self.gnss {
+            [None, None] => None,
+            [a, b] => Some(a.flatten().max(b.flatten())),
+        };
+    }
+
+    /// What `criteria` ask that is not there, in words (empty: ready).
+    #[must_use]
+    pub fn missing(&self, criteria: &ReadyCriteria) -> Vec<String> {
+        let mut missing = Vec::new();
+        if let Some(min) = criteria.min_fix {
+            match self.fix {
+                None => missing.push(format!(
+                    "a GNSS fix of at least {min}: no gps1Pos or gps2Pos received (enable one on the port)"
+                )),
+                Some(None) => missing.push(format!("a GNSS fix of at least {min}: no solution")),
+                Some(Some(fix)) if fix < min => {
+                    missing.push(format!("a GNSS fix of at least {min}: {fix}"));
+                }
+                Some(Some(_)) => {}
+            }
+        }
+        if criteria.aligned {
+            match self.filter {
+                Some(SolutionMode::NavPosition) => {}
+                Some(mode) => missing.push(format!("the filter aligned: mode {mode:?}")),
+                None => missing.push(
+                    "the filter aligned: no ekfNav, ekfEuler or ekfQuat received (enable one on the port)"
+                        .to_owned(),
+                ),
+            }
+        }
+        if criteria.utc {
+            match self.utc_valid {
+                Some(true) => {}
+                Some(false) => missing.push("UTC valid: not yet".to_owned()),
+                None => missing
+                    .push("UTC valid: no utcTime received (enable it on the port)".to_owned()),
+            }
+        }
+        missing
+    }
+}
+
+/// The unit was not ready in time ([`wait_ready`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("not ready to log after {} ms: {}", .waited.as_millis(), .missing.join("; "))]
+pub struct NotReady {
+    /// How long it was waited for.
+    pub waited: Duration,
+    /// What was missing at the end, in words.
+    pub missing: Vec<String>,
+    /// What the stream last said.
+    pub readiness: Readiness,
+    /// The stream ended before (its reason), instead of the time running out.
+    pub closed: Option<String>,
+}
+
+/// Reads `stream` until its records meet `criteria` (see [`Readiness`]), at most for
+/// `timeout`. Frames dropped on the way change nothing: only the last state counts.
+///
+/// # Errors
+/// [`NotReady`], saying what was missing, when the time ran out or the stream ended.
+pub async fn wait_ready(
+    stream: &mut LogStream,
+    criteria: &ReadyCriteria,
+    timeout: Duration,
+) -> Result<Readiness, NotReady> {
+    let started = tokio::time::Instant::now();
+    let deadline = started + timeout;
+    let mut readiness = Readiness::default();
+    let mut closed = None;
+    loop {
+        if readiness.missing(criteria).is_empty() {
+            return Ok(readiness);
+        }
+        match tokio::time::timeout_at(deadline, stream.next_record()).await {
+            Ok(Some(Ok(record))) => readiness.update(&record),
+            Ok(Some(Err(LiveError::Dropped { .. }))) => {}
+            Ok(Some(Err(LiveError::Closed { reason }))) => {
+                closed = Some(reason);
+                break;
+            }
+            Ok(None) | Err(_) => break,
+        }
+    }
+    Err(NotReady {
+        waited: started.elapsed(),
+        missing: readiness.missing(criteria),
+        readiness,
+        closed,
+    })
+}

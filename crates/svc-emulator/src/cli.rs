@@ -54,6 +54,10 @@ pub struct EmulatorArgs {
     /// over Wi-Fi or a cellular link).
     #[arg(long, default_value_t = 0)]
     pub device_latency_ms: u64,
+    /// How long after each power-on the emulated units take to be ready to log, in
+    /// seconds: a GNSS fix, UTC and an aligned filter in their output logs (0: at once).
+    #[arg(long, default_value_t = 0.0)]
+    pub device_startup_seconds: f64,
     /// Do not serve the unit's serial protocol on a pseudo-terminal (TCP bridge only).
     #[arg(long)]
     pub no_device_pty: bool,
@@ -98,6 +102,13 @@ impl EmulatorArgs {
         if !(self.device_reboot_seconds.is_finite() && self.device_reboot_seconds >= 0.0) {
             return Err("--device-reboot-seconds must be a number of seconds ≥ 0".into());
         }
+        if !(self.device_startup_seconds.is_finite()
+            && (0.0..=86_400.0).contains(&self.device_startup_seconds))
+        {
+            return Err(
+                "--device-startup-seconds must be a number of seconds from 0 to 86400".into(),
+            );
+        }
         if self.devices > MAX_DEVICES {
             return Err(format!(
                 "--devices must be between 0 and {MAX_DEVICES} (0: no unit), got {}",
@@ -141,6 +152,7 @@ impl EmulatorArgs {
             pty: !self.no_device_pty,
             reboot_time: Duration::from_secs_f64(self.device_reboot_seconds),
             latency: Duration::from_millis(self.device_latency_ms),
+            startup: Duration::from_secs_f64(self.device_startup_seconds),
             serial_faults: crate::faults::SerialFaultConfig {
                 rate: self.serial_fault_rate,
                 ..crate::faults::SerialFaultConfig::default()

@@ -196,3 +196,50 @@ fn usage_errors() {
     run.fails_with(5);
     assert!(run.stderr.contains("UDP"), "{}", run.stderr);
 }
+
+/// `wait-ready`: a JSON report once the unit is ready; exit 1 with what was missing
+/// when the time runs out; `--fix` checked.
+#[test]
+fn wait_ready_reports_and_exits_by_readiness() {
+    let unit = TestUnit::with(DeviceConfig {
+        pty: false,
+        startup: Duration::from_millis(1200),
+        ..DeviceConfig::default()
+    });
+    let (status, body) = unit.raw_post(
+        "/api/v1/settings",
+        &json!({"output": {"comA": {"messages": {"gps1Pos": "100ms", "ekfNav": "50ms", "utcTime": "100ms"}}}}),
+    );
+    assert_eq!(status, 200, "{body}");
+    let bridge = unit.serial_tcp();
+    let run = svc(&["device", "--serial-tcp", &bridge, "wait-ready", "--timeout", "20"]);
+    run.ok();
+    let report: Value = serde_json::from_str(run.stdout.trim()).expect("one JSON object");
+    assert_eq!(report["ready"], true, "{report}");
+    assert_eq!(report["filter"], "NavPosition", "{report}");
+    assert_eq!(report["utcValid"], true, "{report}");
+
+    let slow = TestUnit::with(DeviceConfig {
+        pty: false,
+        startup: Duration::from_secs(600),
+        ..DeviceConfig::default()
+    });
+    let run = svc(&[
+        "device",
+        "--serial-tcp",
+        &slow.serial_tcp(),
+        "wait-ready",
+        "--timeout",
+        "0.5",
+        "--fix",
+        "rtkFixed",
+    ]);
+    run.fails_with(1);
+    let report: Value = serde_json::from_str(run.stdout.trim()).expect("one JSON object");
+    assert_eq!(report["ready"], false, "{report}");
+    let missing = report["missing"].as_array().expect("missing");
+    assert!(!missing.is_empty(), "{report}");
+    assert!(run.stderr.contains("not ready"), "{}", run.stderr);
+
+    svc(&["device", "--serial-tcp", &bridge, "wait-ready", "--fix", "great"]).fails_with(2);
+}

@@ -94,6 +94,10 @@ pub enum UnitError {
         /// What was seen instead.
         reason: String,
     },
+    /// [`Unit::wait_ready`](super::Unit::wait_ready): the unit's output logs did not
+    /// say it was ready to log in time (or their stream ended); what was missing.
+    #[error("wait_ready: {0}")]
+    NotReady(Box<crate::live::NotReady>),
     /// What the unit sent could not be saved locally (an export to a file), or the
     /// session's [`Journal`](super::Journal) could not be read or written.
     #[error("{operation}: {reason}")]
@@ -142,6 +146,8 @@ impl UnitError {
             Self::InvalidResponse { .. } | Self::NotApplied { .. } => ErrorKind::InvalidResponse,
             Self::InvalidRequest { .. } | Self::InvalidSettings { .. } => ErrorKind::InvalidInput,
             Self::NotBack { .. } => ErrorKind::Timeout,
+            Self::NotReady(not) if not.closed.is_some() => ErrorKind::Unreachable,
+            Self::NotReady(_) => ErrorKind::Timeout,
             Self::Io { .. } => ErrorKind::Io,
         }
     }
@@ -250,6 +256,7 @@ pub(super) fn loggable(e: &UnitError) -> String {
                 paths.join(", ")
             )
         }
+        UnitError::NotReady(not) => not.to_string(),
         UnitError::NotApplied { paths } => {
             format!("not applied at: {}", paths.join(", "))
         }

@@ -220,6 +220,30 @@ impl Unit {
         .await
     }
 
+    /// Waits until the unit's output logs on its serial link say it is ready to log
+    /// (see [`ReadyCriteria`](crate::live::ReadyCriteria): by default a GNSS fix, the
+    /// filter aligned, UTC valid), at most `timeout`; what they last said. The
+    /// messages that tell must be enabled on the port
+    /// ([`ReadyCriteria::messages`](crate::live::ReadyCriteria::messages)). For a unit
+    /// streaming over UDP, [`live::wait_ready`](crate::live::wait_ready) on a
+    /// [`LogStream::udp`](crate::live::LogStream::udp).
+    ///
+    /// # Errors
+    /// [`UnitError::NotReady`] naming what was missing when the time ran out (or the
+    /// stream ended); [`UnitError::InvalidRequest`] over HTTP, as
+    /// [`subscribe`](Self::subscribe).
+    pub async fn wait_ready(
+        &self,
+        criteria: &crate::live::ReadyCriteria,
+        timeout: std::time::Duration,
+    ) -> Result<crate::live::Readiness, UnitError> {
+        let mut stream =
+            self.subscribe(crate::live::Subscribe::only(criteria.messages()).with_capacity(256))?;
+        crate::live::wait_ready(&mut stream, criteria, timeout)
+            .await
+            .map_err(|not| UnitError::NotReady(Box::new(not)))
+    }
+
     /// The data logger's state.
     pub async fn logger_status(&self) -> Result<types::DataLoggerStatus, UnitError> {
         self.call("getDataLoggerStatus", |c| async move {

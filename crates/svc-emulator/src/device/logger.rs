@@ -54,18 +54,21 @@ pub struct Logger {
     root: tempfile::TempDir,
     /// When the unit powered on: frame timestamps count from it.
     power_on: Instant,
+    /// How long after power-on the solutions take to be ready.
+    startup: Duration,
     running: Option<Running>,
     split_bytes: u64,
 }
 
 impl Logger {
     /// An empty logger storage in a temporary folder (removed on drop).
-    pub fn new(power_on: Instant) -> std::io::Result<Self> {
+    pub fn new(power_on: Instant, startup: Duration) -> std::io::Result<Self> {
         Ok(Self {
             root: tempfile::Builder::new()
                 .prefix("svc-unit-logger")
                 .tempdir()?,
             power_on,
+            startup,
             running: None,
             split_bytes: SPLIT_BYTES,
         })
@@ -126,7 +129,7 @@ impl Logger {
 
     /// Writes the frames the time elapsed since the last call implies.
     pub fn catch_up(&mut self, now: Instant) -> std::io::Result<()> {
-        let power_on = self.power_on;
+        let (power_on, startup) = (self.power_on, self.startup);
         let split = self.split_bytes;
         let root = self.root.path().to_path_buf();
         let Some(running) = self.running.as_mut() else {
@@ -144,7 +147,7 @@ impl Logger {
         running.schedule.run_until(elapsed, |kind, t| {
             let t = Duration::from_millis(t);
             let utc = started_utc + chrono::Duration::from_std(t).unwrap_or_default();
-            if let Some(record) = record_at(kind, offset + t, utc)
+            if let Some(record) = record_at(kind, offset + t, utc, startup)
                 && let Ok(frame) = svc_logs::encode_frame(&record, *transfer_id)
             {
                 *transfer_id = transfer_id.wrapping_add(1);
@@ -272,7 +275,7 @@ mod tests {
     #[test]
     fn sessions_are_named_split_in_order_and_continued() {
         let start = Instant::now();
-        let mut logger = Logger::new(start).expect("storage");
+        let mut logger = Logger::new(start, Duration::ZERO).expect("storage");
         logger.set_split_bytes(4096);
         let settings = json!({
             "dataLogger": {"sessionName": "../Demo run"},

@@ -179,6 +179,12 @@ pub struct DeviceConfig {
     /// client does when it cannot know whether a save, an unlock or a reboot was
     /// applied is tested with them.
     pub lost_exchanges: Vec<crate::faults::LostExchange>,
+    /// How long after each power-on the unit takes to be ready to log (zero by
+    /// default: ready at once). During the first half its GNSS has no solution, UTC is
+    /// unknown and the filter gives roll and pitch only; during the second, a single
+    /// point fix, UTC known and a full attitude; then an RTK fixed position and a
+    /// navigation solution, as [`outputs::record_at`] streams them.
+    pub startup: Duration,
 }
 
 impl Default for DeviceConfig {
@@ -201,6 +207,7 @@ impl Default for DeviceConfig {
             serial_faults: crate::faults::SerialFaultConfig::default(),
             missing_operations: Vec::new(),
             lost_exchanges: Vec::new(),
+            startup: Duration::ZERO,
         }
     }
 }
@@ -296,6 +303,7 @@ impl DeviceEmulator {
                 mac_address: config.mac_address.clone(),
                 missing_operations: config.missing_operations.clone(),
                 lost_exchanges: config.lost_exchanges.clone(),
+                startup: config.startup,
             },
             config.reboot_time,
             config.lock_idle,

@@ -171,14 +171,55 @@ pub fn supported(kind: MessageKind) -> bool {
     )
 }
 
+/// How far a unit is from ready to log, `since_power_on`, for a unit that needs
+/// `startup` to be ready.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// The first half: no GNSS solution (not enough observations), UTC unknown on a
+    /// free-running clock, the filter giving roll and pitch only (vertical gyro).
+    Acquiring,
+    /// The second half: a single point GNSS fix, UTC known with the leap seconds on a
+    /// clock steering to the PPS, a full attitude (AHRS).
+    Coarse,
+    /// From `startup` on: an RTK fixed position, the clock valid, UTC accurate, the
+    /// filter giving attitude, velocity and position.
+    Ready,
+}
+
+impl Phase {
+    /// The phase `since_power_on`.
+    #[must_use]
+    pub fn at(since_power_on: Duration, startup: Duration) -> Phase {
+        if since_power_on >= startup {
+            Phase::Ready
+        } else if since_power_on >= startup / 2 {
+            Phase::Coarse
+        } else {
+            Phase::Acquiring
+        }
+    }
+
+    /// The filter's solution status (mode in bits 0-3).
+    fn solution_status(self) -> u32 {
+        match self {
+            Phase::Acquiring => 1,
+            Phase::Coarse => 2,
+            Phase::Ready => NAV_POSITION,
+        }
+    }
+}
+
 /// The record of message `kind` the unit outputs `since_power_on` (its timestamp, in µs,
-/// wraps as the unit's 32-bit clock does) at `utc`, on the trajectory; `None` for a
-/// message the emulator has no values for.
+/// wraps as the unit's 32-bit clock does) at `utc`, on the trajectory, for a unit that
+/// needs `startup` to be ready ([`Phase`]); `None` for a message the emulator has no
+/// values for.
 pub fn record_at(
     kind: MessageKind,
     since_power_on: Duration,
     utc: DateTime<Utc>,
+    startup: Duration,
 ) -> Option<Record> {
+    let phase = Phase::at(since_power_on, startup);
     let timestamp = (since_power_on.as_micros() % (1u128 << 32)) as u32;
     let seconds = since_power_on.as_secs_f64();
     let (position, velocity, heading) = trajectory_at(seconds);
@@ -196,10 +237,17 @@ pub fn record_at(
         "utcTime" => {
             Record::UtcTime(UtcTime {
                 timestamp,
-                // A PPS input, the clock converged to it (state 3), UTC accurate and
-                // initialized with the leap seconds (UTC status 2): as a unit with a
-                // GNSS fix logs it.
-                status: UtcTime::HAS_CLOCK_INPUT | (3 << 1) | UtcTime::UTC_IS_ACCURATE | (2 << 6),
+                // Ready: a PPS input, the clock converged to it (state 3), UTC accurate
+                // and initialized with the leap seconds (UTC status 2), as a unit with
+                // a GNSS fix logs it. Before: free running with UTC unknown (state 1,
+                // status 0), then steering to the PPS with UTC known (2, 2).
+                status: match phase {
+                    Phase::Acquiring => 1 << 1,
+                    Phase::Coarse => UtcTime::HAS_CLOCK_INPUT | (2 << 1) | (2 << 6),
+                    Phase::Ready => {
+                        UtcTime::HAS_CLOCK_INPUT | (3 << 1) | UtcTime::UTC_IS_ACCURATE | (2 << 6)
+                    }
+                },
                 year: u16::try_from(utc.year()).unwrap_or(0),
                 month: utc.month() as u8,
                 day: utc.day() as u8,
@@ -234,14 +282,14 @@ pub fn record_at(
             timestamp,
             euler: [0.0, 0.0, wrap_pi(yaw)],
             euler_std: [0.01, 0.01, 0.05],
-            status: NAV_POSITION,
+            status: phase.solution_status(),
             ..EkfEuler::default()
         }),
         "ekfQuat" => Record::EkfQuat(EkfQuat {
             timestamp,
             quaternion: [(yaw / 2.0).cos(), 0.0, 0.0, (yaw / 2.0).sin()],
             euler_std: [0.01, 0.01, 0.05],
-            status: NAV_POSITION,
+            status: phase.solution_status(),
             ..EkfQuat::default()
         }),
         "ekfNav" => Record::EkfNav(EkfNav {
@@ -250,8 +298,8 @@ pub fn record_at(
             velocity_std: [0.02; 3],
             position,
             position_std: [0.05, 0.05, 0.1],
-            // Solution mode NavPosition (4): attitude, velocity and position.
-            status: NAV_POSITION,
+            // Solution mode NavPosition (4) once ready: attitude, velocity and position.
+            status: phase.solution_status(),
             ..EkfNav::default()
         }),
         "gps1Pos" => Record::Gps1Pos(GnssPos {
@@ -262,8 +310,13 @@ pub fn record_at(
             latitude_acc: 0.02,
             longitude_acc: 0.02,
             altitude_acc: 0.04,
-            // Solution computed (0), an RTK fixed position (type 7).
-            status: 7 << 6,
+            // Ready: solution computed (0), an RTK fixed position (type 7). Before: not
+            // enough observations (1) and no solution (0), then a single point (2).
+            status: match phase {
+                Phase::Acquiring => 1,
+                Phase::Coarse => 2 << 6,
+                Phase::Ready => 7 << 6,
+            },
             ..GnssPos::default()
         }),
         _ => return None,

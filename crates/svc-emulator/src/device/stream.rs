@@ -97,7 +97,7 @@ impl PortStream {
         schedule.run_until(now_ms, |kind, t| {
             let at = Duration::from_millis(t);
             let utc = powered_on_utc + chrono::Duration::from_std(at).unwrap_or_default();
-            if let Some(record) = record_at(kind, at, utc)
+            if let Some(record) = record_at(kind, at, utc, output.startup)
                 && let Ok(frame) = svc_logs::encode_frame(&record, *transfer_id)
             {
                 *transfer_id = transfer_id.wrapping_add(1);

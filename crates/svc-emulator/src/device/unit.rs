@@ -237,6 +237,8 @@ pub struct PortOutput {
     pub messages: Value,
     /// `ports.<port>` as booted (an Ethernet port's mode and UDP destination).
     pub port: Value,
+    /// How long after power-on the solutions take to be ready.
+    pub startup: Duration,
 }
 
 /// The emulated unit: settings, users, tokens, lock, data logger.
@@ -248,6 +250,8 @@ pub struct Unit {
     missing_operations: Vec<String>,
     reboot_time: Duration,
     lock_idle: Duration,
+    /// How long after power-on the solutions take to be ready.
+    startup: Duration,
     state: Mutex<State>,
     /// Counts reboots; the HTTP server closes its connections when it changes.
     boots: watch::Sender<u64>,
@@ -275,6 +279,9 @@ pub struct Identity {
     /// Requests or answers lost on the way (a fault of the link, kept with the unit so
     /// that every link loses them alike).
     pub lost_exchanges: Vec<crate::faults::LostExchange>,
+    /// How long after power-on its solutions take to be ready
+    /// ([`DeviceConfig::startup`](super::DeviceConfig::startup)).
+    pub startup: Duration,
 }
 
 impl Unit {
@@ -329,7 +336,7 @@ impl Unit {
             lock: None,
             booting_until: None,
             logging_since: None,
-            logger: super::logger::Logger::new(powered_on.0)?,
+            logger: super::logger::Logger::new(powered_on.0, identity.startup)?,
             ftp_cut: None,
             applied_writes: 0,
             saves: 0,
@@ -343,6 +350,7 @@ impl Unit {
             missing_operations: identity.missing_operations,
             reboot_time,
             lock_idle,
+            startup: identity.startup,
             state: Mutex::new(state),
             boots: watch::channel(0).0,
         })
@@ -370,6 +378,7 @@ impl Unit {
                 .pointer(&format!("/ports/{port}"))
                 .cloned()
                 .unwrap_or(Value::Null),
+            startup: self.startup,
         })
     }
 

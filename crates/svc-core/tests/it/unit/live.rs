@@ -355,3 +355,122 @@ async fn a_truncated_file_ends_the_stream() {
             .is_err()
     );
 }
+
+/// A unit that takes `startup` to be ready, streaming what tells on Port A.
+async fn starting_unit(startup: Duration, messages: serde_json::Value) -> (DeviceEmulator, Unit) {
+    let dev = DeviceEmulator::start(DeviceConfig {
+        pty: false,
+        startup,
+        ..config(&[])
+    })
+    .await
+    .expect("the emulated unit starts");
+    let http = Unit::http(dev.url()).expect("url");
+    http.write(&json!({"output": {"comA": {"messages": messages}}}), false)
+        .await
+        .expect("messages enabled");
+    let unit = Unit::serial_tcp_with(dev.serial_tcp(), SERIAL)
+        .await
+        .expect("bridge");
+    (dev, unit)
+}
+
+fn readiness_messages() -> serde_json::Value {
+    json!({"gps1Pos": "100ms", "ekfNav": "50ms", "utcTime": "100ms", "imuData": "off",
+           "ekfEuler": "off", "ekfQuat": "off", "status": "off", "imuShort": "off"})
+}
+
+/// `wait_ready` returns once the GNSS has a fix, the filter is aligned and UTC is
+/// valid, which the emulated unit reaches `startup` after power-on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_ready_returns_once_the_unit_is_ready() {
+    use svc_core::live::records::SolutionMode;
+    use svc_core::live::{FixLevel, ReadyCriteria};
+    let (_dev, unit) = starting_unit(Duration::from_millis(1500), readiness_messages()).await;
+    let started = Instant::now();
+    let ready = unit
+        .wait_ready(&ReadyCriteria::default(), Duration::from_secs(10))
+        .await
+        .expect("ready");
+    // Not before the filter is aligned (1.5 s after power-on, which was just before).
+    assert!(
+        started.elapsed() >= Duration::from_millis(900),
+        "{:?}",
+        started.elapsed()
+    );
+    // Any fix will do (the last gps1Pos may be of the single point phase still).
+    assert!(
+        matches!(ready.fix, Some(Some(fix)) if fix >= FixLevel::Single),
+        "{ready:?}"
+    );
+    assert_eq!(ready.filter, Some(SolutionMode::NavPosition));
+    assert_eq!(ready.utc_valid, Some(true));
+    // Once ready, at once (by the next gps1Pos).
+    let again = Instant::now();
+    let ready = unit
+        .wait_ready(
+            &ReadyCriteria {
+                min_fix: Some(FixLevel::RtkFixed),
+                ..ReadyCriteria::default()
+            },
+            Duration::from_secs(5),
+        )
+        .await
+        .expect("still ready");
+    assert!(again.elapsed() < Duration::from_millis(500));
+    assert_eq!(ready.fix, Some(Some(FixLevel::RtkFixed)));
+}
+
+/// Not ready in time: what was missing, in words, as a timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_ready_says_what_was_missing() {
+    use svc_core::ErrorKind;
+    use svc_core::live::{FixLevel, ReadyCriteria};
+    let (_dev, unit) = starting_unit(Duration::from_secs(30), readiness_messages()).await;
+    let err = unit
+        .wait_ready(&ReadyCriteria::default(), Duration::from_millis(400))
+        .await
+        .expect_err("not ready in 400 ms");
+    assert_eq!(err.kind(), ErrorKind::Timeout);
+    let UnitError::NotReady(not) = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(not.missing.len(), 3, "{:?}", not.missing);
+    assert!(not.missing[0].contains("no solution"), "{:?}", not.missing);
+    assert!(not.missing[1].contains("VerticalGyro"), "{:?}", not.missing);
+    assert!(not.missing[2].contains("UTC"), "{:?}", not.missing);
+    assert!(not.closed.is_none());
+
+    // A condition no enabled message can tell is named with what to enable.
+    let (_dev, unit) = starting_unit(
+        Duration::ZERO,
+        json!({"gps1Pos": "off", "ekfNav": "50ms", "utcTime": "100ms"}),
+    )
+    .await;
+    let err = unit
+        .wait_ready(
+            &ReadyCriteria {
+                min_fix: Some(FixLevel::Single),
+                aligned: true,
+                utc: true,
+            },
+            Duration::from_millis(400),
+        )
+        .await
+        .expect_err("no GNSS message");
+    let UnitError::NotReady(not) = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(not.missing.len(), 1, "{:?}", not.missing);
+    assert!(not.missing[0].contains("enable"), "{:?}", not.missing);
+    // Without the GNSS condition it is ready.
+    unit.wait_ready(
+        &ReadyCriteria {
+            min_fix: None,
+            ..ReadyCriteria::default()
+        },
+        Duration::from_secs(5),
+    )
+    .await
+    .expect("aligned with UTC");
+}
