@@ -240,6 +240,19 @@ pub(crate) struct Slot {
     subscribe: Subscribe,
     state: Mutex<SlotState>,
     waker: AtomicWaker,
+    /// The subscriber took frames: a source that waits for room goes on.
+    room: tokio::sync::Notify,
+}
+
+/// What became of a frame offered to a subscriber.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Offer {
+    /// Queued, or not wanted.
+    Taken,
+    /// Its buffer is full (and the source asked not to drop it).
+    Full,
+    /// The subscriber is gone.
+    Gone,
 }
 
 impl Slot {
@@ -251,6 +264,7 @@ impl Slot {
             },
             state: Mutex::new(SlotState::default()),
             waker: AtomicWaker::new(),
+            room: tokio::sync::Notify::new(),
         })
     }
 
@@ -269,18 +283,43 @@ impl Slot {
     /// Offers a frame: queued if the subscriber wants it and has room, else counted
     /// as dropped. Whether the subscriber is still there.
     pub(crate) fn offer(&self, message: &Arc<Message>) -> bool {
+        self.try_offer(message, true) != Offer::Gone
+    }
+
+    /// Offers a frame and, while the subscriber's buffer is full, waits for room
+    /// instead of dropping it: a source that can wait (a file). Whether the subscriber
+    /// is still there.
+    pub(crate) async fn offer_waiting(&self, message: &Arc<Message>) -> bool {
+        loop {
+            let room = self.room.notified();
+            match self.try_offer(message, false) {
+                Offer::Taken => return true,
+                Offer::Gone => return false,
+                Offer::Full => room.await,
+            }
+        }
+    }
+
+    fn try_offer(&self, message: &Arc<Message>, drop_when_full: bool) -> Offer {
         if !self.subscribe.wants(message) {
-            return !self.is_gone();
+            return if self.is_gone() {
+                Offer::Gone
+            } else {
+                Offer::Taken
+            };
         }
         let mut state = self.state();
         if state.gone {
-            return false;
+            return Offer::Gone;
         }
         if state.end.is_some() {
-            return true;
+            return Offer::Taken;
         }
         // Gaps are reported in place; the buffer holds `capacity` frames.
         if state.frames >= self.subscribe.capacity {
+            if !drop_when_full {
+                return Offer::Full;
+            }
             state.tail_gap += 1;
             state.dropped += 1;
         } else {
@@ -295,7 +334,7 @@ impl Slot {
         }
         drop(state);
         self.waker.wake();
-        true
+        Offer::Taken
     }
 
     /// Ends the subscription from the source's side: what is queued is still
@@ -314,6 +353,53 @@ impl Slot {
             self.waker.register(cx.waker());
         }
         let mut state = self.state();
+        let taken = Self::take_one(&mut state);
+        drop(state);
+        if matches!(taken, Poll::Ready(Some(Taken::Frame(_)))) {
+            self.room.notify_one();
+        }
+        taken
+    }
+
+    /// Takes up to `max` items at once (one lock), into `out`; whether the stream
+    /// has ended (everything taken, the end included).
+    fn take_many(&self, out: &mut Vec<Taken>, max: usize) -> bool {
+        let mut state = self.state();
+        let mut ended = false;
+        while out.len() < max {
+            match Self::take_one(&mut state) {
+                Poll::Ready(Some(taken)) => {
+                    let end = matches!(taken, Taken::End(_));
+                    out.push(taken);
+                    if end {
+                        ended = true;
+                        break;
+                    }
+                }
+                Poll::Ready(None) => {
+                    ended = true;
+                    break;
+                }
+                Poll::Pending => break,
+            }
+        }
+        drop(state);
+        self.room.notify_one();
+        ended
+    }
+
+    /// Whether an item (or the end) is waiting, registering the waker otherwise.
+    fn poll_ready(&self, cx: &mut Context<'_>) -> Poll<()> {
+        self.waker.register(cx.waker());
+        let state = self.state();
+        if state.queue.is_empty() && state.tail_gap == 0 && state.end.is_none() {
+            Poll::Pending
+        } else {
+            Poll::Ready(())
+        }
+    }
+
+    fn take_one(state: &mut SlotState) -> Poll<Option<Taken>> {
         if let Some(entry) = state.queue.pop_front() {
             return Poll::Ready(Some(match entry {
                 Entry::Frame(frame) => {
@@ -432,6 +518,24 @@ pub struct LogStream {
     task: Option<tokio::task::AbortHandle>,
     local_addr: Option<SocketAddr>,
     describe: String,
+    /// [`fill`](LogStream::fill) saw the end: the reason it failed, `None` for a
+    /// clean end; given again by the next calls.
+    ended: Option<Option<String>>,
+}
+
+/// What [`LogStream::fill`] took.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Filled {
+    /// Frames taken.
+    pub frames: u64,
+    /// Rows added to the tables (frames of a known message that decoded; messages of
+    /// no table, such as `diag`, count here but add no row).
+    pub records: u64,
+    /// Frames dropped before or between them (the subscriber fell behind).
+    pub dropped: u64,
+    /// The source ended cleanly (a followed file that stopped growing): nothing more
+    /// will come.
+    pub ended: bool,
 }
 
 impl std::fmt::Debug for LogStream {
@@ -462,6 +566,7 @@ impl LogStream {
             task: None,
             local_addr: None,
             describe: describe.into(),
+            ended: None,
         }
     }
 
@@ -584,6 +689,73 @@ impl LogStream {
         }
     }
 
+    /// Waits up to `wait` for the first frame, then takes the frames waiting (at most
+    /// `max_frames`) as rows of `tables` (decoded straight into them: no record is
+    /// made), for consumers that take batches (a plot, a dataframe). Call
+    /// [`Tables::finish`](svc_logs::tables::Tables::finish) to close the batches being
+    /// built, then take them with
+    /// [`Tables::next_batch`](svc_logs::tables::Tables::next_batch); `tables` keeps the
+    /// unit's clock and UTC from one call to the next.
+    ///
+    /// # Errors
+    /// [`LiveError::Closed`] once the source has ended, after the frames before it
+    /// were returned. Dropped frames are not an error here: they are counted in
+    /// [`Filled::dropped`].
+    pub async fn fill(
+        &mut self,
+        tables: &mut svc_logs::tables::Tables,
+        max_frames: usize,
+        wait: Duration,
+    ) -> Result<Filled, LiveError> {
+        if let Some(end) = self.ended.take() {
+            self.ended = Some(end.clone());
+            return match end {
+                Some(reason) => Err(LiveError::Closed { reason }),
+                None => Ok(Filled {
+                    ended: true,
+                    ..Filled::default()
+                }),
+            };
+        }
+        let slot = Arc::clone(&self.slot);
+        let ready = tokio::time::timeout(wait, std::future::poll_fn(|cx| slot.poll_ready(cx)));
+        if ready.await.is_err() {
+            return Ok(Filled::default());
+        }
+        let mut taken = Vec::with_capacity(max_frames.clamp(1, 65_536));
+        let ended = self.slot.take_many(&mut taken, max_frames.max(1));
+        let mut filled = Filled::default();
+        let mut end_reason = None;
+        for item in taken {
+            match item {
+                Taken::Frame(frame) => {
+                    filled.frames += 1;
+                    match frame.kind() {
+                        Some(kind) => match tables.push_payload(kind, frame.payload()) {
+                            Ok(()) => filled.records += 1,
+                            Err(_) => self.stats.undecodable += 1,
+                        },
+                        None => self.stats.unknown += 1,
+                    }
+                }
+                Taken::Gap(frames) => filled.dropped += frames,
+                Taken::End(reason) => end_reason = Some(reason),
+            }
+        }
+        self.stats.frames += filled.frames;
+        self.stats.records += filled.records;
+        if let Err(e) = tables.take_error() {
+            return Err(LiveError::Closed {
+                reason: format!("{}: building the tables failed: {e}", self.describe),
+            });
+        }
+        if ended {
+            filled.ended = end_reason.is_none();
+            self.ended = Some(end_reason);
+        }
+        Ok(filled)
+    }
+
     /// Listens on the UDP address `bind` (e.g. `0.0.0.0:5600`, or port 0 for any: see
     /// [`local_addr`](Self::local_addr)) for the frames a unit's Ethernet output sends
     /// (each datagram carries whole frames).
@@ -690,7 +862,7 @@ async fn follow_file(
             idle_since = tokio::time::Instant::now();
             decoder.push(&buffer[..n]);
             while let Some(message) = decoder.next_message() {
-                if !feed.offer(&Arc::new(message)) {
+                if !feed.offer_waiting(&Arc::new(message)).await {
                     return;
                 }
             }
@@ -718,7 +890,7 @@ async fn follow_file(
             // truncated by the decoder, and the stream ends without an error.
             decoder.resync();
             while let Some(message) = decoder.next_message() {
-                if !feed.offer(&Arc::new(message)) {
+                if !feed.offer_waiting(&Arc::new(message)).await {
                     return;
                 }
             }

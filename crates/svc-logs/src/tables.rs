@@ -293,16 +293,21 @@ impl Tables {
     /// Decodes a payload of this kind straight into its table's row, without making
     /// a [`Record`] (see [`push`](Self::push)). An Arrow error is kept for
     /// [`take_error`](Self::take_error).
-    pub(crate) fn push_payload(
-        &mut self,
-        kind: MessageKind,
-        payload: &[u8],
-    ) -> Result<(), DecodeError> {
+    ///
+    /// # Errors
+    ///
+    /// As [`decode_kind`](crate::decode_kind): the payload does not decode (nothing
+    /// is added).
+    pub fn push_payload(&mut self, kind: MessageKind, payload: &[u8]) -> Result<(), DecodeError> {
         crate::kind::decode_visit(kind, payload, Push(self))
     }
 
     /// The first Arrow error of [`push_payload`](Self::push_payload), taken.
-    pub(crate) fn take_error(&mut self) -> Result<(), ArrowError> {
+    ///
+    /// # Errors
+    ///
+    /// That error.
+    pub fn take_error(&mut self) -> Result<(), ArrowError> {
         self.error.take().map_or(Ok(()), Err)
     }
 

@@ -212,7 +212,14 @@ fn wait_ready_reports_and_exits_by_readiness() {
     );
     assert_eq!(status, 200, "{body}");
     let bridge = unit.serial_tcp();
-    let run = svc(&["device", "--serial-tcp", &bridge, "wait-ready", "--timeout", "20"]);
+    let run = svc(&[
+        "device",
+        "--serial-tcp",
+        &bridge,
+        "wait-ready",
+        "--timeout",
+        "20",
+    ]);
     run.ok();
     let report: Value = serde_json::from_str(run.stdout.trim()).expect("one JSON object");
     assert_eq!(report["ready"], true, "{report}");
@@ -241,5 +248,13 @@ fn wait_ready_reports_and_exits_by_readiness() {
     assert!(!missing.is_empty(), "{report}");
     assert!(run.stderr.contains("not ready"), "{}", run.stderr);
 
-    svc(&["device", "--serial-tcp", &bridge, "wait-ready", "--fix", "great"]).fails_with(2);
+    svc(&[
+        "device",
+        "--serial-tcp",
+        &bridge,
+        "wait-ready",
+        "--fix",
+        "great",
+    ])
+    .fails_with(2);
 }

@@ -474,3 +474,65 @@ async fn wait_ready_says_what_was_missing() {
     .await
     .expect("aligned with UTC");
 }
+
+/// Batches of rows from a followed file: every frame, in tables, though the file holds
+/// far more frames than the buffer (a file source waits for room: nothing is dropped).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fill_takes_every_frame_of_a_file_into_tables() {
+    use svc_core::live::records::ImuShort;
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("session.bin");
+    let mut bytes = Vec::new();
+    for t in 0..50_000u32 {
+        let imu = Record::ImuShort(ImuShort {
+            timestamp: t * 1000,
+            ..ImuShort::default()
+        });
+        bytes.extend(svc_logs::encode_frame(&imu, 0).expect("encode"));
+    }
+    bytes.extend(b"\xff\x5a\x01"); // a frame cut at the end
+    std::fs::write(&path, &bytes).expect("write");
+    let mut stream = LogStream::follow(
+        &path,
+        Subscribe::all().with_capacity(1024),
+        Some(Duration::from_millis(200)),
+    )
+    .await
+    .expect("follow");
+    let mut tables = svc_logs::tables::Tables::new();
+    let mut rows = 0;
+    let mut calls = 0;
+    loop {
+        let filled = stream
+            .fill(&mut tables, 10_000, Duration::from_secs(5))
+            .await
+            .expect("fill");
+        assert_eq!(filled.dropped, 0);
+        rows += filled.records;
+        calls += 1;
+        if filled.ended {
+            break;
+        }
+        assert!(calls < 10_000, "never ended");
+    }
+    assert_eq!(rows, 50_000);
+    tables.finish().expect("finish");
+    let mut table_rows = 0;
+    let mut last = None;
+    while let Some((kind, batch)) = tables.next_batch() {
+        assert_eq!(kind, self::kind("imuShort"));
+        table_rows += batch.num_rows();
+        last = Some(batch);
+    }
+    assert_eq!(table_rows, 50_000);
+    assert!(last.is_some());
+    // Ended: the next calls say so again.
+    assert!(
+        stream
+            .fill(&mut tables, 10, Duration::from_millis(10))
+            .await
+            .expect("ended")
+            .ended
+    );
+    assert_eq!(stream.stats().records, 50_000);
+}
