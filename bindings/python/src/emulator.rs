@@ -38,7 +38,7 @@ impl Emulator {
     /// delay or a cut connection), for resilience tests; `devices`: how many units
     /// (each with its own serial number, addresses and state; 1 to 256).
     #[new]
-    #[pyo3(signature = (*, processing_time=1.0, token_lifetime=300.0, credits=100, device=true, fault_rate=0.0, seed=1, devices=1))]
+    #[pyo3(signature = (*, processing_time=1.0, token_lifetime=300.0, credits=100, device=true, fault_rate=0.0, seed=1, devices=1, device_startup=0.0))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -49,6 +49,7 @@ impl Emulator {
         fault_rate: f64,
         seed: u64,
         devices: usize,
+        device_startup: f64,
     ) -> PyResult<Self> {
         if !(1..=svc_emulator::MAX_DEVICES).contains(&devices) {
             return Err(SvcErr::new(
@@ -76,6 +77,15 @@ impl Emulator {
         };
         if !device {
             config.device = None;
+        }
+        if let Some(unit) = config.device.as_mut() {
+            unit.startup = Duration::try_from_secs_f64(device_startup).map_err(|_| {
+                SvcErr::new(
+                    "invalid_input",
+                    "device_startup must be a finite number of seconds >= 0",
+                )
+                .into_pyerr(py)
+            })?;
         }
         let started = block_on(py, svc_emulator::Emulator::start(config))?.map_err(|e| {
             SvcErr::new("internal", format!("the emulator could not start: {e:#}")).into_pyerr(py)

@@ -116,7 +116,19 @@ pub(crate) fn unit(py: Python<'_>, e: UnitError) -> PyErr {
     {
         error = error.attr("paths", list.into_any());
     }
+    if let UnitError::NotReady(not) = &e
+        && let Ok(list) = PyList::new(py, &not.missing)
+    {
+        error = error.attr("missing", list.into_any());
+    }
     error.into_pyerr(py)
+}
+
+/// An error of a live stream of output logs (its source failed or closed).
+pub(crate) fn live(py: Python<'_>, e: svc_core::live::LiveError) -> PyErr {
+    SvcErr::new(e.kind().as_str(), e.to_string())
+        .retryable(false)
+        .into_pyerr(py)
 }
 
 /// An error of the unit's logger files (FTP): the class from its kind, the FTP reply

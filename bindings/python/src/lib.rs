@@ -16,6 +16,7 @@ mod convert;
 mod emulator;
 mod errors;
 mod failures;
+mod live;
 mod logs;
 mod recordings;
 mod rights;
@@ -74,6 +75,7 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     rights::register(module)?;
     logs::register(module)?;
     recordings::register(module)?;
+    live::register(module)?;
     call::register(module)?;
     cloud::register(module)?;
     workflow::register(module)?;

@@ -166,6 +166,29 @@ fn decode(reader: impl std::io::Read) -> Result<Recording, Failed> {
     })
 }
 
+impl Recording {
+    /// The batches `tables` holds (finishing the ones being built), by message name,
+    /// with these counters: a batch of a live stream.
+    pub(crate) fn take_from(
+        tables: &mut svc_logs::tables::Tables,
+        stats: BTreeMap<&'static str, u64>,
+    ) -> Result<Recording, String> {
+        tables.finish().map_err(|e| e.to_string())?;
+        let mut by_name: BTreeMap<String, (SchemaRef, Vec<RecordBatch>)> = BTreeMap::new();
+        while let Some((kind, batch)) = tables.next_batch() {
+            by_name
+                .entry(kind.name().to_owned())
+                .or_insert_with(|| (batch.schema(), Vec::new()))
+                .1
+                .push(batch);
+        }
+        Ok(Recording {
+            tables: by_name,
+            stats,
+        })
+    }
+}
+
 pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<Recording>()?;
     module.add_class::<ArrowTable>()?;

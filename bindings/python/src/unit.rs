@@ -308,6 +308,66 @@ impl Unit {
         run(async move { u.wait_until_back(timeout).await }, record)
     }
 
+    /// Subscribes to the output logs the unit streams on its serial link.
+    #[pyo3(signature = (messages=None, capacity=8192))]
+    fn subscribe(
+        &self,
+        py: Python<'_>,
+        messages: Option<Vec<String>>,
+        capacity: usize,
+    ) -> PyResult<crate::live::LiveStream> {
+        let subscribe = crate::live::subscribe_of(py, messages, capacity)?;
+        let runtime = runtime()?;
+        let _inside = runtime.enter();
+        let stream = self
+            .core
+            .subscribe(subscribe)
+            .map_err(|e| failures::unit(py, e))?;
+        Ok(crate::live::LiveStream::new(stream))
+    }
+
+    /// Waits until the output logs say the unit is ready to log: a GNSS fix of at
+    /// least `fix` (`single`, `differential`, `rtkFloat`, `rtkFixed`; `None`: no GNSS
+    /// condition), the filter `aligned`, `utc` valid; at most `timeout` seconds.
+    #[pyo3(
+        signature = (fix=Some("single"), aligned=true, utc=true, timeout=300.0),
+        text_signature = "(self, /, fix='single', aligned=True, utc=True, timeout=300.0)"
+    )]
+    fn wait_ready(
+        &self,
+        py: Python<'_>,
+        fix: Option<&str>,
+        aligned: bool,
+        utc: bool,
+        timeout: f64,
+    ) -> PyResult<Call> {
+        use svc_core::live::{FixLevel, ReadyCriteria};
+        let min_fix = fix
+            .map(|name| {
+                FixLevel::from_name(name).ok_or_else(|| {
+                    SvcErr::new(
+                        "invalid_input",
+                        format!(
+                            "fix {name:?}: one of single, differential, rtkFloat, rtkFixed, or None"
+                        ),
+                    )
+                    .into_pyerr(py)
+                })
+            })
+            .transpose()?;
+        let timeout = positive_seconds(py, "timeout", timeout)?;
+        let criteria = ReadyCriteria {
+            min_fix,
+            aligned,
+            utc,
+        };
+        let u = self.core.clone();
+        run(
+            async move { u.wait_ready(&criteria, timeout).await },
+            |py, r| crate::live::readiness_dict(py, &r),
+        )
+    }
+
     fn logger_status(&self) -> PyResult<Call> {
         let u = self.core.clone();
         run(async move { u.logger_status().await }, record)

@@ -427,6 +427,33 @@ impl Slot {
     }
 }
 
+/// Ends a [`LogStream`]'s subscription from anywhere ([`LogStream::closer`]).
+#[derive(Clone)]
+pub struct Closer(Arc<Slot>);
+
+impl std::fmt::Debug for Closer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Closer")
+    }
+}
+
+impl Closer {
+    /// Ends the subscription: what is buffered is dropped, the stream ends cleanly.
+    pub fn close(&self) {
+        let mut state = self.0.state();
+        state.gone = true;
+        state.queue.clear();
+        state.frames = 0;
+        state.tail_gap = 0;
+        if state.end.is_none() {
+            state.end = Some(String::new());
+        }
+        drop(state);
+        self.0.waker.wake();
+        self.0.room.notify_one();
+    }
+}
+
 enum Taken {
     Frame(LogFrame),
     Gap(u64),
@@ -616,6 +643,14 @@ impl LogStream {
             Poll::Ready(Some(Err(e))) => Err(e),
             Poll::Ready(None) | Poll::Pending => Ok(None),
         }
+    }
+
+    /// A handle that ends this subscription from anywhere (another thread, a
+    /// cancellation callback of a binding): the source stops delivering to it, and a
+    /// wait for the next frame returns `None` (a clean end) at once.
+    #[must_use]
+    pub fn closer(&self) -> Closer {
+        Closer(Arc::clone(&self.slot))
     }
 
     /// Whether the stream has ended (its source closed and everything was taken).

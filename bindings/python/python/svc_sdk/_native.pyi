@@ -19,6 +19,7 @@ __all__ = [
     "Absent",
     "ArrowTable",
     "DEFAULT_CONNECT_TIMEOUT",
+    "DEFAULT_LIVE_CAPACITY",
     "DEFAULT_MAX_ATTEMPTS",
     "DEFAULT_OUTAGE_TOLERANCE",
     "DEFAULT_PAGE_SIZE",
@@ -29,6 +30,7 @@ __all__ = [
     "CloudClient",
     "Conflict",
     "Emulator",
+    "LiveStream",
     "LoggerFiles",
     "Merge",
     "Pager",
@@ -52,6 +54,8 @@ __all__ = [
     "diff",
     "diff_json",
     "fleet_diff",
+    "live_follow",
+    "live_udp",
     "read_processing_config",
     "read_recording",
     "may",
@@ -330,6 +334,14 @@ class Unit:
     def logger_files(
         self, ftp: str | None = None, user: str | None = None, password: str | None = None
     ) -> LoggerFiles: ...
+    def subscribe(self, messages: list[str] | None = None, capacity: int = 8192) -> LiveStream: ...
+    def wait_ready(
+        self,
+        fix: str | None = "single",
+        aligned: bool = True,
+        utc: bool = True,
+        timeout: float = 300.0,
+    ) -> Call: ...
 
 @final
 class LoggerFiles:
@@ -353,6 +365,7 @@ class Emulator:
         fault_rate: float = 0.0,
         seed: int = 1,
         devices: int = 1,
+        device_startup: float = 0.0,
     ) -> Emulator: ...
     @property
     def info(self) -> dict[str, Any]: ...
@@ -374,3 +387,28 @@ class Recording:
     def stats(self) -> dict[str, int]: ...
 
 def read_recording(source: Union[str, bytes, list[str]]) -> Recording: ...
+
+# --- live output logs (svc_sdk.live) ---------------------------------------------------
+
+DEFAULT_LIVE_CAPACITY: Final[int]
+
+@final
+class LiveStream:
+    @property
+    def source(self) -> str: ...
+    @property
+    def local_address(self) -> str | None: ...
+    @property
+    def messages(self) -> list[str]: ...
+    def next(self, timeout: float | None = None) -> Call: ...
+    def batch(self, max_records: int = 65536, timeout: float = 1.0) -> Call: ...
+    def stats(self) -> dict[str, int]: ...
+    def close(self) -> None: ...
+
+def live_udp(address: str, messages: list[str] | None = None, capacity: int = 8192) -> LiveStream: ...
+def live_follow(
+    path: str,
+    messages: list[str] | None = None,
+    capacity: int = 8192,
+    idle_end: float | None = None,
+) -> LiveStream: ...

@@ -53,7 +53,16 @@ from svc_sdk.records import (
     WebhookEndpoint,
 )
 from svc_sdk.errors import SvcError, WaitTimeoutError, WorkflowError
-from svc_sdk.unit import ApplyReport, Downloaded, LoggerFiles, LoggerSession, Unit, WriteOutcome
+from svc_sdk.live import DEFAULT_CAPACITY, Batch, LiveStream, _item
+from svc_sdk.unit import (
+    ApplyReport,
+    Downloaded,
+    LoggerFiles,
+    LoggerSession,
+    Readiness,
+    Unit,
+    WriteOutcome,
+)
 from svc_sdk.workflow import (
     Files,
     PathLike,
@@ -70,6 +79,7 @@ __all__ = [
     "AsyncCloudClient",
     "AsyncLoggerFiles",
     "AsyncUnit",
+    "AsyncLiveStream",
     "AsyncWorkflow",
     "AsyncWorkflowTask",
     "wait",
@@ -631,3 +641,74 @@ class AsyncUnit:
     async def wait_until_back(self, timeout: float = 60.0) -> dict[str, str]:
         info: dict[str, str] = await wait(self._n.wait_until_back(timeout))
         return info
+
+    def subscribe(
+        self, messages: Optional[Iterable[str]] = None, *, capacity: int = DEFAULT_CAPACITY
+    ) -> AsyncLiveStream:
+        """:meth:`Unit.subscribe <svc_sdk.Unit.subscribe>`, as an async iterator."""
+        return AsyncLiveStream(self.sync.subscribe(messages, capacity=capacity))
+
+    async def wait_ready(
+        self,
+        *,
+        fix: Optional[str] = "single",
+        aligned: bool = True,
+        utc: bool = True,
+        timeout: float = 300.0,
+    ) -> Readiness:
+        """:meth:`Unit.wait_ready <svc_sdk.Unit.wait_ready>`, awaitable; cancelling the
+        task stops the wait."""
+        ready: Readiness = await wait(self._n.wait_ready(fix, aligned, utc, timeout))
+        return ready
+
+
+class AsyncLiveStream:
+    """:class:`~svc_sdk.live.LiveStream` as an async iterator of records, with
+    awaitable batches; cancelling the awaiting task takes nothing from the stream. Wraps
+    any stream: ``AsyncLiveStream(svc_sdk.live.udp(...))``."""
+
+    def __init__(self, stream: LiveStream) -> None:
+        self.sync = stream
+        self._n = stream._n
+
+    @property
+    def stats(self) -> Mapping[str, int]:
+        return self.sync.stats
+
+    def __aiter__(self) -> AsyncLiveStream:
+        return self
+
+    async def __anext__(self) -> dict[str, Any]:
+        while True:
+            kind, value = await wait(self._n.next(None))
+            try:
+                record = _item(kind, value)
+            except StopIteration:
+                raise StopAsyncIteration from None
+            if record is not None:
+                return record
+
+    async def batch(self, max_records: int = 65_536, *, timeout: float = 1.0) -> Batch:
+        return Batch(await wait(self._n.batch(max_records, timeout)))
+
+    async def batches(
+        self, max_records: int = 65_536, *, timeout: float = 1.0
+    ) -> AsyncIterator[Batch]:
+        while True:
+            batch = await self.batch(max_records, timeout=timeout)
+            if batch.records or batch.dropped:
+                yield batch
+            if batch.ended:
+                return
+
+    def close(self) -> None:
+        self.sync.close()
+
+    async def __aenter__(self) -> AsyncLiveStream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Async{self.sync!r}"

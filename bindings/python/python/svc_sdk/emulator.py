@@ -35,6 +35,7 @@ class Emulator:
         fault_rate: float = 0.0,
         seed: int = 1,
         devices: int = 1,
+        device_startup: float = 0.0,
     ) -> None:
         self._n = _native.Emulator(
             processing_time=processing_time,
@@ -44,6 +45,7 @@ class Emulator:
             fault_rate=fault_rate,
             seed=seed,
             devices=devices,
+            device_startup=device_startup,
         )
 
     @property

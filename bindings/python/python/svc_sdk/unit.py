@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import Any, Iterator, Mapping, Optional, TypedDict
+from typing import Any, Iterable, Iterator, Mapping, Optional, TypedDict
 
 from svc_sdk import _native
 from svc_sdk.errors import SvcError
+from svc_sdk.live import DEFAULT_CAPACITY, LiveStream, _names
 
 __all__ = [
     "Unit",
@@ -32,6 +33,7 @@ __all__ = [
     "LoggerSession",
     "LoggerFile",
     "Downloaded",
+    "Readiness",
 ]
 
 #: The unit's users, lowest role first.
@@ -148,6 +150,21 @@ class LoggerFiles:
 
     def __repr__(self) -> str:
         return repr(self._n)
+
+
+class Readiness(TypedDict):
+    """What a unit's output logs last said of its readiness to log
+    (:meth:`Unit.wait_ready`)."""
+
+    #: The best GNSS position of ``gps1Pos``/``gps2Pos``: ``"single"``,
+    #: ``"differential"``, ``"rtkFloat"``, ``"rtkFixed"``, ``"none"`` (no solution), or
+    #: ``None`` when none was received.
+    fix: Optional[str]
+    #: The filter's mode (``"NavPosition"`` once aligned, ``"Ahrs"``,
+    #: ``"VerticalGyro"``...), ``None`` when none was received.
+    filter: Optional[str]
+    #: Whether UTC was valid in the last ``utcTime`` (``None``: none received).
+    utc_valid: Optional[bool]
 
 
 class Unit:
@@ -325,6 +342,36 @@ class Unit:
 
     def logger_stop(self) -> None:
         self._n.logger_stop().result()
+
+    # ----------------------------------------------------------------- live logs
+
+    def subscribe(
+        self, messages: Optional[Iterable[str]] = None, *, capacity: int = DEFAULT_CAPACITY
+    ) -> LiveStream:
+        """The output logs the unit streams on its serial link (the messages enabled in
+        ``output.comA.messages``), as a :class:`~svc_sdk.live.LiveStream` of records;
+        only ``messages`` (``["ekfNav", "utcTime"]`` or ``"ekfNav,utcTime"``; all by
+        default). The session's other calls go on beside it. ``InvalidInputError`` over
+        HTTP: a unit sends its Ethernet outputs as UDP datagrams
+        (:func:`svc_sdk.live.udp`)."""
+        return LiveStream(self._n.subscribe(_names(messages), capacity))
+
+    def wait_ready(
+        self,
+        *,
+        fix: Optional[str] = "single",
+        aligned: bool = True,
+        utc: bool = True,
+        timeout: float = 300.0,
+    ) -> Readiness:
+        """Waits until the unit's output logs on its serial link say it is ready to log:
+        a GNSS fix of at least ``fix`` (``"single"``, ``"differential"``,
+        ``"rtkFloat"``, ``"rtkFixed"``; ``None``: no GNSS condition), the filter
+        ``aligned``, ``utc`` valid. The messages that tell (``gps1Pos``, ``ekfNav``,
+        ``utcTime``) must be enabled on the port. ``WaitTimeoutError`` after
+        ``timeout`` seconds, its ``missing`` listing what was missing."""
+        ready: Readiness = self._n.wait_ready(fix, aligned, utc, timeout).result()
+        return ready
 
     def logger_files(
         self,
