@@ -2,7 +2,8 @@
 //!
 //! - `cargo xtask bindings kotlin|swift`: builds the library and uniffi's bindgen
 //!   (`bindings/uniffi/bindgen`), then writes the foreign code, generated from the
-//!   built library, to `target/bindings/<language>` (never committed);
+//!   built library, to `target/bindings/<language>` (never committed), with the
+//!   hand-written Kotlin of `bindings/kotlin/src/main/kotlin` beside it;
 //! - `cargo xtask kotlin`: the Kotlin code compiled and tested on the JVM by Maven
 //!   (`bindings/kotlin`: kotlin-maven-plugin, JNA, kotlinx-coroutines, JUnit 5, all from
 //!   Maven Central), against the emulator the tests start (`svc emulator`), then the
@@ -115,6 +116,11 @@ pub fn bindings(root: &Path, language: &str) -> Result<PathBuf> {
             &out.to_string_lossy(),
         ]),
     )?;
+    if language == "kotlin" {
+        // The hand-written Kotlin beside the generated code (`Flow`s over the
+        // generated classes): compiled, tested and packaged with it.
+        copy_dir(&root.join("bindings/kotlin/src/main/kotlin"), &out)?;
+    }
     Ok(out)
 }
 

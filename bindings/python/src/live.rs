@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use svc_core::live::{Closer, LiveError, LiveStats, LogStream, MessageKind, Subscribe};
+use svc_core::live::{Closer, LiveError, LiveStats, LogStream, Subscribe};
 use svc_logs::tables::Tables;
 
 use crate::call::{Call, Output};
@@ -65,26 +65,8 @@ pub(crate) fn subscribe_of(
     messages: Option<Vec<String>>,
     capacity: usize,
 ) -> PyResult<Subscribe> {
-    let messages = messages
-        .unwrap_or_default()
-        .iter()
-        .map(|name| {
-            MessageKind::from_name(name).ok_or_else(|| {
-                SvcErr::new(
-                    "invalid_input",
-                    format!(
-                        "unknown message {name:?}: one of {}",
-                        MessageKind::ALL
-                            .iter()
-                            .map(|k| k.name())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                )
-                .into_pyerr(py)
-            })
-        })
-        .collect::<PyResult<Vec<_>>>()?;
+    let messages = Subscribe::named(messages.unwrap_or_default())
+        .map_err(|reason| SvcErr::new("invalid_input", reason).into_pyerr(py))?;
     if capacity == 0 {
         return Err(SvcErr::new("invalid_input", "capacity must be at least 1").into_pyerr(py));
     }

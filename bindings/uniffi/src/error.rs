@@ -330,6 +330,11 @@ impl From<UnitError> for SvcError {
             | UnitError::InvalidSettings { operation, .. } => {
                 (Some((*operation).to_owned()), None, None)
             }
+            UnitError::NotReady(not) => (
+                Some("waitReady".to_owned()),
+                None,
+                Some(not.missing.join("; ")),
+            ),
             _ => (None, None, None),
         };
         let node_errors = match &e {

@@ -40,6 +40,7 @@ mod bytes;
 mod cancel;
 mod cloud;
 mod error;
+mod live;
 mod logs;
 mod runtime;
 mod settings;
@@ -56,6 +57,9 @@ pub use cloud::{
     WebhookEndpointPager,
 };
 pub use error::{ErrorKind, ListenerError, NodeError, SvcError};
+pub use live::{
+    FixLevel, LiveItem, LiveRecord, LiveStats, LiveStream, LiveValue, Readiness, ReadyCriteria,
+};
 pub use logs::{LogLevel, LogRecord, LogSink, set_log_sink};
 pub use settings::{
     SettingsConflict, SettingsMerge, SettingsPatch, SettingsTree, TreePatch, settings_apply,

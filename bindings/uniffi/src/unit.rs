@@ -450,6 +450,41 @@ impl InsUnit {
         run(async move { Ok(u.logger_stop().await?) }).await
     }
 
+    /// The output logs the unit streams on its serial link (the messages enabled on
+    /// that port), as a [`LiveStream`](crate::live::LiveStream); only `messages` (as
+    /// the unit's settings name them; empty: all), with a buffer of `capacity` frames
+    /// (default 8192). The session's other calls go on beside it.
+    ///
+    /// Errors: `InvalidInput` over HTTP (a unit sends its Ethernet outputs as UDP
+    /// datagrams: `LiveStream.udp`), or for an unknown message name.
+    #[uniffi::method(default(messages = [], capacity = None))]
+    pub fn subscribe(
+        &self,
+        messages: Vec<String>,
+        capacity: Option<u32>,
+    ) -> Result<Arc<crate::live::LiveStream>, SvcError> {
+        let subscribe = crate::live::subscribe_of(messages, capacity)?;
+        let stream = crate::runtime::enter(|| self.inner.subscribe(subscribe))??;
+        Ok(crate::live::LiveStream::new(stream))
+    }
+
+    /// Waits until the unit's output logs on its serial link say it is ready to log
+    /// (by default a GNSS fix of any kind, the filter aligned, UTC valid), at most
+    /// `timeout`; what they last said.
+    ///
+    /// Errors: `Timeout` when the time ran out, its `details` saying what was missing;
+    /// `InvalidInput` over HTTP.
+    #[uniffi::method(default(criteria = None))]
+    pub async fn wait_ready(
+        &self,
+        timeout: Duration,
+        criteria: Option<crate::live::ReadyCriteria>,
+    ) -> Result<crate::live::Readiness, SvcError> {
+        let u = self.inner.clone();
+        let criteria = criteria.map_or_else(svc_core::live::ReadyCriteria::default, Into::into);
+        run(async move { Ok(u.wait_ready(&criteria, timeout).await?.into()) }).await
+    }
+
     /// The sessions the unit's data logger recorded, over its FTP server at `ftp`
     /// (`host:port`; by default port 21 of the unit's host), as `user` with
     /// `password`, or as this session's user and password (`viewer`, which may list

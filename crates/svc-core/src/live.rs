@@ -36,6 +36,8 @@ use std::time::Duration;
 use futures::task::AtomicWaker;
 use svc_protocol::serial::{CLASS_REST, Decoder, Message, encode_message};
 
+pub use svc_logs::json::{record_json, record_values};
+pub use svc_logs::tables::{Tables, record_timestamp};
 pub use svc_logs::{DecodeError, MessageKind, Record, records};
 
 /// What a subscription receives.
@@ -89,10 +91,24 @@ impl Subscribe {
     /// # Errors
     /// The first name that is no message's.
     pub fn parse_messages(list: &str) -> Result<Vec<MessageKind>, String> {
-        list.split(',')
-            .map(str::trim)
-            .filter(|name| !name.is_empty())
+        Self::named(
+            list.split(',')
+                .map(str::trim)
+                .filter(|name| !name.is_empty()),
+        )
+    }
+
+    /// The messages of these names, as the unit's settings name them.
+    ///
+    /// # Errors
+    /// The first name that is no message's, with the list of the names.
+    pub fn named<S: AsRef<str>>(
+        names: impl IntoIterator<Item = S>,
+    ) -> Result<Vec<MessageKind>, String> {
+        names
+            .into_iter()
             .map(|name| {
+                let name = name.as_ref();
                 MessageKind::from_name(name).ok_or_else(|| {
                     format!(
                         "unknown message {name:?}: one of {}",

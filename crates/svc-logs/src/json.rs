@@ -152,3 +152,71 @@ impl Row for JsonRow {
         }
     }
 }
+
+/// A record's values as (column title, value) pairs, in the order and units of its
+/// table's columns after the timestamp (see [`record_json`]); `None` for an absent
+/// optional field or a value that is not finite. For bindings that hand records over
+/// as maps (the mobile SDK).
+///
+/// ```
+/// use svc_logs::{Record, json::record_values, records::EkfNav};
+///
+/// let nav = EkfNav { timestamp: 1_000, position: [48.8, 2.3, 35.0], ..EkfNav::default() };
+/// let values = record_values(&Record::EkfNav(nav));
+/// assert_eq!(values[7], ("latitude", Some(48.8)));
+/// ```
+#[must_use]
+pub fn record_values(record: &Record) -> Vec<(&'static str, Option<f64>)> {
+    struct Values;
+    impl Visitor for Values {
+        type Output = Vec<(&'static str, Option<f64>)>;
+        fn visit<T: Payload + TableRow>(self, kind: MessageKind, payload: &T) -> Self::Output {
+            let mut row = ValuesRow {
+                values: Vec::new(),
+                titles: columns::columns(kind),
+                at: 1,
+            };
+            payload.write_row(&mut row);
+            row.values
+        }
+    }
+    record.visit(Values)
+}
+
+/// Collects a row's values as `f64`s under their titles.
+struct ValuesRow {
+    values: Vec<(&'static str, Option<f64>)>,
+    titles: &'static [Column],
+    at: usize,
+}
+
+impl ValuesRow {
+    fn title(&mut self) -> &'static str {
+        let title = self.titles.get(self.at).map_or("unnamed", |c| c.title);
+        self.at += 1;
+        title
+    }
+
+    #[allow(clippy::cast_precision_loss)] // status words and counts are far below 2^53
+    fn number<T: Value>(v: T) -> Option<f64> {
+        let slot = v.to_slot();
+        let value = match (T::TYPE, <T::Arrow as ArrowPrimitiveType>::DATA_TYPE) {
+            (ColType::F32, _) => f64::from(f32::from_slot(slot)),
+            (ColType::F64, _) => f64::from_slot(slot),
+            (_, DataType::Int64) => i64::from_slot(slot) as f64,
+            _ => slot as f64,
+        };
+        value.is_finite().then_some(value)
+    }
+}
+
+impl Row for ValuesRow {
+    fn put<T: Value>(&mut self, v: T) {
+        let title = self.title();
+        self.values.push((title, Self::number(v)));
+    }
+    fn put_opt<T: Value>(&mut self, v: Option<T>) {
+        let title = self.title();
+        self.values.push((title, v.and_then(Self::number)));
+    }
+}

@@ -19,9 +19,11 @@ object Paths {
  * `svc emulator` in a child process: the cloud service, its identity provider, storage
  * and an emulated unit, on free local ports. Its one JSON line gives the addresses.
  */
-class Emulator(processingSeconds: Int = 2) : AutoCloseable {
+class Emulator(processingSeconds: Int = 2, extra: List<String> = emptyList()) : AutoCloseable {
     private val process: Process =
-        ProcessBuilder(Paths.svc.path, "emulator", "--processing-seconds", processingSeconds.toString(), "--no-device-pty")
+        ProcessBuilder(
+            listOf(Paths.svc.path, "emulator", "--processing-seconds", processingSeconds.toString(), "--no-device-pty") + extra,
+        )
             .redirectError(ProcessBuilder.Redirect.INHERIT)
             .start()
     val info: JsonNode
