@@ -12,8 +12,8 @@
 //! 3. the wheel at most [`MAX_WHEEL_BYTES`];
 //! 4. the wheel installed into the venv, then pytest (with the `svc` binary built: the
 //!    workflow tests compare their outputs with its), `mypy --strict` (examples, tests,
-//!    benchmarks), `mypy.stubtest` (the stubs against the compiled module), a short run
-//!    of the settings benchmark and the import time.
+//!    benchmarks), `mypy.stubtest` (the stubs against the compiled module), short runs
+//!    of the settings and live-batches benchmarks, and the import time.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -223,6 +223,12 @@ fn checks(root: &Path, python: &Path) -> Result<()> {
         "settings benchmark (short run)",
         python,
         &["benchmarks/bench_settings.py", "--quick"],
+    )?;
+    run_in(
+        &package,
+        "live batches benchmark (short run)",
+        python,
+        &["benchmarks/bench_live.py", "--quick"],
     )?;
     run_in(
         &package,
