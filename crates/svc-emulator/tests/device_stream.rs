@@ -123,8 +123,13 @@ async fn an_ethernet_port_in_udp_sends_datagrams_after_the_reboot() {
         .await
         .expect("bind");
     let port = receiver.local_addr().expect("addr").port();
+    // The unit sends from its input port, as the vendor's tools expect.
+    let in_port = std::net::UdpSocket::bind("127.0.0.1:0")
+        .and_then(|s| s.local_addr())
+        .expect("a free port")
+        .port();
     let body = format!(
-        r#"{{"ports":{{"eth1":{{"protocol":"udp","udpIp":"127.0.0.1","udpOutPort":{port}}}}},"output":{{"eth1":{{"messages":{{"ekfNav":"10ms","utcTime":"100ms"}}}}}}}}"#
+        r#"{{"ports":{{"eth1":{{"protocol":"udp","udpIp":"127.0.0.1","udpOutPort":{port},"udpInPort":{in_port}}}}},"output":{{"eth1":{{"messages":{{"ekfNav":"10ms","utcTime":"100ms"}}}}}}}}"#
     );
     let (status, answer) = device
         .handle("POST", "/api/v1/settings", "", body.as_bytes())
@@ -148,8 +153,9 @@ async fn an_ethernet_port_in_udp_sends_datagrams_after_the_reboot() {
     let mut bytes = Vec::new();
     let mut datagrams = 0;
     let until = tokio::time::Instant::now() + Duration::from_millis(1500);
-    while let Ok(received) = tokio::time::timeout_at(until, receiver.recv(&mut buf)).await {
-        let n = received.expect("recv");
+    while let Ok(received) = tokio::time::timeout_at(until, receiver.recv_from(&mut buf)).await {
+        let (n, from) = received.expect("recv");
+        assert_eq!(from.port(), in_port, "sent from udpInPort");
         // Each datagram holds whole frames.
         assert!(!records(&buf[..n]).is_empty());
         bytes.extend_from_slice(&buf[..n]);

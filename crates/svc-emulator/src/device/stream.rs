@@ -126,27 +126,48 @@ fn udp_destination(port: &Value) -> Option<std::net::SocketAddr> {
     (ip.is_loopback() && out != 0).then_some(std::net::SocketAddr::new(ip, out))
 }
 
+/// The port a UDP output sends from: its `udpInPort` (where the unit listens for
+/// input), as a unit does and as the vendor's tools expect (they keep only the
+/// datagrams that come from the unit's address and input port).
+fn udp_source_port(port: &Value) -> Option<u16> {
+    u16::try_from(port.get("udpInPort")?.as_u64()?)
+        .ok()
+        .filter(|p| *p != 0)
+}
+
 /// Sends the output logs of the Ethernet ports set to `udp` as datagrams (frames due
-/// together in one datagram), from a socket on `host`, until `stop`. Idle while no
-/// port is (its settings as booted are looked at again at each reboot).
+/// together in one datagram), each from a socket on `host` at the port's `udpInPort`
+/// (any free port when that one is taken), until `stop`. Idle while no port is (its
+/// settings as booted are looked at again at each reboot).
 pub async fn serve_udp(
     unit: Arc<Unit>,
     host: std::net::IpAddr,
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) {
-    let Ok(socket) = tokio::net::UdpSocket::bind((host, 0)).await else {
-        return;
-    };
     let mut boots = unit.boots();
     let mut frames = Vec::new();
     loop {
-        let mut streams: Vec<(PortStream, std::net::SocketAddr)> = ETHERNET_PORTS
-            .iter()
-            .filter_map(|port| {
-                let to = udp_destination(&unit.booted_port(port)?)?;
-                Some((PortStream::new(unit.clone(), port), to))
-            })
-            .collect();
+        let mut streams = Vec::new();
+        for port in ETHERNET_PORTS {
+            let Some(settings) = unit.booted_port(port) else {
+                continue;
+            };
+            let Some(to) = udp_destination(&settings) else {
+                continue;
+            };
+            let bound = match udp_source_port(&settings) {
+                Some(from) => tokio::net::UdpSocket::bind((host, from)).await,
+                None => tokio::net::UdpSocket::bind((host, 0)).await,
+            };
+            let socket = match bound {
+                Ok(socket) => socket,
+                Err(_) => match tokio::net::UdpSocket::bind((host, 0)).await {
+                    Ok(socket) => socket,
+                    Err(_) => continue,
+                },
+            };
+            streams.push((PortStream::new(unit.clone(), port), to, socket));
+        }
         let mut next_look = Instant::now();
         loop {
             let wake = async {
@@ -167,7 +188,7 @@ pub async fn serve_udp(
             }
             let now = Instant::now();
             next_look = now + IDLE_LOOK;
-            for (stream, to) in &mut streams {
+            for (stream, to, socket) in &mut streams {
                 frames.clear();
                 stream.due(now, &mut frames);
                 next_look = next_look.min(stream.next_look(now));
