@@ -63,6 +63,40 @@ struct LiveTests {
         #expect(count > 5)
     }
 
+    /// An sbgECom `status` frame (class 0, id 1) with this timestamp.
+    func statusFrame(_ timestamp: UInt32) -> [UInt8] {
+        var payload = withUnsafeBytes(of: timestamp.littleEndian) { Array($0) }
+        payload += [UInt8](repeating: 0, count: 18)
+        let body: [UInt8] = [0x01, 0x00, UInt8(payload.count), 0x00] + payload
+        var crc: UInt16 = 0  // CRC-16/KERMIT
+        for byte in body {
+            crc ^= UInt16(byte)
+            for _ in 0..<8 { crc = (crc & 1) != 0 ? (crc >> 1) ^ 0x8408 : crc >> 1 }
+        }
+        return [0xFF, 0x5A] + body + [UInt8(crc & 0xFF), UInt8(crc >> 8), 0x33]
+    }
+
+    @Test func aFileIsReadAsItGrows() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("live-\(UUID()).bin")
+        defer { try? FileManager.default.removeItem(at: path) }
+        try Data((0..<25).flatMap { statusFrame(UInt32($0) * 1000) }).write(to: path)
+        let stream = try await LiveStream.follow(path: path.path, idleEnd: 0.5)
+        var stamps: [Int64] = []
+        for try await item in stream.items {
+            guard case .record(let record) = item else { continue }
+            #expect(record.message == "status")
+            stamps.append(try #require(record.timestamp))
+            if stamps.count == 25 {
+                let file = try FileHandle(forWritingTo: path)
+                file.seekToEndOfFile()
+                file.write(Data((25..<50).flatMap { statusFrame(UInt32($0) * 1000) }))
+                try file.close()
+            }
+        }
+        // Everything, in order, then the end once the file stopped growing.
+        #expect(stamps == (0..<50).map { Int64($0) * 1000 })
+    }
+
     @Test func waitReadyAndErrors() async throws {
         try await portA()
         let unit = try await InsUnit.serialTcp(address: Env.bridge)

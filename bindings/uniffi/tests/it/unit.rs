@@ -273,3 +273,66 @@ fn unit_errors_carry_status_and_node_errors() {
         "invalid_input"
     );
 }
+
+/// The unit's output logs through a byte link the app implements (a USB-like link:
+/// empty and fragmented reads, small writes), beside the session's requests.
+#[test]
+fn live_records_through_a_byte_link_beside_requests() {
+    let rig = rig(Duration::from_millis(200));
+    let url = rig.info.device_url.clone().expect("device");
+    let bridge = rig.info.device_serial_tcp.clone().expect("bridge");
+    let http = InsUnit::http(url).expect("http");
+    block_on(http.login(UserName::Setup, String::new())).expect("login");
+    block_on(http.write(
+        r#"{"output":{"comA":{"messages":{"ekfNav":"10ms","imuData":"2ms"}}}}"#.into(),
+        false,
+    ))
+    .expect("messages enabled");
+
+    let (io, tcp) = tcp_link(&bridge);
+    let _guard = io.enter();
+    let link = Arc::new(UsbLike::new(tcp));
+    let unit = InsUnit::over_link(
+        link,
+        "usb".into(),
+        Some(SerialOptions {
+            answer_timeout: None,
+            get_attempts: 3,
+            max_write_bytes: Some(20),
+        }),
+    );
+    let stream = unit
+        .subscribe(vec!["ekfNav".into()], Some(4096))
+        .expect("subscribe");
+    let mut stamps = Vec::new();
+    while stamps.len() < 30 {
+        match block_on(stream.next()).expect("next") {
+            Some(LiveItem::Record { record }) => {
+                assert_eq!(record.message, "ekfNav");
+                let latitude = record
+                    .values
+                    .iter()
+                    .find(|v| v.name == "latitude")
+                    .and_then(|v| v.value)
+                    .expect("latitude");
+                assert!((48.8..48.9).contains(&latitude), "{latitude}");
+                stamps.push(record.timestamp.expect("timestamp"));
+                if stamps.len() % 10 == 0 {
+                    assert!(
+                        !block_on(unit.info())
+                            .expect("info")
+                            .serial_number
+                            .is_empty()
+                    );
+                }
+            }
+            Some(LiveItem::Dropped { frames }) => panic!("{frames} dropped with room to spare"),
+            None => panic!("the stream ended"),
+        }
+    }
+    assert!(stamps.windows(2).all(|w| w[0] < w[1]), "{stamps:?}");
+    stream.stop();
+    assert_eq!(block_on(stream.next()).expect("after stop"), None);
+    let stats = block_on(stream.stats());
+    assert!(stats.records >= 30 && stats.dropped == 0, "{stats:?}");
+}

@@ -9,6 +9,7 @@ import kotlinx.coroutines.flow.take
 import kotlinx.coroutines.flow.toList
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.withTimeout
 import org.junit.jupiter.api.AfterAll
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertNull
@@ -76,6 +77,21 @@ class LiveTest {
         val dropped = items.filterIsInstance<LiveItem.Dropped>().sumOf { it.frames }
         assertTrue(dropped > 5, "$items")
         assertTrue(slow.stats().dropped >= dropped)
+    }
+
+    @Test
+    fun `an Ethernet output over UDP, after the reboot its port settings need`() = runBlocking {
+        val stream = LiveStream.udp("127.0.0.1:0", listOf("ekfNav"))
+        val port = stream.localAddress()!!.substringAfterLast(':').toInt()
+        val setup = InsUnit.http(emulator.deviceUrl)
+        setup.login(UserName.Setup, "")
+        setup.write("""{"ports":{"eth3":{"protocol":"udp","udpIp":"127.0.0.1","udpOutPort":$port}},""" +
+            """"output":{"eth3":{"messages":{"ekfNav":"10ms"}}}}""", false)
+        setup.save()
+        setup.reboot()
+        val records = withTimeout(30_000) { stream.records().take(20).toList() }
+        assertTrue(records.all { it.message == "ekfNav" })
+        assertTrue(stream.source().startsWith("udp 127.0.0.1:"))
     }
 
     @Test
