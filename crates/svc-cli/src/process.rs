@@ -78,7 +78,9 @@ const EMULATOR_PROCESSING_TIME: Duration = Duration::from_secs(2);
 #[command(after_help = AFTER_HELP)]
 pub struct ProcessArgs {
     /// The input files (raw GNSS, INS logs, IMU, odometer data); each is stored at its
-    /// file name, so two files may not have the same name.
+    /// file name, so two files may not have the same name. A folder (a mission's:
+    /// `rover/…`, `base/…`) gives its files at their paths below it, the paths the
+    /// configuration names.
     #[arg(required = true, value_name = "FILES")]
     inputs: Vec<PathBuf>,
     /// The processing configuration: a JSON file holding one object (processingJson).
@@ -287,9 +289,9 @@ async fn process(args: ProcessArgs) -> Result<ExitCode, ProcessFailure> {
 
 fn check_file(file: &Path) -> Result<(), ProcessFailure> {
     match std::fs::metadata(file) {
-        Ok(m) if m.is_file() => Ok(()),
+        Ok(m) if m.is_file() || m.is_dir() => Ok(()),
         Ok(_) => Err(ProcessFailure::invalid(format!(
-            "`{}` is not a regular file; nothing was sent",
+            "`{}` is neither a regular file nor a folder; nothing was sent",
             file.display()
         ))),
         Err(e) => Err(ProcessFailure::invalid(format!(

@@ -79,4 +79,4 @@ pub fn shown_address(address: &str) -> String {
 }
 pub use svc_cloud_api::notification::types::WebhookEvent;
 pub use svc_cloud_api::{Metadata, WebhookSecret};
-pub use svc_protocol::{limits, serial};
+pub use svc_protocol::{limits, processing_config, serial};

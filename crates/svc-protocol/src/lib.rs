@@ -12,6 +12,8 @@
 //!   reasons;
 //! - [`webhook`]: how a webhook delivery is signed and the names of its headers: the
 //!   emulator's notification service signs, the SDK verifies;
+//! - [`processing_config`]: the processing configuration a start submits, typed: the
+//!   SDK checks it before uploading, the emulator's engine reads it;
 //! - [`error`]: [`ErrorKind`], the classification the errors above report with
 //!   `kind()` (the SDK's other errors use it too).
 //!
@@ -27,6 +29,7 @@
 
 pub mod error;
 pub mod limits;
+pub mod processing_config;
 pub mod serial;
 pub mod webhook;
 

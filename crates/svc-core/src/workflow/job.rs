@@ -200,9 +200,12 @@ pub(super) async fn check_job(job: &ProcessingJob) -> Result<Vec<LocalFile>, Wor
     if let Some(folder) = &job.output_folder {
         check_output_folder(folder)?;
     }
+    let config = crate::processing_config::ProcessingConfig::from_map(&job.processing_json)
+        .map_err(|e| invalid(e.to_string()))?;
     let mut files = Vec::new();
     let mut seen: HashMap<String, PathBuf> = HashMap::new();
-    let all = job
+    let mut all = Vec::new();
+    for (path, kind) in job
         .inputs
         .iter()
         .map(|p| (p, ContainerFileType::Input))
@@ -210,19 +213,30 @@ pub(super) async fn check_job(job: &ProcessingJob) -> Result<Vec<LocalFile>, Wor
             job.resources
                 .iter()
                 .map(|p| (p, ContainerFileType::Resources)),
-        );
-    for (path, kind) in all {
-        let name = path
-            .file_name()
-            .ok_or_else(|| invalid(format!("`{}` does not name a file", path.display())))?
-            .to_str()
-            .ok_or_else(|| {
-                invalid(format!(
-                    "the name of `{}` is not valid UTF-8",
-                    path.display()
-                ))
-            })?
-            .to_owned();
+        )
+    {
+        if tokio::fs::metadata(path).await.is_ok_and(|m| m.is_dir()) {
+            // A folder: its files, at their paths below it.
+            for (file, name) in folder_files(path)? {
+                all.push((file, name, kind.clone()));
+            }
+        } else {
+            let name = path
+                .file_name()
+                .ok_or_else(|| invalid(format!("`{}` does not name a file", path.display())))?
+                .to_str()
+                .ok_or_else(|| {
+                    invalid(format!(
+                        "the name of `{}` is not valid UTF-8",
+                        path.display()
+                    ))
+                })?
+                .to_owned();
+            all.push((path.clone(), name, kind));
+        }
+    }
+    for (path, name, kind) in all {
+        let path = &path;
         if let Some(other) = seen.get(&name) {
             return Err(invalid(format!(
                 "`{}` and `{}` have the same name `{name}` (each file is stored at its name in the container); rename one",
@@ -249,7 +263,75 @@ pub(super) async fn check_job(job: &ProcessingJob) -> Result<Vec<LocalFile>, Wor
             kind,
         });
     }
+    // The files the vendor's configuration names are among the inputs (the shorthand's
+    // IMU file is optional: without it the rover's NMEA is processed alone).
+    let named = match &config {
+        crate::processing_config::ProcessingConfig::Project(_) => config.named_input_paths(),
+        crate::processing_config::ProcessingConfig::Shorthand(_) => Vec::new(),
+    };
+    for (field, named) in named {
+        let found = match named.strip_suffix('/') {
+            Some(folder) => files.iter().any(|f| {
+                f.name
+                    .strip_prefix(folder)
+                    .is_some_and(|rest| rest.starts_with('/'))
+            }),
+            None => files.iter().any(|f| f.name == named),
+        };
+        if !found {
+            return Err(invalid(format!(
+                "processing configuration: {field}: `{named}` is none of the input files ({}); \
+                 give the mission's folder to keep the files' paths",
+                files
+                    .iter()
+                    .map(|f| f.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+    }
     Ok(files)
+}
+
+/// The files below `folder` (its sub-folders included, hidden files and folders left
+/// out), sorted, each with its path below `folder`, `/`-separated: the name it is
+/// stored at in the container.
+fn folder_files(folder: &std::path::Path) -> Result<Vec<(PathBuf, String)>, WorkflowError> {
+    let mut out = Vec::new();
+    let mut pending = vec![(folder.to_path_buf(), String::new())];
+    while let Some((dir, prefix)) = pending.pop() {
+        let mut entries = std::fs::read_dir(&dir)
+            .map_err(unusable(&dir))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(unusable(&dir))?;
+        entries.sort_by_key(std::fs::DirEntry::file_name);
+        for entry in entries {
+            let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+                return Err(WorkflowError::InvalidJob {
+                    reason: format!(
+                        "the name of `{}` is not valid UTF-8",
+                        entry.path().display()
+                    ),
+                });
+            };
+            if name.starts_with('.') {
+                continue;
+            }
+            let relative = format!("{prefix}{name}");
+            if entry.path().is_dir() {
+                pending.push((entry.path(), format!("{relative}/")));
+            } else {
+                out.push((entry.path(), relative));
+            }
+        }
+    }
+    out.sort_by(|a, b| a.1.cmp(&b.1));
+    if out.is_empty() {
+        return Err(WorkflowError::InvalidJob {
+            reason: format!("the folder `{}` holds no file", folder.display()),
+        });
+    }
+    Ok(out)
 }
 
 /// Checks that the outputs can be written to `folder` (a job's

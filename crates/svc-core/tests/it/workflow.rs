@@ -416,6 +416,21 @@ async fn duplicate_names_and_missing_files_are_refused_before_sending() {
     let e = workflow.run(job, quick_options()).await.unwrap_err();
     assert!(matches!(e, WorkflowError::InvalidJob { .. }), "{e:?}");
 
+    // A configuration of the wrong shape, named by its field.
+    let mut job = sample_job(None);
+    job.processing_json = serde_json::json!({
+        "version": "1.0",
+        "project": {"name": "demo", "type": "sbgECom", "path": "rover/"},
+        "processing": {"type": "insSingle", "bases": [{"data": "base/a.20o"}]}
+    })
+    .as_object()
+    .unwrap()
+    .clone();
+    let e = workflow.run(job, quick_options()).await.unwrap_err();
+    assert!(matches!(e, WorkflowError::InvalidJob { .. }), "{e:?}");
+    assert!(e.to_string().contains("processing.bases[0].data"), "{e}");
+    assert!(e.is_refused_before_sending());
+
     assert!(client.list_containers_all().await.unwrap().is_empty());
     emulator.shutdown().await;
 }
@@ -835,4 +850,60 @@ async fn file_names_with_line_breaks_are_uploaded() {
         .await
         .unwrap();
     assert_eq!(stored.files[0].path, "day\r\n1 \"rover\".nmea");
+}
+
+/// A mission folder is uploaded keeping its files' paths below it (`rover/…`,
+/// `base/…`), the paths the vendor's configuration names; a configuration naming a
+/// file the inputs lack is refused before anything is sent, naming its field.
+#[tokio::test]
+async fn a_mission_folder_keeps_its_paths_and_the_configuration_names_them() {
+    let emulator = quick_emulator(Duration::from_millis(300)).await;
+    let client = client_for(emulator.info());
+    let workflow = Workflow::new(client.clone());
+    let mission = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(mission.path().join("rover")).unwrap();
+    std::fs::create_dir_all(mission.path().join("base")).unwrap();
+    std::fs::copy(
+        samples().join("rover.nmea"),
+        mission.path().join("rover/rover.nmea"),
+    )
+    .unwrap();
+    std::fs::write(
+        mission.path().join("base/base.20o"),
+        "     3.04           OBSERVATION DATA    M                   RINEX VERSION / TYPE\n",
+    )
+    .unwrap();
+    std::fs::write(mission.path().join(".DS_Store"), "hidden").unwrap();
+    let config = |base: &str| {
+        serde_json::json!({
+            "version": "1.0",
+            "project": {"name": "mission", "type": "nmea", "path": "rover/"},
+            "processing": {"type": "gnssSingle", "bases": [{"data": [base]}]}
+        })
+        .as_object()
+        .unwrap()
+        .clone()
+    };
+
+    let job = ProcessingJob::new(vec![mission.path().to_path_buf()], config("base/base.20o"));
+    let outcome = workflow.run(job, quick_options()).await.expect("processed");
+    let container = client
+        .get_container(outcome.container_id.unwrap())
+        .await
+        .unwrap();
+    let mut paths: Vec<&str> = container.files.iter().map(|f| f.path.as_str()).collect();
+    paths.sort_unstable();
+    assert_eq!(paths, ["base/base.20o", "rover/rover.nmea"]);
+
+    let job = ProcessingJob::new(vec![mission.path().to_path_buf()], config("base/other.20o"));
+    let e = workflow.run(job, quick_options()).await.unwrap_err();
+    assert!(matches!(e, WorkflowError::InvalidJob { .. }), "{e:?}");
+    assert!(e.to_string().contains("processing.bases[0].data[0]"), "{e}");
+    assert!(
+        e.to_string().contains("base/base.20o"),
+        "the inputs listed: {e}"
+    );
+    assert!(e.is_refused_before_sending());
+    assert_eq!(client.list_containers_all().await.unwrap().len(), 1);
+    emulator.shutdown().await;
 }
