@@ -1,0 +1,42 @@
+"""The pytest plugin shipped with the package (``svc_sdk.pytest_plugin``), as a user's
+suite sees it: its fixtures, the environment for ``from_env``, the marker that gives a
+test an emulator of its own."""
+
+from __future__ import annotations
+
+import pytest
+
+SUITE = '''
+import os
+import pytest
+from svc_sdk import CloudClient, Workflow, samples
+
+def test_the_fixtures(svc_emulator, svc_cloud, svc_unit):
+    assert svc_cloud.organization_id == svc_emulator.info["organization_id"]
+    assert svc_unit.info()["serialNumber"]
+    # Code that reads the environment reaches the same emulator.
+    from_env = CloudClient.from_env()
+    assert from_env.base_url == svc_emulator.info["base_url"]
+    assert os.environ["SVC_DEVICE_URL"] == svc_emulator.info["device_url"]
+
+def test_one_emulator_for_the_session(svc_emulator):
+    assert svc_emulator.running
+
+@pytest.mark.svc_emulator(credits=0)
+def test_an_emulator_of_its_own(svc_emulator, svc_cloud):
+    from svc_sdk import PermissionDeniedError
+    with pytest.raises(PermissionDeniedError):
+        Workflow(svc_cloud).run(samples.path("rover.nmea"), samples.path("processing.json"),
+                                progress=False)
+'''
+
+
+def test_the_plugins_fixtures_in_a_users_suite(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_user=SUITE)
+    result = pytester.runpytest_inprocess("-q")
+    result.assert_outcomes(passed=3)
+
+
+def test_the_marker_is_registered(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_inprocess("--markers")
+    result.stdout.fnmatch_lines(["*svc_emulator(**options)*"])
