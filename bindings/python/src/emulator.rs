@@ -2,11 +2,12 @@
 //! notification service) and of a unit, in this process, on the module's runtime, so
 //! notebooks and pytest suites run offline.
 
+use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use pyo3::prelude::*;
-use svc_emulator::{EmulatorConfig, FaultConfig};
+use svc_emulator::FaultConfig;
 
 use crate::cloud::{json, uuid_arg};
 use crate::errors::SvcErr;
@@ -29,16 +30,64 @@ fn duration(py: Python<'_>, name: &str, seconds: f64) -> PyResult<Duration> {
     })
 }
 
+/// A message of the `svc emulator` command's checks with its flags (`--device-password`)
+/// named as the constructor's arguments (`device_passwords`).
+fn argument_names(message: &str) -> String {
+    let mut out = String::new();
+    let mut rest = message;
+    while let Some(at) = rest.find("--") {
+        out.push_str(&rest[..at]);
+        let flag_end = rest[at + 2..]
+            .find(|c: char| !(c.is_ascii_lowercase() || c == '-'))
+            .map_or(rest.len(), |end| at + 2 + end);
+        let flag = &rest[at + 2..flag_end];
+        let name = match flag {
+            "device-password" => "device_passwords".to_owned(),
+            "upload-extra-field" => "upload_extra_fields".to_owned(),
+            "processing-seconds" => "processing_time".to_owned(),
+            other => other.replace('-', "_"),
+        };
+        out.push_str(&name);
+        rest = &rest[flag_end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 #[pymethods]
 impl Emulator {
-    /// Starts every server on 127.0.0.1 (free ports). `processing_time`: how long a
-    /// processing takes; `credits`: processing credits of each organization;
-    /// `device`: also emulate a unit (HTTP and a serial-over-IP bridge);
-    /// `fault_rate`: share of cloud requests that get an injected fault (a 500, a
-    /// delay or a cut connection), for resilience tests; `devices`: how many units
-    /// (each with its own serial number, addresses and state; 1 to 256).
+    /// Starts the emulator in this process: the cloud service, its identity provider,
+    /// storage and notification service, and `devices` units (none without `device`).
+    /// Every option of the `svc emulator` command, with the same checks:
+    /// `processing_time` (seconds a processing takes), `token_lifetime` (seconds),
+    /// `credits` (per organization), `fault_rate` (share of cloud requests answered
+    /// 500, delayed or cut; `seed` makes them repeatable), `webhook_retry_base_ms`,
+    /// `host` and `port` (first port; 0: free ports), `upload_extra_fields` (fields added
+    /// to every upload form); for the units `device_passwords` (user → password),
+    /// `device_reboot_seconds`, `device_latency_ms` (every HTTP answer waits),
+    /// `device_startup_seconds` (until ready to log after each power-on),
+    /// `serial_fault_rate` (a noisy serial line), `device_pty` (also a pseudo-terminal).
     #[new]
-    #[pyo3(signature = (*, processing_time=1.0, token_lifetime=300.0, credits=100, device=true, fault_rate=0.0, seed=1, devices=1, device_startup=0.0))]
+    #[pyo3(signature = (
+        *,
+        processing_time=1.0,
+        token_lifetime=300.0,
+        credits=100,
+        device=true,
+        fault_rate=0.0,
+        seed=1,
+        devices=1,
+        device_startup_seconds=0.0,
+        device_passwords=None,
+        device_reboot_seconds=2.0,
+        device_latency_ms=0,
+        device_pty=true,
+        serial_fault_rate=0.0,
+        webhook_retry_base_ms=1000,
+        host="127.0.0.1",
+        port=0,
+        upload_extra_fields=None,
+    ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -49,44 +98,64 @@ impl Emulator {
         fault_rate: f64,
         seed: u64,
         devices: usize,
-        device_startup: f64,
+        device_startup_seconds: f64,
+        device_passwords: Option<BTreeMap<String, String>>,
+        device_reboot_seconds: f64,
+        device_latency_ms: u64,
+        device_pty: bool,
+        serial_fault_rate: f64,
+        webhook_retry_base_ms: u64,
+        host: &str,
+        port: u16,
+        upload_extra_fields: Option<BTreeMap<String, String>>,
     ) -> PyResult<Self> {
+        let invalid = |message: String| SvcErr::new("invalid_input", message).into_pyerr(py);
         if !(1..=svc_emulator::MAX_DEVICES).contains(&devices) {
-            return Err(SvcErr::new(
-                "invalid_input",
-                format!("devices must be within 1..={}", svc_emulator::MAX_DEVICES),
-            )
-            .into_pyerr(py));
+            return Err(invalid(format!(
+                "devices must be within 1..={}",
+                svc_emulator::MAX_DEVICES
+            )));
         }
-        if !(0.0..=1.0).contains(&fault_rate) {
-            return Err(
-                SvcErr::new("invalid_input", "fault_rate must be within 0..=1").into_pyerr(py),
-            );
-        }
-        let mut config = EmulatorConfig {
-            processing_time: duration(py, "processing_time", processing_time)?,
-            token_lifetime: duration(py, "token_lifetime", token_lifetime)?,
+        let processing_time = duration(py, "processing_time", processing_time)?;
+        let token_lifetime = duration(py, "token_lifetime", token_lifetime)?;
+        let args = svc_emulator::cli::EmulatorArgs {
+            host: host
+                .parse()
+                .map_err(|_| invalid(format!("host {host:?} is not an IP address")))?,
+            port,
+            processing_seconds: processing_time.as_secs_f64(),
+            token_lifetime_seconds: token_lifetime.as_secs(),
+            webhook_retry_base_ms,
             credits,
-            faults: FaultConfig {
-                rate: fault_rate,
-                seed,
-                ..FaultConfig::default()
-            },
-            devices,
-            ..EmulatorConfig::default()
+            fault_rate,
+            serial_fault_rate,
+            device_passwords: device_passwords
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(user, password)| format!("{user}={password}"))
+                .collect(),
+            device_reboot_seconds,
+            device_latency_ms,
+            device_startup_seconds,
+            no_device_pty: !device_pty,
+            no_device: !device,
+            devices: if device { devices } else { 0 },
+            upload_extra_fields: upload_extra_fields
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(name, value)| format!("{name}={value}"))
+                .collect(),
         };
-        if !device {
-            config.device = None;
-        }
-        if let Some(unit) = config.device.as_mut() {
-            unit.startup = Duration::try_from_secs_f64(device_startup).map_err(|_| {
-                SvcErr::new(
-                    "invalid_input",
-                    "device_startup must be a finite number of seconds >= 0",
-                )
-                .into_pyerr(py)
-            })?;
-        }
+        // The command's checks, its flags named as this constructor's arguments.
+        let mut config = args
+            .config()
+            .map_err(|message| invalid(argument_names(&message)))?;
+        config.processing_time = processing_time;
+        config.token_lifetime = token_lifetime;
+        config.faults = FaultConfig {
+            seed,
+            ..config.faults
+        };
         let started = block_on(py, svc_emulator::Emulator::start(config))?.map_err(|e| {
             SvcErr::new("internal", format!("the emulator could not start: {e:#}")).into_pyerr(py)
         })?;

@@ -155,7 +155,7 @@ def test_udp_datagrams_of_an_ethernet_output(emulator: Emulator) -> None:
 
 
 def test_wait_ready_and_what_was_missing() -> None:
-    with Emulator(processing_time=0.5, device_startup=1.0) as emulator:
+    with Emulator(processing_time=0.5, device_startup_seconds=1.0) as emulator:
         _port_a(emulator, gps1Pos="100ms", ekfNav="50ms", utcTime="100ms")
         serial = emulator.unit_serial_tcp()
         ready = serial.wait_ready(timeout=20)
@@ -164,7 +164,7 @@ def test_wait_ready_and_what_was_missing() -> None:
         assert ready["fix"] in ("single", "rtkFixed")
         with pytest.raises(InvalidInputError):
             serial.wait_ready(fix="great")
-    with Emulator(processing_time=0.5, device_startup=600) as emulator:
+    with Emulator(processing_time=0.5, device_startup_seconds=600) as emulator:
         _port_a(emulator, gps1Pos="100ms", ekfNav="50ms", utcTime="100ms")
         serial = emulator.unit_serial_tcp()
         with pytest.raises(WaitTimeoutError) as late:

@@ -40,3 +40,27 @@ def test_the_plugins_fixtures_in_a_users_suite(pytester: pytest.Pytester) -> Non
 def test_the_marker_is_registered(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_inprocess("--markers")
     result.stdout.fnmatch_lines(["*svc_emulator(**options)*"])
+
+
+def test_every_option_of_the_command_in_python() -> None:
+    from svc_sdk import Emulator, InvalidInputError, Unit
+
+    with Emulator(
+        device_passwords={"setup": "pw-7"},
+        device_latency_ms=150,
+        device_reboot_seconds=0.5,
+        device_pty=False,
+        webhook_retry_base_ms=50,
+        upload_extra_fields={"x-amz-meta-origin": "tests"},
+    ) as emulator:
+        assert emulator.info["device_serial_path"] is None
+        unit = Unit.http(emulator.info["device_url"])
+        import time
+
+        started = time.perf_counter()
+        unit.login("setup", "pw-7")
+        assert time.perf_counter() - started >= 0.15
+    for wrong in ({"serial_fault_rate": 2.0}, {"device_reboot_seconds": -1.0}, {"host": "nowhere"}):
+        with pytest.raises(InvalidInputError) as refused:
+            Emulator(**wrong)
+        assert next(iter(wrong)) in str(refused.value)

@@ -365,7 +365,16 @@ class Emulator:
         fault_rate: float = 0.0,
         seed: int = 1,
         devices: int = 1,
-        device_startup: float = 0.0,
+        device_startup_seconds: float = 0.0,
+        device_passwords: dict[str, str] | None = None,
+        device_reboot_seconds: float = 2.0,
+        device_latency_ms: int = 0,
+        device_pty: bool = True,
+        serial_fault_rate: float = 0.0,
+        webhook_retry_base_ms: int = 1000,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        upload_extra_fields: dict[str, str] | None = None,
     ) -> Emulator: ...
     @property
     def info(self) -> dict[str, Any]: ...

@@ -13,7 +13,7 @@ signatures), not a mock: what works against it works against the service.
 from __future__ import annotations
 
 from types import TracebackType
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 from svc_sdk import _native
 from svc_sdk.cloud import CloudClient
@@ -35,8 +35,34 @@ class Emulator:
         fault_rate: float = 0.0,
         seed: int = 1,
         devices: int = 1,
-        device_startup: float = 0.0,
+        device_startup_seconds: float = 0.0,
+        device_passwords: Optional[Mapping[str, str]] = None,
+        device_reboot_seconds: float = 2.0,
+        device_latency_ms: int = 0,
+        device_pty: bool = True,
+        serial_fault_rate: float = 0.0,
+        webhook_retry_base_ms: int = 1000,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        upload_extra_fields: Optional[Mapping[str, str]] = None,
     ) -> None:
+        """Starts the emulator in this process, every option of the ``svc emulator``
+        command with the same checks (``InvalidInputError`` naming the argument):
+
+        - ``processing_time``: seconds a processing takes; ``token_lifetime``: seconds
+          an access token lives; ``credits``: processing credits of each organization;
+        - ``fault_rate``: share of cloud requests answered 500, delayed or cut (0 to 1),
+          repeatable with ``seed``; ``webhook_retry_base_ms``: the first webhook retry's
+          delay (doubling);
+        - ``device``: also emulate units (``devices`` of them, 1 to 256), each with
+          ``device_passwords`` (user → password; users not named have none),
+          ``device_reboot_seconds``, ``device_latency_ms`` (every HTTP answer waits, as
+          over Wi-Fi), ``device_startup_seconds`` (until ready to log after each
+          power-on), ``serial_fault_rate`` (a noisy serial line, 0 to 1) and
+          ``device_pty`` (also a pseudo-terminal beside the TCP bridge);
+        - ``host`` and ``port`` (the first port; 0: free ports);
+          ``upload_extra_fields`` (name → value, added to every upload form).
+        """
         self._n = _native.Emulator(
             processing_time=processing_time,
             token_lifetime=token_lifetime,
@@ -45,7 +71,16 @@ class Emulator:
             fault_rate=fault_rate,
             seed=seed,
             devices=devices,
-            device_startup=device_startup,
+            device_startup_seconds=device_startup_seconds,
+            device_passwords=dict(device_passwords) if device_passwords else None,
+            device_reboot_seconds=device_reboot_seconds,
+            device_latency_ms=device_latency_ms,
+            device_pty=device_pty,
+            serial_fault_rate=serial_fault_rate,
+            webhook_retry_base_ms=webhook_retry_base_ms,
+            host=host,
+            port=port,
+            upload_extra_fields=dict(upload_extra_fields) if upload_extra_fields else None,
         )
 
     @property

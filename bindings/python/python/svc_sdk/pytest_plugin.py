@@ -10,7 +10,7 @@ the fixtures:
   emulator serves the whole session; a test marked
   ``@pytest.mark.svc_emulator(**options)`` gets one of its own started with those
   options (any argument of :class:`~svc_sdk.Emulator`: ``fault_rate=0.2``,
-  ``processing_time=5``, ``credits=0``, ``device_startup=10``…), stopped after it;
+  ``processing_time=5``, ``credits=0``, ``device_latency_ms=200``…), stopped after it;
 - ``svc_cloud``: a :class:`~svc_sdk.CloudClient` of that emulator's organization;
 - ``svc_unit``: a :class:`~svc_sdk.Unit` session with its unit over HTTP.
 
