@@ -73,6 +73,7 @@ from svc_sdk.workflow import (
     WorkflowTask,
     _Bars,
     _progress,
+    _settings_signature,
 )
 
 __all__ = [
@@ -392,6 +393,7 @@ class AsyncWorkflow:
         sync = client.sync if isinstance(client, AsyncCloudClient) else client
         self._workflow = Workflow(sync)
 
+    @_settings_signature(progress=None)
     def start(
         self,
         inputs: Files,
@@ -712,3 +714,8 @@ class AsyncLiveStream:
 
     def __repr__(self) -> str:
         return f"Async{self.sync!r}"
+
+
+# `help()` shows the settings as keywords (a decorator would hide the coroutine from
+# type checkers).
+_settings_signature(progress=None)(AsyncWorkflow.run)

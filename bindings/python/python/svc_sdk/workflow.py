@@ -20,9 +20,10 @@ from __future__ import annotations
 import csv
 import errno as _errnos
 import json
+import inspect
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, TypedDict, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, TypedDict, TypeVar, Union
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -332,6 +333,44 @@ class WorkflowSettings(TypedDict, total=False):
     progress: Union[bool, ProgressCallback, None]
 
 
+#: The defaults of :class:`WorkflowSettings` (``progress``: :meth:`Workflow.start`'s).
+_SETTINGS_DEFAULTS: dict[str, Any] = {
+    "resources": (),
+    "follow": True,
+    "wait_for_organization": False,
+    "cleanup_on_failure": False,
+    "progress": False,
+}
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _settings_signature(**defaults: Any) -> Callable[[F], F]:
+    """Shows the settings of :class:`WorkflowSettings` as keyword parameters in the
+    signature ``help()`` and ``inspect.signature`` give (the one list of settings stays
+    the ``TypedDict``, which type checkers read through ``Unpack``)."""
+
+    def decorate(function: F) -> F:
+        signature = inspect.signature(function)
+        kept = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
+        settings = [
+            inspect.Parameter(
+                name,
+                inspect.Parameter.KEYWORD_ONLY,
+                default={**_SETTINGS_DEFAULTS, **defaults}.get(name),
+                # As written (`Optional[str]`), not as a forward reference.
+                annotation=getattr(annotation, "__forward_arg__", annotation),
+            )
+            for name, annotation in WorkflowSettings.__annotations__.items()
+        ]
+        function.__signature__ = signature.replace(  # type: ignore[attr-defined]
+            parameters=[*kept, *settings]
+        )
+        return function
+
+    return decorate
+
+
 class Workflow:
     """Runs processing workflows with one :class:`~svc_sdk.CloudClient`."""
 
@@ -339,6 +378,7 @@ class Workflow:
         self.client = client
         self._n = _native.Workflow(client._n)
 
+    @_settings_signature()
     def start(
         self,
         inputs: Files,
@@ -370,6 +410,7 @@ class Workflow:
         )
         return WorkflowTask(native, _progress(settings.get("progress", False)))
 
+    @_settings_signature(progress=True)
     def run(
         self,
         inputs: Files,

@@ -1,6 +1,7 @@
-"""The pytest plugin shipped with the package (``svc_sdk.pytest_plugin``), as a user's
-suite sees it: its fixtures, the environment for ``from_env``, the marker that gives a
-test an emulator of its own."""
+"""What users' own test suites rely on: the pytest plugin shipped with the package
+(``svc_sdk.pytest_plugin``: its fixtures, the environment for ``from_env``, the marker
+that gives a test an emulator of its own), every option of ``svc emulator`` in
+``Emulator``, and signatures that ``help()`` shows whole."""
 
 from __future__ import annotations
 
@@ -64,3 +65,24 @@ def test_every_option_of_the_command_in_python() -> None:
         with pytest.raises(InvalidInputError) as refused:
             Emulator(**wrong)
         assert next(iter(wrong)) in str(refused.value)
+
+
+def test_help_shows_the_workflows_keyword_settings() -> None:
+    import inspect
+    import pydoc
+
+    from svc_sdk import Workflow
+    from svc_sdk.aio import AsyncWorkflow
+
+    run = inspect.signature(Workflow.run).parameters
+    assert run["out"].kind is inspect.Parameter.KEYWORD_ONLY
+    assert run["progress"].default is True
+    assert run["follow"].default is True
+    assert inspect.signature(Workflow.start).parameters["progress"].default is False
+    assert "settings" not in run
+    assert "follow_timeout" in inspect.signature(AsyncWorkflow.run).parameters
+    shown = str(inspect.signature(Workflow.run))
+    assert "wait_for_organization: 'bool' = False" in shown, shown
+    assert "ForwardRef" not in shown, shown
+    assert "device_latency_ms" in (__import__("svc_sdk").Emulator.__init__.__doc__ or "")
+    assert "Initialize self" not in pydoc.render_doc(__import__("svc_sdk").Emulator)
