@@ -399,3 +399,17 @@ def test_the_trajectory_of_a_failed_processing_says_it_failed(emulator: Emulator
     assert "failed" in message and outcome.processing.id in message, message
     assert "out=" not in message
     assert isinstance(caught.value, FileNotFoundError)
+
+    # raise_for_status makes the failed processing an exception, with what it said.
+    from svc_sdk import InvalidInputError, ProcessingFailedError
+
+    with pytest.raises(ProcessingFailedError) as failed:
+        outcome.raise_for_status()
+    assert isinstance(failed.value, InvalidInputError)
+    assert failed.value.processing_id == outcome.processing.id
+    assert failed.value.result == "failed"
+    assert failed.value.processing_status == "processed"
+    assert any("no usable GNSS input" in e for e in failed.value.errors), failed.value.errors
+    assert "no usable GNSS input" in str(failed.value)
+    good = Workflow(emulator.cloud()).run(INPUTS, CONFIG, progress=False)
+    assert good.raise_for_status() is good

@@ -57,6 +57,7 @@ __all__ = [
     "WaitTimeoutError",
     "WebhookVerificationError",
     "WorkflowError",
+    "ProcessingFailedError",
 ]
 
 #: Every kind, as ``svc_core::ErrorKind::as_str()`` names them.
@@ -289,6 +290,31 @@ class WorkflowError(SvcError):
     cleaned_up: bool
 
 
+class ProcessingFailedError(SvcError):
+    """A processing ended without succeeding (:meth:`WorkflowOutcome.raise_for_status
+    <svc_sdk.WorkflowOutcome.raise_for_status>`): its inputs or configuration could
+    not be processed (``kind`` ``invalid_input``; also an :class:`InvalidInputError`).
+
+    Attributes:
+        processing_id: the processing.
+        processing_status: how it ended (``processed``, ``canceled``, ``archived``).
+        result: its result (``failed``), if any.
+        errors: the messages of its errors of level ``error``.
+    """
+
+    default_kind: ClassVar[str] = "invalid_input"
+    _extra_defaults: ClassVar[dict[str, Any]] = {
+        "processing_id": lambda: None,
+        "processing_status": lambda: None,
+        "result": lambda: None,
+        "errors": list,
+    }
+    processing_id: str | None
+    processing_status: str | None
+    result: str | None
+    errors: list[str]
+
+
 class WebhookVerificationError(SvcError):
     """A webhook delivery failed its verification.
 
@@ -351,6 +377,7 @@ _OS_CLASSES: dict[int, tuple[type[OSError], str]] = {
 _SUBSYSTEM_CLASSES: dict[str, type[SvcError]] = {
     "transfer": TransferError,
     "workflow": WorkflowError,
+    "processing": ProcessingFailedError,
     "webhook": WebhookVerificationError,
     "settings": SettingsError,
 }

@@ -90,6 +90,27 @@ class WorkflowOutcome:
     def error_messages(self) -> list[ProcessingError]:
         return [e for e in self.errors if e.level == "error"]
 
+    def raise_for_status(self) -> WorkflowOutcome:
+        """This outcome when its processing succeeded; else raises
+        :class:`~svc_sdk.errors.ProcessingFailedError` with the processing's
+        identifier, status, result and error messages (a failed processing is not an
+        exception by itself: this makes it one)."""
+        if self.succeeded:
+            return self
+        p = self.processing
+        messages = [e.message or "(no message)" for e in self.error_messages()]
+        ended = p.status if p.processing_result is None else f"{p.status}, {p.processing_result}"
+        reason = f"processing {p.id} ended {ended}" + (f": {'; '.join(messages)}" if messages else "")
+        raise _errors._new_error(
+            reason,
+            kind="invalid_input",
+            subsystem="processing",
+            processing_id=str(p.id),
+            processing_status=str(p.status),
+            result=p.processing_result,
+            errors=messages,
+        )
+
     def warnings(self) -> list[ProcessingError]:
         return [e for e in self.errors if e.level == "warning"]
 
