@@ -248,7 +248,7 @@ impl Unit {
         run(async move { u.import(&tree, check_only).await }, written)
     }
 
-    #[pyo3(signature = (wanted, check_only=false, lock=false, reboot=false))]
+    #[pyo3(signature = (wanted, check_only=false, lock=false, reboot=false, wait=None))]
     fn apply(
         &self,
         py: Python<'_>,
@@ -256,8 +256,12 @@ impl Unit {
         check_only: bool,
         lock: bool,
         reboot: bool,
+        wait: Option<f64>,
     ) -> PyResult<Call> {
         let wanted = tree(py, wanted)?;
+        let wait_until_back = wait
+            .map(|seconds| positive_seconds(py, "timeout", seconds))
+            .transpose()?;
         let u = self.core.clone();
         run(
             async move {
@@ -267,6 +271,7 @@ impl Unit {
                         check_only,
                         lock,
                         reboot,
+                        wait_until_back,
                     },
                 )
                 .await

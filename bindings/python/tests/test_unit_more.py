@@ -480,3 +480,15 @@ def test_the_unit_refusing_the_ntrip_password_does_not_show_it(emulator: Emulato
         assert "987654321" not in text
     assert unit.get(NTRIP_PASSWORD) == ""
 
+
+
+def test_apply_with_reboot_can_wait_until_the_unit_is_back() -> None:
+    from svc_sdk import Emulator
+
+    with Emulator(processing_time=0.5, device_reboot_seconds=0.5) as emulator:
+        unit = emulator.unit()
+        unit.login("setup", "")
+        report = unit.apply({"ports": {"eth1": {"udpInPort": 1250}}}, reboot=True, wait=True, timeout=20)
+        assert report["rebooted"] is True
+        # The next call finds the unit up, the session logged in again.
+        assert unit.get("ports/eth1/udpInPort") == 1250

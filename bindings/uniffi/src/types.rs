@@ -827,9 +827,13 @@ pub struct ApplyOptions {
     #[uniffi(default = false)]
     pub lock: bool,
     /// When the change takes effect only after a reboot: save the settings and reboot
-    /// the unit (`waitUntilBack` waits for it).
+    /// the unit.
     #[uniffi(default = false)]
     pub reboot: bool,
+    /// After that reboot, wait until the unit answers again, at most this long
+    /// (`null`/`nil`: return once the reboot was asked for).
+    #[uniffi(default = None)]
+    pub wait_until_back: Option<std::time::Duration>,
 }
 
 impl From<ApplyOptions> for su::ApplyOptions {
@@ -838,6 +842,7 @@ impl From<ApplyOptions> for su::ApplyOptions {
             check_only: o.check_only,
             lock: o.lock,
             reboot: o.reboot,
+            wait_until_back: o.wait_until_back,
         }
     }
 }

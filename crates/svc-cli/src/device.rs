@@ -622,6 +622,7 @@ async fn settings(unit: &Unit, command: &SettingsCommand) -> Result<(), Failure>
                         check_only: *check_only,
                         lock: *lock,
                         reboot: *reboot,
+                        wait_until_back: Some(Duration::from_secs(120)),
                     },
                 )
                 .await?;
@@ -631,9 +632,7 @@ async fn settings(unit: &Unit, command: &SettingsCommand) -> Result<(), Failure>
                         "svc device: finishing an earlier apply that left the unit owing a save and a reboot"
                     );
                 }
-                eprintln!("svc device: the unit is rebooting to take the change");
-                unit.wait_until_back(Duration::from_secs(120)).await?;
-                eprintln!("svc device: the unit is back");
+                eprintln!("svc device: the unit rebooted to take the change and is back");
             }
             if report.unlock_unconfirmed {
                 eprintln!(

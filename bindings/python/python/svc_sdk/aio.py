@@ -553,8 +553,13 @@ class AsyncUnit:
         check_only: bool = False,
         lock: bool = False,
         reboot: bool = False,
+        wait: bool = False,
+        timeout: float = 60.0,
     ) -> ApplyReport:
-        report: ApplyReport = await wait(self._n.apply(dict(wanted), check_only, lock, reboot))
+        """:meth:`Unit.apply <svc_sdk.Unit.apply>`, awaitable."""
+        report: ApplyReport = await _wait(
+            self._n.apply(dict(wanted), check_only, lock, reboot, timeout if wait else None)
+        )
         return report
 
     async def save(self) -> None:

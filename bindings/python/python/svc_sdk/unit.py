@@ -262,15 +262,20 @@ class Unit:
         check_only: bool = False,
         lock: bool = False,
         reboot: bool = False,
+        wait: bool = False,
+        timeout: float = 60.0,
     ) -> ApplyReport:
         """Brings the unit to the wanted (whole or partial) tree: reads it, writes only
         what differs (checked first with ``checkOnly``), reads it back and compares.
         ``lock`` holds the settings lock meanwhile (needs a login). With ``reboot``, a
         change that takes effect only after a reboot is saved and the unit rebooted
-        (``rebooted`` in the report; :meth:`wait_until_back` waits for it). A reboot
-        whose answer is lost counts only once the unit is seen to have rebooted;
-        otherwise ``reboot_pending`` is true."""
-        report: ApplyReport = self._n.apply(dict(wanted), check_only, lock, reboot).result()
+        (``rebooted`` in the report); with ``wait`` too, this returns once the unit
+        answers again (``WaitTimeoutError`` after ``timeout`` seconds), so that the
+        next call finds it up. A reboot whose answer is lost counts only once the unit
+        is seen to have rebooted; otherwise ``reboot_pending`` is true."""
+        report: ApplyReport = self._n.apply(
+            dict(wanted), check_only, lock, reboot, timeout if wait else None
+        ).result()
         return report
 
     def save(self) -> None:

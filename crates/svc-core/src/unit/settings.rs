@@ -19,9 +19,12 @@ pub struct ApplyOptions {
     /// When the written change needs a reboot (`needReboot`), or an earlier apply left
     /// a save or a reboot owed (see [`Journal`](super::Journal)), save the settings
     /// ([`Unit::save`]; a unit without the save route keeps them anyway) and reboot the
-    /// unit ([`Unit::reboot`]) once they are confirmed. The unit is not waited for:
-    /// [`Unit::wait_until_back`] does that.
+    /// unit ([`Unit::reboot`]) once they are confirmed.
     pub reboot: bool,
+    /// After that reboot, wait until the unit answers again (at most this long, as
+    /// [`Unit::wait_until_back`]), so that the next call finds it up; `None`: return
+    /// as soon as the reboot was asked for.
+    pub wait_until_back: Option<std::time::Duration>,
 }
 
 /// What [`Unit::apply_wanted`] did.
@@ -318,6 +321,11 @@ impl Unit {
                 Ok(()) => {
                     report.rebooted = true;
                     report.unlock_unconfirmed = false;
+                    if let Some(limit) = options.wait_until_back
+                        && let Err(e) = self.wait_until_back(limit).await
+                    {
+                        result = Err(e);
+                    }
                 }
                 Err(e @ UnitError::RebootNotConfirmed { .. }) => {
                     tracing::info!(error = %loggable(&e), "the reboot is not confirmed");

@@ -3,8 +3,9 @@
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
+use std::time::Duration;
 
-use super::{Link, Rig, config, paths, set_of};
+use super::{Link, Rig, config, password_of, paths, set_of};
 use ins_device_api::enums::UserName;
 use serde_json::{Value, json};
 use svc_core::unit::{ApplyOptions, Exchange, ExchangeFuture, ExchangeRequest, Unit, UnitError};
@@ -328,5 +329,46 @@ async fn apply_wanted_checks_again_when_the_check_answer_is_lost() {
             "POST checkOnly=false",
             "GET ",
         ]
+    );
+}
+
+/// `reboot` with `wait_until_back`: the apply returns once the unit answers again, so
+/// the next call finds it up; without, it returns while the unit reboots.
+#[tokio::test]
+async fn apply_with_reboot_waits_until_the_unit_is_back_when_asked() {
+    let rig = Rig::start(Link::Http, config(&[("setup", &password_of("setup"))])).await;
+    let unit = rig.login(UserName::Setup, &password_of("setup")).await;
+    let up = || rig.dev.handle("GET", "/api/v1/info", "", b"").is_some();
+
+    let report = unit
+        .apply_wanted(
+            &json!({"ports": {"eth1": {"udpInPort": 1240}}}),
+            ApplyOptions {
+                reboot: true,
+                ..ApplyOptions::default()
+            },
+        )
+        .await
+        .expect("applied");
+    assert!(report.rebooted && report.need_reboot, "{report:?}");
+    assert!(!up(), "returned while the unit reboots");
+    unit.wait_until_back(Duration::from_secs(20)).await.expect("back");
+
+    let report = unit
+        .apply_wanted(
+            &json!({"ports": {"eth1": {"udpInPort": 1241}}}),
+            ApplyOptions {
+                reboot: true,
+                wait_until_back: Some(Duration::from_secs(20)),
+                ..ApplyOptions::default()
+            },
+        )
+        .await
+        .expect("applied, and back");
+    assert!(report.rebooted, "{report:?}");
+    assert!(up(), "the unit answers when the apply returns");
+    assert_eq!(
+        unit.node("ports/eth1/udpInPort").await.expect("read as the session"),
+        json!(1241)
     );
 }

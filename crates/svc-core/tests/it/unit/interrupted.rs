@@ -46,6 +46,7 @@ const WITH_REBOOT: ApplyOptions = ApplyOptions {
     check_only: false,
     lock: true,
     reboot: true,
+    wait_until_back: None,
 };
 
 async fn a_lost_reboot_answer_is_confirmed_by_the_token_of_before(link: Link) {
