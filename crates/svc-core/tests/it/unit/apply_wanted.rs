@@ -352,7 +352,9 @@ async fn apply_with_reboot_waits_until_the_unit_is_back_when_asked() {
         .expect("applied");
     assert!(report.rebooted && report.need_reboot, "{report:?}");
     assert!(!up(), "returned while the unit reboots");
-    unit.wait_until_back(Duration::from_secs(20)).await.expect("back");
+    unit.wait_until_back(Duration::from_secs(20))
+        .await
+        .expect("back");
 
     let report = unit
         .apply_wanted(
@@ -368,7 +370,9 @@ async fn apply_with_reboot_waits_until_the_unit_is_back_when_asked() {
     assert!(report.rebooted, "{report:?}");
     assert!(up(), "the unit answers when the apply returns");
     assert_eq!(
-        unit.node("ports/eth1/udpInPort").await.expect("read as the session"),
+        unit.node("ports/eth1/udpInPort")
+            .await
+            .expect("read as the session"),
         json!(1241)
     );
 }
