@@ -3,7 +3,8 @@
 //! minutes) decoded to Arrow tables, in bytes of log per second.
 //!
 //! In the same run, the floor: `svc_protocol::serial::Decoder` framing alone (sync,
-//! CRC, a `Message` per frame), which every decoder of these logs pays; then the typed
+//! CRC, each message lent from the input by `push_with`), which every decoder of these
+//! logs pays, and the same framing queueing a `Message` per frame; then the typed
 //! records (`LogReader`), the Arrow batches (`TableReader`, each payload decoded
 //! straight into its table's columns), the same batches built from the records
 //! (`LogReader` then `Tables::push`), and the batches written as CSV to a sink
@@ -90,6 +91,15 @@ fn framing(log: &[u8]) -> usize {
     let mut decoder = Decoder::new();
     let mut n = 0;
     for chunk in log.chunks(CHUNK) {
+        decoder.push_with(chunk, |_, message| n += message.data.len());
+    }
+    n
+}
+
+fn framing_queued(log: &[u8]) -> usize {
+    let mut decoder = Decoder::new();
+    let mut n = 0;
+    for chunk in log.chunks(CHUNK) {
         decoder.push(chunk);
         while let Some(message) = decoder.next_message() {
             n += message.data.len();
@@ -142,6 +152,9 @@ fn bench(c: &mut Criterion) {
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(10));
     group.bench_function("framing_floor", |b| b.iter(|| black_box(framing(&log))));
+    group.bench_function("framing_queued", |b| {
+        b.iter(|| black_box(framing_queued(&log)))
+    });
     group.bench_function("records", |b| b.iter(|| black_box(records(&log))));
     group.bench_function("tables", |b| b.iter(|| black_box(tables(&log))));
     group.bench_function("tables_of_records", |b| {

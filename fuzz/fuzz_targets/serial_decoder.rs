@@ -17,7 +17,9 @@
 //! 5. a message decoded as a REST request, reply or ACK re-encodes to the same message;
 //! 6. encode then decode gives the message back, after any garbage followed by a
 //!    resync (what a transport does on a read timeout), in any chunking, standard or
-//!    large frames.
+//!    large frames;
+//! 7. `push_with` lends, in the same chunks, the messages (and offsets) `push` queues,
+//!    with the same counters.
 #![no_main]
 
 use std::time::{Duration, Instant};
@@ -40,6 +42,25 @@ fuzz_target!(|input: &[u8]| {
         _ => 16,
     };
     let timed = options & 0b100 != 0;
+
+    // 7: lent or queued, the same messages at the same offsets.
+    let pieces: Vec<&[u8]> = if chunk == 0 {
+        vec![stream]
+    } else {
+        stream.chunks(chunk).collect()
+    };
+    let mut queued = Decoder::with_max_message_len(max_message_len);
+    let mut lent = Decoder::with_max_message_len(max_message_len);
+    let (mut expected, mut got) = (Vec::new(), Vec::new());
+    for piece in &pieces {
+        queued.push(piece);
+        while let Some(item) = queued.next_message_with_offset() {
+            expected.push(item);
+        }
+        lent.push_with(piece, |at, message| got.push((at, message.to_message())));
+    }
+    assert_eq!(got, expected, "push_with differs from push");
+    assert_eq!(lent.stats(), queued.stats());
 
     // 1-3: the stream in chunks, then at once, give the same messages and counters.
     let mut chunked = Decoder::with_max_message_len(max_message_len);

@@ -6,7 +6,7 @@
 //! CSV: comma separated, `\n` line ends; line 1 the titles, line 2 the units in
 //! parentheses (`(us)`, `(deg)`, as `sbgBasicLogger` writes its second line), then a
 //! line per row. Numbers in the shortest form that reads back to the same value
-//! (`ryu`, `itoa`): a Float32 column as an f32, NaN as `NaN`; a null is an empty
+//! (`zmij`, `itoa`): a Float32 column as an f32, NaN as `NaN`; a null is an empty
 //! field; `utcTime` in ISO 8601 (`2026-11-29T04:24:20.123456Z`).
 
 use std::collections::HashMap;
@@ -108,7 +108,7 @@ fn csv_header(batch: &RecordBatch, out: &mut Vec<u8>) {
 fn csv_rows(batch: &RecordBatch, out: &mut Vec<u8>) {
     let cols: Vec<Col<'_>> = batch.columns().iter().map(|a| col(a.as_ref())).collect();
     let mut ints = itoa::Buffer::new();
-    let mut floats = ryu::Buffer::new();
+    let mut floats = zmij::Buffer::new();
     let mut iso = Iso::default();
     // About as many bytes as the numbers' shortest forms take.
     out.reserve(batch.num_rows() * (cols.len() * 12 + 16));
@@ -175,7 +175,7 @@ fn push_int<T>(
     }
 }
 
-fn push_f32(line: &mut Vec<u8>, buf: &mut ryu::Buffer, v: f32) {
+fn push_f32(line: &mut Vec<u8>, buf: &mut zmij::Buffer, v: f32) {
     if v.is_finite() {
         line.extend_from_slice(trim(buf.format_finite(v)).as_bytes());
     } else {
@@ -183,7 +183,7 @@ fn push_f32(line: &mut Vec<u8>, buf: &mut ryu::Buffer, v: f32) {
     }
 }
 
-fn push_f64(line: &mut Vec<u8>, buf: &mut ryu::Buffer, v: f64) {
+fn push_f64(line: &mut Vec<u8>, buf: &mut zmij::Buffer, v: f64) {
     if v.is_finite() {
         line.extend_from_slice(trim(buf.format_finite(v)).as_bytes());
     } else {

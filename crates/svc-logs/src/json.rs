@@ -119,7 +119,7 @@ impl JsonRow {
             (ColType::F32, _) => {
                 let v = f32::from_slot(slot);
                 if v.is_finite() {
-                    self.out.push_str(ryu::Buffer::new().format_finite(v));
+                    self.out.push_str(zmij::Buffer::new().format_finite(v));
                 } else {
                     self.out.push_str("null");
                 }
@@ -132,7 +132,7 @@ impl JsonRow {
 
     fn float(&mut self, v: f64) {
         if v.is_finite() {
-            self.out.push_str(ryu::Buffer::new().format_finite(v));
+            self.out.push_str(zmij::Buffer::new().format_finite(v));
         } else {
             self.out.push_str("null");
         }

@@ -3,7 +3,7 @@
 use std::collections::VecDeque;
 use std::io::{self, Read};
 
-use svc_protocol::serial::{Decoder, SerialError};
+use svc_protocol::serial::{Decoder, MessageRef, SerialError};
 
 use crate::MessageKind;
 use crate::kind::{DecodeError, Record, decode_kind};
@@ -265,23 +265,47 @@ impl Framing {
         }
     }
 
-    /// Feeds bytes; `take` gets the messages of the frames they complete.
-    pub(crate) fn feed<F>(&mut self, bytes: &[u8], take: F)
+    /// Feeds bytes; `take` gets the messages of the frames they complete, lent from
+    /// the bytes (see [`Decoder::push_with`]).
+    pub(crate) fn feed<F>(&mut self, bytes: &[u8], mut take: F)
     where
         F: FnMut(u64, MessageKind, &[u8]) -> Result<(), DecodeError>,
     {
         self.bytes += bytes.len() as u64;
-        self.decoder.push(bytes);
-        self.drain(take);
+        let mut faults = Vec::new();
+        let (records, unknown, invalid) = (
+            &mut self.records,
+            &mut self.unknown,
+            &mut self.invalid_payload,
+        );
+        self.decoder.push_with(bytes, |offset, message| {
+            if let Some(fault) = hand(offset, message, &mut take, records, unknown, invalid) {
+                faults.push(fault);
+            }
+        });
+        self.collect(faults);
     }
 
     /// The end of the input (see [`LogDecoder::finish`]).
-    pub(crate) fn finish<F>(&mut self, take: F)
+    pub(crate) fn finish<F>(&mut self, mut take: F)
     where
         F: FnMut(u64, MessageKind, &[u8]) -> Result<(), DecodeError>,
     {
         self.decoder.resync();
-        self.drain(take);
+        let mut faults = Vec::new();
+        while let Some((offset, message)) = self.decoder.next_message_with_offset() {
+            if let Some(fault) = hand(
+                offset,
+                message.as_message_ref(),
+                &mut take,
+                &mut self.records,
+                &mut self.unknown,
+                &mut self.invalid_payload,
+            ) {
+                faults.push(fault);
+            }
+        }
+        self.collect(faults);
     }
 
     pub(crate) fn stats(&self) -> Stats {
@@ -318,41 +342,24 @@ impl Framing {
         self.faults_dropped
     }
 
-    /// Hands the messages the framing produced to `take` and collects the faults.
-    fn drain<F>(&mut self, mut take: F)
-    where
-        F: FnMut(u64, MessageKind, &[u8]) -> Result<(), DecodeError>,
-    {
-        let mut faults: Vec<Fault> = self
-            .decoder
-            .take_refused_frames()
-            .into_iter()
-            .map(|(offset, error)| Fault::BadFrame { offset, error })
-            .collect();
-        while let Some((offset, message)) = self.decoder.next_message_with_offset() {
-            let (class, id) = (message.class, message.id);
-            let Some(kind) = MessageKind::from_ids(class, id) else {
-                self.unknown += 1;
-                faults.push(Fault::Unknown { offset, class, id });
-                continue;
-            };
-            match take(offset, kind, &message.data) {
-                Ok(()) => self.records += 1,
-                Err(error) => {
-                    self.invalid_payload += 1;
-                    faults.push(Fault::InvalidPayload { offset, error });
-                }
-            }
+    /// Keeps `faults` (of the messages just handed) with the framing's own, in the
+    /// order of their offsets.
+    fn collect(&mut self, mut faults: Vec<Fault>) {
+        let refused = self.decoder.take_refused_frames();
+        let skipped = self.decoder.take_skipped_spans();
+        if faults.is_empty() && refused.is_empty() && skipped.is_empty() {
+            return;
         }
         faults.extend(
-            self.decoder
-                .take_skipped_spans()
+            refused
+                .into_iter()
+                .map(|(offset, error)| Fault::BadFrame { offset, error }),
+        );
+        faults.extend(
+            skipped
                 .into_iter()
                 .map(|(offset, len)| Fault::Skipped { offset, len }),
         );
-        if faults.is_empty() {
-            return;
-        }
         faults.sort_by_key(Fault::offset);
         for fault in faults {
             self.keep(fault);
@@ -378,6 +385,36 @@ impl Framing {
             self.last_skipped = Some(self.faults.len());
         }
         self.faults.push(fault);
+    }
+}
+
+/// Hands one whole message to `take` if it is of a known kind, counting it; the
+/// fault it makes (a message of no known kind, a payload refused), if any.
+fn hand<F>(
+    offset: u64,
+    message: MessageRef<'_>,
+    take: &mut F,
+    records: &mut u64,
+    unknown: &mut u64,
+    invalid_payload: &mut u64,
+) -> Option<Fault>
+where
+    F: FnMut(u64, MessageKind, &[u8]) -> Result<(), DecodeError>,
+{
+    let (class, id) = (message.class, message.id);
+    let Some(kind) = MessageKind::from_ids(class, id) else {
+        *unknown += 1;
+        return Some(Fault::Unknown { offset, class, id });
+    };
+    match take(offset, kind, message.data) {
+        Ok(()) => {
+            *records += 1;
+            None
+        }
+        Err(error) => {
+            *invalid_payload += 1;
+            Some(Fault::InvalidPayload { offset, error })
+        }
     }
 }
 

@@ -4,7 +4,7 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use super::frame::{Message, Parsed, parse, parse_page};
+use super::frame::{Message, MessageRef, Parsed, parse, parse_page};
 use super::{
     FRAME_OVERHEAD, HEADER_LEN, LARGE_FRAME_BIT, MAX_FRAME_LEN, MAX_MESSAGE_LEN, MAX_PAGE_DATA,
     SYNC1, SYNC2, SerialError,
@@ -281,7 +281,7 @@ impl Decoder {
         // The refused sync byte; the rest is scanned again.
         self.skip(1);
         let rest = &held[1..];
-        let consumed = self.scan(rest);
+        let consumed = self.queued(|decoder, queue| decoder.scan(rest, queue));
         self.pending = rest[consumed..].to_vec();
         true
     }
@@ -291,6 +291,56 @@ impl Decoder {
     /// [`next_message`](Self::next_message). Never fails: invalid bytes are skipped
     /// and counted.
     pub fn push(&mut self, bytes: &[u8]) {
+        self.queued(|decoder, queue| decoder.feed(bytes, queue));
+    }
+
+    /// As [`push`](Self::push), handing each message the bytes complete to `take` at
+    /// once, with the byte offset of its (first) frame, instead of queueing it: the
+    /// message's data are lent from the decoder's input (a standard frame's straight
+    /// from `bytes`), so nothing is copied or allocated per message. Messages still
+    /// queued by an earlier [`push`](Self::push) are handed first, so the order is
+    /// the order on the wire.
+    ///
+    /// ```
+    /// use svc_protocol::serial::{Decoder, encode_message};
+    ///
+    /// let mut bytes = encode_message(0x02, 0x00, b"ab", 0);
+    /// bytes.extend(encode_message(0x03, 0x00, b"cde", 0));
+    /// let mut decoder = Decoder::new();
+    /// let mut seen = Vec::new();
+    /// decoder.push_with(&bytes, |offset, message| seen.push((offset, message.id, message.data.len())));
+    /// assert_eq!(seen, [(0, 0x02, 2), (11, 0x03, 3)]);
+    /// ```
+    pub fn push_with<F>(&mut self, bytes: &[u8], mut take: F)
+    where
+        F: FnMut(u64, MessageRef<'_>),
+    {
+        while let Some((offset, message)) = self.next_message_with_offset() {
+            take(offset, message.as_message_ref());
+        }
+        self.feed(bytes, &mut Lend(&mut take));
+    }
+
+    /// Runs `f` with a sink that queues the messages (for
+    /// [`next_message`](Self::next_message)).
+    fn queued<R>(&mut self, f: impl FnOnce(&mut Decoder, &mut Queue<'_>) -> R) -> R {
+        let mut ready = std::mem::take(&mut self.ready);
+        let mut offsets = std::mem::take(&mut self.ready_offsets);
+        let result = f(
+            self,
+            &mut Queue {
+                ready: &mut ready,
+                offsets: &mut offsets,
+            },
+        );
+        self.ready = ready;
+        self.ready_offsets = offsets;
+        result
+    }
+
+    /// The framing of [`push`](Self::push) and [`push_with`](Self::push_with): whole
+    /// messages go to `sink`.
+    fn feed<S: Sink>(&mut self, bytes: &[u8], sink: &mut S) {
         let mut input = bytes;
         let mut held = std::mem::take(&mut self.pending);
         // Complete the held frame from the input, a bounded piece at a time, until
@@ -299,7 +349,7 @@ impl Decoder {
             let old = held.len();
             let take = input.len().min(MAX_FRAME_LEN);
             held.extend_from_slice(&input[..take]);
-            let consumed = self.scan(&held);
+            let consumed = self.scan(&held, sink);
             if consumed >= old {
                 // Everything held before was used: go on from the input itself.
                 held.clear();
@@ -310,7 +360,7 @@ impl Decoder {
             }
         }
         if held.is_empty() {
-            let consumed = self.scan(input);
+            let consumed = self.scan(input, sink);
             held.extend_from_slice(&input[consumed..]);
         }
         self.pending = held;
@@ -444,7 +494,7 @@ impl Decoder {
     /// Decodes every whole frame in `data`; returns how many bytes were used (the
     /// rest, the start of a frame or a lone trailing 0xFF, must be kept). Only the
     /// bytes used are counted.
-    fn scan(&mut self, data: &[u8]) -> usize {
+    fn scan<S: Sink>(&mut self, data: &[u8], sink: &mut S) -> usize {
         let mut pos = 0;
         loop {
             let rest = &data[pos..];
@@ -475,23 +525,17 @@ impl Decoder {
                     let at = self.stats.frame_bytes + self.stats.skipped_bytes;
                     self.stats.frames += 1;
                     self.stats.frame_bytes += len as u64;
-                    self.on_frame(id, class, &data[pos + HEADER_LEN..pos + len - 3], at);
+                    self.on_frame(id, class, &data[pos + HEADER_LEN..pos + len - 3], at, sink);
                     pos += len;
                 }
             }
         }
     }
 
-    fn on_frame(&mut self, id: u8, class: u8, data: &[u8], at: u64) {
+    fn on_frame<S: Sink>(&mut self, id: u8, class: u8, data: &[u8], at: u64, sink: &mut S) {
         if class & LARGE_FRAME_BIT == 0 {
-            self.deliver(
-                Message {
-                    id,
-                    class,
-                    data: data.to_vec(),
-                },
-                at,
-            );
+            self.stats.messages += 1;
+            sink.lent(at, MessageRef { id, class, data });
             return;
         }
         let class = class & !LARGE_FRAME_BIT;
@@ -539,21 +583,53 @@ impl Decoder {
         if partial.next == partial.count
             && let Some(done) = self.partial.take()
         {
-            self.deliver(
+            self.stats.messages += 1;
+            sink.owned(
+                done.offset,
                 Message {
                     id: done.id,
                     class: done.class,
                     data: done.data,
                 },
-                done.offset,
             );
         }
     }
+}
 
-    fn deliver(&mut self, message: Message, at: u64) {
-        self.stats.messages += 1;
+/// Where the framing puts whole messages: a standard frame's message is lent from the
+/// bytes scanned, a reassembled large message is owned.
+trait Sink {
+    fn lent(&mut self, at: u64, message: MessageRef<'_>);
+    fn owned(&mut self, at: u64, message: Message);
+}
+
+/// The queue of [`Decoder::next_message`].
+struct Queue<'q> {
+    ready: &'q mut VecDeque<Message>,
+    offsets: &'q mut VecDeque<u64>,
+}
+
+impl Sink for Queue<'_> {
+    fn lent(&mut self, at: u64, message: MessageRef<'_>) {
+        self.owned(at, message.to_message());
+    }
+
+    fn owned(&mut self, at: u64, message: Message) {
         self.ready.push_back(message);
-        self.ready_offsets.push_back(at);
+        self.offsets.push_back(at);
+    }
+}
+
+/// The function of [`Decoder::push_with`].
+struct Lend<'f, F>(&'f mut F);
+
+impl<F: FnMut(u64, MessageRef<'_>)> Sink for Lend<'_, F> {
+    fn lent(&mut self, at: u64, message: MessageRef<'_>) {
+        (self.0)(at, message);
+    }
+
+    fn owned(&mut self, at: u64, message: Message) {
+        (self.0)(at, message.as_message_ref());
     }
 }
 
@@ -655,6 +731,88 @@ mod tests {
         assert_eq!(total, decoder.stats().skipped_bytes);
         assert!(decoder.take_skipped_spans().is_empty());
         check_invariant(&decoder, stream.len());
+    }
+
+    /// A stream of every case: garbage, good frames, a bad CRC, a large message whose
+    /// pages have standard frames between them, a frame hidden inside a bad one.
+    fn mixed_stream() -> Vec<u8> {
+        let mut stream = b"\x00\xffgarbage\xff".to_vec();
+        stream.extend(encode_message(1, 2, b"first", 0));
+        let mut bad = encode_message(3, 4, b"bad crc", 0);
+        let crc_at = bad.len() - 3;
+        bad[crc_at] ^= 0x55;
+        stream.extend(bad);
+        let large = encode_message(5, 6, &[7; 2 * MAX_PAYLOAD + 10], 3);
+        let mut pages = Vec::new();
+        let mut rest = &large[..];
+        while !rest.is_empty() {
+            let len = HEADER_LEN + usize::from(u16::from_le_bytes([rest[4], rest[5]])) + 3;
+            pages.push(&rest[..len]);
+            rest = &rest[len..];
+        }
+        for (i, page) in pages.iter().enumerate() {
+            stream.extend_from_slice(page);
+            stream.extend(encode_message(8, 0, &[i as u8; 3], 0));
+        }
+        let inner = encode_message(9, 0, b"inner", 0);
+        let mut outer = encode_message(10, 0, &inner, 0);
+        let outer_crc = outer.len() - 3;
+        outer[outer_crc] ^= 0x01;
+        stream.extend(outer);
+        stream.extend(encode_message(11, 0, b"last", 0));
+        stream
+    }
+
+    #[test]
+    fn push_with_lends_what_push_queues() {
+        let stream = mixed_stream();
+        for chunk in [1, 2, 3, 7, 64, 4095, 5000, stream.len()] {
+            let mut queued = Decoder::new();
+            queued.set_fault_log(true);
+            let mut expected = Vec::new();
+            for piece in stream.chunks(chunk) {
+                queued.push(piece);
+                while let Some((at, message)) = queued.next_message_with_offset() {
+                    expected.push((at, message));
+                }
+            }
+            let mut lent = Decoder::new();
+            lent.set_fault_log(true);
+            let mut got = Vec::new();
+            for piece in stream.chunks(chunk) {
+                lent.push_with(piece, |at, message| got.push((at, message.to_message())));
+            }
+            assert_eq!(got, expected, "chunks of {chunk}");
+            assert_eq!(lent.stats(), queued.stats(), "chunks of {chunk}");
+            assert_eq!(lent.take_refused_frames(), queued.take_refused_frames());
+            assert_eq!(lent.take_skipped_spans(), queued.take_skipped_spans());
+            check_invariant(&lent, stream.len());
+        }
+        let ids: Vec<u8> = {
+            let mut decoder = Decoder::new();
+            let mut ids = Vec::new();
+            decoder.push_with(&stream, |_, message| ids.push(message.id));
+            ids
+        };
+        assert_eq!(ids, [1, 8, 8, 5, 8, 9, 11]);
+    }
+
+    #[test]
+    fn push_with_hands_the_queued_messages_first() {
+        let first = encode_message(1, 0, b"a", 0);
+        let second = encode_message(2, 0, b"b", 0);
+        let mut decoder = Decoder::new();
+        // A header announcing more than follows, then abandoned: the frame behind its
+        // sync is queued.
+        let mut cut = vec![SYNC1, SYNC2, 1, 0, 100, 0];
+        cut.extend_from_slice(&first);
+        decoder.push(&cut);
+        assert!(decoder.abandon_partial_frame());
+        assert_eq!(decoder.ready_messages(), 1);
+        let mut ids = Vec::new();
+        decoder.push_with(&second, |at, message| ids.push((at, message.id)));
+        assert_eq!(ids, [(6, 1), (6 + first.len() as u64, 2)]);
+        assert_eq!(decoder.ready_messages(), 0);
     }
 
     #[test]

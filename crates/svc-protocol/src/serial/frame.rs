@@ -55,6 +55,42 @@ pub struct Message {
     pub data: Vec<u8>,
 }
 
+/// A whole message lent by [`Decoder::push_with`](super::Decoder::push_with): its id,
+/// its class (below 0x80) and its data, borrowed from the decoder's input.
+///
+/// `Debug` shows the data's length, not the data.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MessageRef<'a> {
+    /// Message id.
+    pub id: u8,
+    /// Message class (bit 0x80 clear).
+    pub class: u8,
+    /// The message's data.
+    pub data: &'a [u8],
+}
+
+impl MessageRef<'_> {
+    /// The message, its data copied.
+    #[must_use]
+    pub fn to_message(&self) -> Message {
+        Message {
+            id: self.id,
+            class: self.class,
+            data: self.data.to_vec(),
+        }
+    }
+}
+
+impl fmt::Debug for MessageRef<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MessageRef")
+            .field("id", &self.id)
+            .field("class", &format_args!("{:#04x}", self.class))
+            .field("data", &format_args!("<{} bytes>", self.data.len()))
+            .finish()
+    }
+}
+
 impl fmt::Debug for Frame {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Frame")
@@ -233,6 +269,17 @@ impl Message {
             id,
             class,
             data: data.into(),
+        }
+    }
+
+    /// The message, lent (as [`Decoder::push_with`](super::Decoder::push_with) hands
+    /// it).
+    #[must_use]
+    pub fn as_message_ref(&self) -> MessageRef<'_> {
+        MessageRef {
+            id: self.id,
+            class: self.class,
+            data: &self.data,
         }
     }
 

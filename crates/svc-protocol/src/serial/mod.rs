@@ -53,7 +53,7 @@ mod rest;
 pub use crc::crc16_kermit;
 pub use decoder::{Decoder, DecoderStats, Messages};
 pub use error::SerialError;
-pub use frame::{Frame, Message, Page, encode_message, try_encode_message};
+pub use frame::{Frame, Message, MessageRef, Page, encode_message, try_encode_message};
 pub use rest::{Ack, Method, RestReply, RestRequest, decode_reply};
 
 /// First sync byte of every frame.
