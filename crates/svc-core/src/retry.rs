@@ -115,7 +115,7 @@ impl RetryPolicy {
 }
 
 /// A factor in [0.5, 1): enough spread to break lockstep, never a zero wait.
-fn jitter() -> f64 {
+pub(crate) fn jitter() -> f64 {
     let mut bytes = [0u8; 8];
     if getrandom::fill(&mut bytes).is_err() {
         return 0.75;

@@ -290,6 +290,11 @@ impl CloudClient {
         Self::new(CloudConfig::from_env()?)
     }
 
+    /// The service's address (`{base_url}`, without a trailing `/`).
+    pub fn base_url(&self) -> &str {
+        &self.inner.config.base_url
+    }
+
     /// The organization this client works for.
     pub fn organization_id(&self) -> Uuid {
         self.inner.config.organization_id

@@ -91,6 +91,7 @@ mod job;
 mod options;
 mod outage;
 mod outcome;
+mod queue;
 mod reports;
 mod run;
 

@@ -99,6 +99,14 @@ pub const DEFAULT_OUTAGE_TOLERANCE: Duration = Duration::from_secs(120);
 pub struct WorkflowOptions {
     /// Wait out a 409 "the organization already has an ongoing processing" (batch
     /// jobs) instead of failing at once. Default `false`.
+    ///
+    /// The workflows of one process that wait for the same organization start their
+    /// processings first come, first served: each takes its turn once its files are
+    /// uploaded (so uploads overlap the processing running) and gives it to the next
+    /// when its processing has ended; only the one whose turn it is asks the service,
+    /// polling with jitter while a processing started elsewhere runs. Waiting in line
+    /// counts in [`max_wait`](Self::max_wait) and is reported as
+    /// [`WorkflowProgress::WaitingForOrganization`].
     pub wait_for_free_organization: bool,
     /// The longest wait for a free organization. Default 30 minutes.
     pub max_wait: Duration,

@@ -165,9 +165,17 @@ impl Run {
             name: job.name.clone(),
             metadata: (!job.metadata.is_empty()).then(|| job.metadata.clone()),
         };
+        // One start at a time per organization in this process, in the order the
+        // workflows got here; held until the processing has ended.
+        let began = Instant::now();
+        let turn = if options.wait_for_free_organization {
+            self.take_turn(options.max_wait).await
+        } else {
+            None
+        };
         // A cancel from here on looks for a processing of the container.
         self.update_ids(|ids| ids.starting = true);
-        let started = self.start_processing(request, &options).await;
+        let started = self.start_processing(request, &options, began).await;
         if let Ok(p) = &started {
             self.set_ids(None, Some(p.id));
         }
@@ -179,6 +187,7 @@ impl Run {
             "processing started"
         );
         if !options.follow {
+            drop(turn);
             tracing::info!("not following the processing (follow: false)");
             self.report_processing(&started);
             return Ok(WorkflowOutcome {
@@ -195,6 +204,7 @@ impl Run {
             job.output_folder.as_deref(),
             &mut options,
             &transfers,
+            turn,
         )
         .await
     }
@@ -226,18 +236,21 @@ impl Run {
             output_folder.as_deref(),
             &mut options,
             &transfers,
+            None,
         )
         .await
     }
 
     /// Follows a started processing to its end, then collects its errors and outputs
-    /// and downloads them to `output_folder`.
+    /// and downloads them to `output_folder`. The organization's `turn`, if held, is
+    /// given to the next in line as soon as the processing has ended.
     async fn conclude(
         &self,
         started: Processing,
         output_folder: Option<&std::path::Path>,
         options: &mut WorkflowOptions,
         transfers: &Transfers,
+        turn: Option<super::queue::Turn>,
     ) -> Result<WorkflowOutcome, WorkflowError> {
         let processing_id = started.id;
         let container_id = started.container_id;
@@ -265,6 +278,7 @@ impl Run {
             &mut status_reads,
         )
         .await?;
+        drop(turn);
         tracing::info!(
             status = %processing.status,
             result = processing.processing_result.as_ref().map(display),
@@ -529,12 +543,30 @@ impl Run {
         self.organization_busy().await
     }
 
+    /// The organization's turn in this process (see [`super::queue`]), waited for at
+    /// most `max_wait`; `None` when that passed (the start is then tried once, and a
+    /// 409 ends the wait).
+    async fn take_turn(&self, max_wait: Duration) -> Option<super::queue::Turn> {
+        if let Some(turn) = super::queue::try_turn(&self.client) {
+            return Some(turn);
+        }
+        self.report(WorkflowProgress::WaitingForOrganization {
+            waited: Duration::ZERO,
+        });
+        tracing::info!("waiting for the workflows before this one to end their processings");
+        tokio::time::timeout(max_wait, super::queue::turn(&self.client))
+            .await
+            .ok()
+    }
+
     /// Starts the processing: waits out an ongoing processing of the organization
-    /// when asked, and never starts a second one after a lost answer.
+    /// when asked (until `max_wait` after `began`), and never starts a second one
+    /// after a lost answer.
     async fn start_processing(
         &self,
         request: StartProcessingRequest,
         options: &WorkflowOptions,
+        began: Instant,
     ) -> Result<Processing, WorkflowError> {
         let container_id = request.container_id;
         let cloud_error = |source| WorkflowError::Cloud {
@@ -544,7 +576,6 @@ impl Run {
             source: Arc::new(source),
             cleanup: Cleanup::NotAttempted,
         };
-        let began = Instant::now();
         let policy = creation_policy();
         let mut uncertain = false;
         let mut lost = 0;
@@ -630,7 +661,12 @@ impl Run {
                 });
             }
             self.report(WorkflowProgress::WaitingForOrganization { waited });
-            let pause = options.poll.delay(busy).min(options.max_wait - waited);
+            // Jittered, so that waiters elsewhere do not ask in lockstep.
+            let pause = options
+                .poll
+                .delay(busy)
+                .mul_f64(crate::retry::jitter())
+                .min(options.max_wait - waited);
             tracing::info!(
                 waited_s = waited.as_secs(),
                 pause_ms = crate::observe::millis(pause),

@@ -388,6 +388,52 @@ async fn a_batch_completes_under_injected_faults_without_duplicates() {
     emulator.shutdown().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiting_workflows_start_first_come_first_served() {
+    let emulator = quick_emulator(Duration::from_millis(400)).await;
+    let client = client_for(emulator.info());
+    let workflow = Workflow::new(client.clone());
+    let ended = Arc::new(Mutex::new(Vec::new()));
+    let mut runs = Vec::new();
+    for i in 0..4 {
+        // Each mission comes after the previous one is in line (it reported
+        // `Starting`, then takes its turn): the processings must start, and so end, in
+        // that order, however the polls of the waiters fall.
+        let (ready, in_line) = tokio::sync::oneshot::channel::<()>();
+        let ready = Mutex::new(Some(ready));
+        let ended = ended.clone();
+        let options = WorkflowOptions {
+            wait_for_free_organization: true,
+            max_wait: Duration::from_secs(120),
+            on_progress: Some(Arc::new(move |p: &WorkflowProgress| match p {
+                WorkflowProgress::Starting { .. } => {
+                    if let Some(ready) = ready.lock().unwrap().take() {
+                        let _ = ready.send(());
+                    }
+                }
+                WorkflowProgress::Done { .. } => ended.lock().unwrap().push(i),
+                _ => {}
+            })),
+            ..quick_options()
+        };
+        let mut job = sample_job(None);
+        job.name = Some(format!("mission {i}"));
+        let workflow = workflow.clone();
+        runs.push(tokio::spawn(
+            async move { workflow.run(job, options).await },
+        ));
+        in_line.await.expect("the mission reaches its start");
+    }
+    for run in runs {
+        let outcome = run.await.unwrap().expect("each mission is processed");
+        assert!(outcome.succeeded(), "{:?}", outcome.processing);
+    }
+    assert_eq!(*ended.lock().unwrap(), [0, 1, 2, 3]);
+    let all = client.list_processings_all().await.unwrap();
+    assert_eq!(all.len(), 4, "one processing per mission: {all:?}");
+    emulator.shutdown().await;
+}
+
 #[tokio::test]
 async fn duplicate_names_and_missing_files_are_refused_before_sending() {
     let emulator = quick_emulator(Duration::from_millis(500)).await;
