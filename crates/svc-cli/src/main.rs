@@ -44,6 +44,7 @@ macro_rules! print {
     };
 }
 
+mod batch;
 mod completions;
 mod credentials;
 mod device;

@@ -54,7 +54,11 @@ looked up first). With --cleanup-on-failure, a run that fails (or is interrupted
 creating the container and before starting the processing deletes the container and its
 uploads.
 With --json, a failure prints one JSON object on stdout: kind, message, containerId,
-processingId, cleanedUp.";
+processingId, cleanedUp.
+
+With --batch, the exit code is 0 when every mission succeeded, 8 when the others all
+ended with a failed processing, else the code of the first other failure; each mission's
+outcome or failure is in the summary table (or the --json report).";
 
 /// How long a processing takes on the embedded emulator.
 const EMULATOR_PROCESSING_TIME: Duration = Duration::from_secs(2);
@@ -81,8 +85,15 @@ pub struct ProcessArgs {
     /// file name, so two files may not have the same name. A folder (a mission's:
     /// `rover/…`, `base/…`) gives its files at their paths below it, the paths the
     /// configuration names.
-    #[arg(required = true, value_name = "FILES")]
+    #[arg(required_unless_present = "batch", value_name = "FILES")]
     inputs: Vec<PathBuf>,
+    /// Process a batch of missions instead: each folder of DIR, or each mission folder
+    /// (or file) a LIST file names, one per line. One processing at a time, first come
+    /// first served, the next mission uploading while one processes; each mission's
+    /// outputs go to OUT/<mission>/ (OUT: --out, default ./svc-output); a summary table
+    /// (or, with --json, {"missions": [...]}) at the end.
+    #[arg(long, value_name = "DIR|LIST", conflicts_with_all = ["inputs", "no_wait"])]
+    batch: Option<PathBuf>,
     /// The processing configuration: a JSON file holding one object (processingJson).
     #[arg(long, value_name = "FILE")]
     config: PathBuf,
@@ -148,7 +159,7 @@ pub async fn run(args: ProcessArgs) -> ExitCode {
 /// Why `svc process` failed: the message and exit code, the kind of failure, and what
 /// it leaves in the cloud (for `--json`).
 #[derive(Debug)]
-struct ProcessFailure {
+pub(crate) struct ProcessFailure {
     failure: Failure,
     kind: ErrorKind,
     container_id: Option<Uuid>,
@@ -157,7 +168,7 @@ struct ProcessFailure {
 }
 
 impl ProcessFailure {
-    fn local(failure: Failure, kind: ErrorKind) -> Self {
+    pub(crate) fn local(failure: Failure, kind: ErrorKind) -> Self {
         Self {
             failure,
             kind,
@@ -167,7 +178,7 @@ impl ProcessFailure {
         }
     }
 
-    fn invalid(message: impl Into<String>) -> Self {
+    pub(crate) fn invalid(message: impl Into<String>) -> Self {
         Self::local(Failure::invalid(message), ErrorKind::InvalidInput)
     }
 
@@ -193,7 +204,17 @@ async fn process(args: ProcessArgs) -> Result<ExitCode, ProcessFailure> {
     // First thing: a signal at any moment of the command is answered with its code.
     let mut signals = crate::exit::Signals::listen();
     // Everything local is checked before anything is started or sent.
-    for file in args.inputs.iter().chain(&args.resources) {
+    let missions = match &args.batch {
+        Some(source) => Some(crate::batch::missions(source).map_err(ProcessFailure::invalid)?),
+        None => None,
+    };
+    let mission_inputs = missions.iter().flatten().map(|m| &m.input);
+    for file in args
+        .inputs
+        .iter()
+        .chain(&args.resources)
+        .chain(mission_inputs)
+    {
         check_file(file)?;
     }
     let processing_json =
@@ -207,6 +228,36 @@ async fn process(args: ProcessArgs) -> Result<ExitCode, ProcessFailure> {
             "unknown region `{}` (known: eu-west-3, us-west-1, ap-northeast-1, ap-southeast-2)",
             args.region
         )));
+    }
+    if let Some(missions) = missions {
+        let (client, emulator) = signals
+            .unless_interrupted(connect(), "before anything was sent: nothing was created")
+            .await
+            .map_err(|failure| ProcessFailure::local(failure, ErrorKind::Canceled))??;
+        let template = ProcessingJob {
+            inputs: Vec::new(),
+            resources: args.resources.clone(),
+            processing_json,
+            name: args.name.clone(),
+            metadata: args.metadata.iter().cloned().collect::<Metadata>(),
+            region,
+            output_folder: None,
+        };
+        let run = crate::batch::BatchRun {
+            missions,
+            template,
+            out: args
+                .out
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("svc-output")),
+            max_wait: Duration::from_secs(args.max_wait),
+            cleanup_on_failure: args.cleanup_on_failure,
+            json: args.json,
+            embedded: emulator.is_some(),
+        };
+        let code = crate::batch::run(Workflow::try_new(client)?, run, &mut signals).await;
+        drop(emulator);
+        return code;
     }
     let output_folder = args
         .out

@@ -489,3 +489,72 @@ fn a_folder_another_run_is_writing_is_refused() {
     let run = process(cwd.path(), &args);
     assert_eq!(run.code, 0, "{run:#?}");
 }
+
+/// `--batch DIR`: each folder a mission, processed one at a time in the order of
+/// their names, a failed one not stopping the others; outputs per mission; progress
+/// lines labelled by mission.
+#[test]
+fn a_batch_processes_each_mission_and_isolates_failures() {
+    let cwd = tempfile::tempdir().unwrap();
+    let samples = repository().join("samples");
+    let batch = cwd.path().join("missions");
+    for name in ["day1-a", "day1-c"] {
+        let mission = batch.join(name);
+        std::fs::create_dir_all(&mission).unwrap();
+        for file in ["rover.nmea", "imu.csv"] {
+            std::fs::copy(samples.join(file), mission.join(file)).unwrap();
+        }
+    }
+    std::fs::create_dir_all(batch.join("day1-b")).unwrap();
+    std::fs::write(batch.join("day1-b/rover.nmea"), "no GNSS here\n").unwrap();
+    let config = samples.join("processing.json");
+    let run = process(
+        cwd.path(),
+        &[
+            "--batch",
+            "missions",
+            "--config",
+            config.to_str().unwrap(),
+            "--out",
+            "results",
+            "--json",
+        ],
+    );
+    assert_eq!(run.code, 8, "a failed processing among them: {run:#?}");
+    let report: Value = serde_json::from_str(&run.stdout).expect("one JSON object");
+    let missions = report["missions"].as_array().unwrap();
+    let names: Vec<&str> = missions
+        .iter()
+        .map(|m| m["mission"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["day1-a", "day1-b", "day1-c"]);
+    let results: Vec<&str> = missions
+        .iter()
+        .map(|m| m["processing"]["processingResult"].as_str().unwrap())
+        .collect();
+    assert_eq!(results, ["succeeded", "failed", "succeeded"], "{run:#?}");
+    for (mission, name) in missions.iter().zip(&names) {
+        assert_eq!(mission["processing"]["name"], *name);
+    }
+    for name in ["day1-a", "day1-c"] {
+        for output in OUTPUTS {
+            let file = cwd.path().join("results").join(name).join(output);
+            assert!(file.is_file(), "{} written", file.display());
+        }
+    }
+    assert!(run.stderr.contains("day1-b  "), "{run:#?}");
+    assert!(run.stderr.contains("uploading"), "{run:#?}");
+
+    // A list naming a mission that does not exist: refused before anything is sent.
+    std::fs::write(
+        cwd.path().join("list.txt"),
+        "missions/day1-a\nmissions/nope\n",
+    )
+    .unwrap();
+    let run = process(
+        cwd.path(),
+        &["--batch", "list.txt", "--config", config.to_str().unwrap()],
+    );
+    assert_eq!(run.code, 5, "{run:#?}");
+    assert!(run.stderr.contains("nope"), "{run:#?}");
+}

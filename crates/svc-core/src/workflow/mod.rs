@@ -83,6 +83,7 @@
 //! # Ok(()) }
 //! ```
 
+mod batch;
 mod error;
 mod events;
 mod follow;
@@ -109,6 +110,7 @@ use crate::cloud::{CloudClient, CloudError};
 use crate::http::HttpClientConfig;
 use crate::task::Running;
 
+pub use batch::{BatchOptions, DEFAULT_AHEAD, MissionOptions};
 pub use error::{Cleanup, WorkflowError};
 pub use events::EventSource;
 #[cfg(feature = "webhook-listener")]

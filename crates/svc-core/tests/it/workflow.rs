@@ -435,6 +435,57 @@ async fn waiting_workflows_start_first_come_first_served() {
 }
 
 #[tokio::test]
+async fn run_many_isolates_failures_and_keeps_the_order_of_the_jobs() {
+    let emulator = quick_emulator(Duration::from_millis(300)).await;
+    let client = client_for(emulator.info());
+    let workflow = Workflow::new(client.clone());
+    let out = tempfile::tempdir().unwrap();
+    let mut jobs: Vec<ProcessingJob> = (0..3)
+        .map(|i| {
+            let mut job = sample_job(Some(out.path().join(format!("m{i}"))));
+            job.name = Some(format!("m{i}"));
+            job
+        })
+        .collect();
+    jobs[1].inputs.push(out.path().join("missing.nmea"));
+    let (seen, callback) = recorder();
+    let batch = svc_core::workflow::BatchOptions {
+        options: Arc::new(move |_, _| WorkflowOptions {
+            on_progress: Some(callback.clone()),
+            ..quick_options()
+        }),
+        ..Default::default()
+    };
+    let results = workflow.run_many(jobs, batch).await;
+    assert_eq!(results.len(), 3);
+    let names: Vec<Option<String>> = results
+        .iter()
+        .map(|r| r.as_ref().ok().and_then(|o| o.processing.name.clone()))
+        .collect();
+    assert_eq!(names, [Some("m0".to_owned()), None, Some("m2".to_owned())]);
+    assert!(
+        matches!(&results[1], Err(WorkflowError::LocalFile { .. })),
+        "{:?}",
+        results[1]
+    );
+    for result in [&results[0], &results[2]] {
+        let outcome = result.as_ref().unwrap();
+        assert!(outcome.succeeded());
+        assert!(!outcome.downloaded.is_empty());
+    }
+    // The two processings ran one after the other: no start was refused with a 409.
+    assert_eq!(client.list_processings_all().await.unwrap().len(), 2);
+    let done = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|p| matches!(p, WorkflowProgress::Done { .. }))
+        .count();
+    assert_eq!(done, 2);
+    emulator.shutdown().await;
+}
+
+#[tokio::test]
 async fn duplicate_names_and_missing_files_are_refused_before_sending() {
     let emulator = quick_emulator(Duration::from_millis(500)).await;
     let client = client_for(emulator.info());

@@ -1,0 +1,84 @@
+//! Batches of missions: [`Workflow::run_many`].
+
+use std::fmt;
+use std::sync::Arc;
+
+use tokio::sync::Semaphore;
+
+use super::{ProcessingJob, Workflow, WorkflowError, WorkflowOptions, WorkflowOutcome};
+
+/// How many missions of a batch are under way at once by default: one processing while
+/// the next mission uploads.
+pub const DEFAULT_AHEAD: usize = 2;
+
+/// The options of one mission of a batch, from its index in the batch and its job.
+pub type MissionOptions = Arc<dyn Fn(usize, &ProcessingJob) -> WorkflowOptions + Send + Sync>;
+
+/// How [`Workflow::run_many`] runs a batch.
+#[derive(Clone)]
+pub struct BatchOptions {
+    /// How many missions are under way at once (uploading, in line for the
+    /// organization, processing, downloading), at least 1. Default
+    /// [`DEFAULT_AHEAD`]: the next mission's files are uploaded while a processing
+    /// runs, and no mission waits long with its container uploaded.
+    pub ahead: usize,
+    /// The options of each mission (say, a progress callback that names it).
+    /// [`WorkflowOptions::wait_for_free_organization`] is set for every mission.
+    pub options: MissionOptions,
+}
+
+impl Default for BatchOptions {
+    fn default() -> Self {
+        Self {
+            ahead: DEFAULT_AHEAD,
+            options: Arc::new(|_, _| WorkflowOptions::default()),
+        }
+    }
+}
+
+impl fmt::Debug for BatchOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BatchOptions")
+            .field("ahead", &self.ahead)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Workflow {
+    /// Runs a batch of missions as fast as the service allows: it runs one processing
+    /// at a time per organization, so the missions begin in the order of `jobs`,
+    /// [`BatchOptions::ahead`] at a time, and take their turns in the order their
+    /// files are uploaded (first come, first served: see
+    /// [`WorkflowOptions::wait_for_free_organization`]), the next ones uploading while
+    /// a processing runs. Each mission is a whole [`Workflow::run`]; one that fails
+    /// does not stop the others.
+    ///
+    /// The results are in the order of `jobs`. Dropping the future stops every
+    /// mission not yet done, as dropping each [`Workflow::run`] would (processings
+    /// already started go on in the cloud).
+    pub async fn run_many(
+        &self,
+        jobs: Vec<ProcessingJob>,
+        batch: BatchOptions,
+    ) -> Vec<Result<WorkflowOutcome, WorkflowError>> {
+        let slots = Arc::new(Semaphore::new(batch.ahead.max(1)));
+        let missions = jobs.into_iter().enumerate().map(|(index, job)| {
+            let mut options = (batch.options)(index, &job);
+            options.wait_for_free_organization = true;
+            let slots = slots.clone();
+            let workflow = self.clone();
+            async move {
+                // A fair semaphore, first asked in the order of the jobs: the missions
+                // begin in that order.
+                let _slot = slots.acquire_owned().await.ok();
+                tracing::info!(
+                    mission = index,
+                    name = job.name.as_deref(),
+                    "mission begins"
+                );
+                workflow.run(job, options).await
+            }
+        });
+        futures::future::join_all(missions).await
+    }
+}
