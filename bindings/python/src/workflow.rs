@@ -5,7 +5,7 @@
 //! bar (tqdm in a notebook) is only ever touched from Python's own thread.
 
 use std::path::PathBuf;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use futures::{FutureExt as _, StreamExt as _};
@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 use svc_core::Metadata;
 use svc_core::cloud::ContainerRegion;
 use svc_core::workflow::{
-    ProcessingJob, Workflow as Core, WorkflowError, WorkflowHandle, WorkflowOptions,
+    BatchOptions, ProcessingJob, Workflow as Core, WorkflowError, WorkflowHandle, WorkflowOptions,
     WorkflowOutcome, WorkflowProgress, WorkflowReports,
 };
 
@@ -194,6 +194,69 @@ impl Workflow {
         let _inside = runtime.enter();
         let handle = self.core.start(job, options);
         Ok(WorkflowTask::new(handle))
+    }
+
+    /// Starts a batch of missions (svc-core's `Workflow::start_many`): each mission is
+    /// `(inputs, name, out)`, all with the same configuration and settings; `ahead`
+    /// missions under way at once, one processing at a time per organization, first
+    /// come first served. A task per mission, in the order given.
+    #[pyo3(signature = (missions, config, *, resources=Vec::new(), metadata=None, region=None, follow_timeout=None, cleanup_on_failure=false, ahead=2))]
+    #[allow(clippy::too_many_arguments)]
+    fn start_many(
+        &self,
+        py: Python<'_>,
+        missions: Vec<(Vec<PathBuf>, Option<String>, Option<PathBuf>)>,
+        config: &Bound<'_, PyAny>,
+        resources: Vec<PathBuf>,
+        metadata: Option<&Bound<'_, PyAny>>,
+        region: Option<String>,
+        follow_timeout: Option<f64>,
+        cleanup_on_failure: bool,
+        ahead: usize,
+    ) -> PyResult<Vec<WorkflowTask>> {
+        let config: Map<String, Value> = body(py, "config (a processing configuration)", config)?;
+        let metadata = match metadata {
+            Some(m) => Some(body::<Metadata>(py, "metadata", m)?),
+            None => None,
+        };
+        let jobs = missions
+            .into_iter()
+            .map(|(inputs, name, out)| {
+                let mut job = ProcessingJob::new(inputs, config.clone());
+                job.resources = resources.clone();
+                job.name = name;
+                if let Some(metadata) = &metadata {
+                    job.metadata = metadata.clone();
+                }
+                if let Some(region) = &region {
+                    job.region = ContainerRegion::from(region.as_str());
+                }
+                job.output_folder = out;
+                job
+            })
+            .collect();
+        let follow_timeout = seconds(py, "follow_timeout", follow_timeout)?;
+        let outage_tolerance = self.outage_tolerance;
+        let batch = BatchOptions {
+            ahead,
+            options: Arc::new(move |_, _| {
+                options(
+                    outage_tolerance,
+                    true,
+                    follow_timeout,
+                    true,
+                    cleanup_on_failure,
+                )
+            }),
+        };
+        let runtime = runtime()?;
+        let _inside = runtime.enter();
+        Ok(self
+            .core
+            .start_many(jobs, batch)
+            .into_iter()
+            .map(WorkflowTask::new)
+            .collect())
     }
 
     /// Picks up an existing processing by its id: follows it to its end, collects its

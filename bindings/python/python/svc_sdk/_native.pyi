@@ -292,6 +292,18 @@ class Workflow:
         wait_for_organization: bool = False,
         cleanup_on_failure: bool = False,
     ) -> WorkflowTask: ...
+    def start_many(
+        self,
+        missions: Sequence[tuple[Sequence[_Path], str | None, _Path | None]],
+        config: Any,
+        *,
+        resources: Sequence[_Path] = ...,
+        metadata: Any = None,
+        region: str | None = None,
+        follow_timeout: float | None = None,
+        cleanup_on_failure: bool = False,
+        ahead: int = 2,
+    ) -> list[WorkflowTask]: ...
     def resume(
         self, processing_id: str, *, out: _Path | None = None, follow_timeout: float | None = None
     ) -> WorkflowTask: ...

@@ -22,6 +22,7 @@ import errno as _errnos
 import json
 import inspect
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, TypedDict, TypeVar, Union
 
@@ -443,6 +444,80 @@ class Workflow:
         settings.setdefault("progress", True)
         return _finish(self.start(inputs, config, **settings))
 
+    def start_many(
+        self,
+        missions: Missions,
+        config: Union[Mapping[str, Any], PathLike],
+        *,
+        ahead: int = 2,
+        resources: Files = (),
+        metadata: Optional[Mapping[str, str]] = None,
+        out: Optional[PathLike] = None,
+        region: Optional[str] = None,
+        follow_timeout: Optional[float] = None,
+        cleanup_on_failure: bool = False,
+    ) -> dict[str, WorkflowTask]:
+        """Starts a batch of missions and returns at once a task per mission, by name.
+
+        ``missions`` maps each mission's name to its inputs (a folder, a file or a list
+        of them), or lists the missions' folders (or files), each named after its last
+        component. Every mission gets ``config`` and the other settings; its outputs go
+        to ``out/<name>/`` when ``out`` is given, and its processing is named after it.
+        The service runs one processing at a time per organization: the missions begin
+        in the order given, ``ahead`` at a time, and take their turns in the order their
+        uploads end, so the next mission uploads while one processes."""
+        named = _missions(missions)
+        base = None if out is None else Path(os.fspath(out))
+        native = self._n.start_many(
+            [
+                (inputs, name, None if base is None else os.fspath(base / name))
+                for name, inputs in named.items()
+            ],
+            _config(config),
+            resources=_paths(resources),
+            metadata=None if metadata is None else dict(metadata),
+            region=region,
+            follow_timeout=follow_timeout,
+            cleanup_on_failure=cleanup_on_failure,
+            ahead=ahead,
+        )
+        return {name: WorkflowTask(task) for name, task in zip(named, native)}
+
+    def run_many(
+        self,
+        missions: Missions,
+        config: Union[Mapping[str, Any], PathLike],
+        *,
+        progress: Union[bool, Callable[[str, dict[str, Any]], None], None] = True,
+        **settings: Any,
+    ) -> dict[str, Union[WorkflowOutcome, _errors.SvcError]]:
+        """Runs a batch of missions (see :meth:`start_many`, which takes the same
+        settings) and returns each mission's outcome, or the error that stopped it,
+        by name: one mission failing does not stop the others. ``progress``: ``True``
+        prints a line per mission and stage on stderr, labelled with the mission's
+        name; a callable is given ``(name, report)``. Ctrl-C stops the missions not done
+        (processings already started go on in the cloud)."""
+        tasks = self.start_many(missions, config, **settings)
+        report = _batch_progress(progress, list(tasks))
+        results: dict[str, Union[WorkflowOutcome, _errors.SvcError]] = {}
+        try:
+            while len(results) < len(tasks):
+                for name, task in tasks.items():
+                    if name in results:
+                        continue
+                    callback = None if report is None else _labelled(report, name)
+                    try:
+                        results[name] = WorkflowOutcome(task._n.wait(0.05, callback))
+                    except WaitTimeoutError:
+                        continue
+                    except _errors.SvcError as error:
+                        results[name] = error
+        except BaseException:
+            for task in tasks.values():
+                task.cancel()
+            raise
+        return {name: results[name] for name in tasks}
+
     def resume(
         self,
         processing_id: Id,
@@ -470,6 +545,54 @@ class Workflow:
             follow_timeout=follow_timeout,
         )
         return WorkflowTask(native, _progress(progress))
+
+
+#: The missions of a batch: names to inputs, or the missions' folders or files.
+Missions = Union[Mapping[str, Files], Iterable[PathLike]]
+
+
+def _missions(missions: Missions) -> dict[str, list[str]]:
+    """Each mission's name and inputs; two missions of one name are refused."""
+    if isinstance(missions, Mapping):
+        named = {str(name): _paths(inputs) for name, inputs in missions.items()}
+    else:
+        if isinstance(missions, (str, os.PathLike, bytes)):
+            raise TypeError("missions: give a list of mission folders (or a dict of name to inputs), not one path")
+        named = {}
+        for mission in missions:
+            path = Path(os.fspath(mission))
+            name = path.resolve().name
+            if name in named:
+                raise _errors.InvalidInputError(f"two missions are named {name!r}: each writes its outputs to a folder of its name")
+            named[name] = [os.fspath(path)]
+    if not named:
+        raise _errors.InvalidInputError("missions: no mission given")
+    return named
+
+
+def _batch_progress(
+    progress: Union[bool, Callable[[str, dict[str, Any]], None], None], names: list[str]
+) -> Optional[Callable[[str, dict[str, Any]], None]]:
+    if callable(progress):
+        return progress
+    if not progress:
+        return None
+    width = max(len(n) for n in names)
+    last: dict[str, str] = {}
+
+    def show(name: str, report: dict[str, Any]) -> None:
+        stage = str(report.get("stage", ""))
+        if last.get(name) != stage:
+            last[name] = stage
+            print(f"{name:<{width}}  {stage}", file=sys.stderr)
+
+    return show
+
+
+def _labelled(
+    report: Callable[[str, dict[str, Any]], None], name: str
+) -> Callable[[dict[str, Any]], None]:
+    return lambda progress: report(name, progress)
 
 
 def _finish(task: WorkflowTask) -> WorkflowOutcome:

@@ -3,9 +3,12 @@
 use std::fmt;
 use std::sync::Arc;
 
-use tokio::sync::Semaphore;
+use tokio::sync::{Semaphore, oneshot};
+use tracing::field::Empty;
 
-use super::{ProcessingJob, Workflow, WorkflowError, WorkflowOptions, WorkflowOutcome};
+use super::{
+    ProcessingJob, Workflow, WorkflowError, WorkflowHandle, WorkflowOptions, WorkflowOutcome,
+};
 
 /// How many missions of a batch are under way at once by default: one processing while
 /// the next mission uploads.
@@ -61,24 +64,55 @@ impl Workflow {
         jobs: Vec<ProcessingJob>,
         batch: BatchOptions,
     ) -> Vec<Result<WorkflowOutcome, WorkflowError>> {
+        let handles = self.start_many(jobs, batch);
+        futures::future::join_all(handles.iter().map(WorkflowHandle::wait)).await
+    }
+
+    /// As [`Workflow::run_many`], returning at once a handle per mission, in the order
+    /// of `jobs`: each cancels, waits for and reports on its own mission.
+    ///
+    /// # Panics
+    /// Outside a Tokio runtime.
+    pub fn start_many(&self, jobs: Vec<ProcessingJob>, batch: BatchOptions) -> Vec<WorkflowHandle> {
         let slots = Arc::new(Semaphore::new(batch.ahead.max(1)));
-        let missions = jobs.into_iter().enumerate().map(|(index, job)| {
+        let mut previous: Option<oneshot::Receiver<()>> = None;
+        let mut handles = Vec::with_capacity(jobs.len());
+        for (index, job) in jobs.into_iter().enumerate() {
             let mut options = (batch.options)(index, &job);
             options.wait_for_free_organization = true;
+            let (has_slot, next_may_ask) = oneshot::channel();
+            let after = previous.replace(next_may_ask);
             let slots = slots.clone();
-            let workflow = self.clone();
-            async move {
-                // A fair semaphore, first asked in the order of the jobs: the missions
-                // begin in that order.
-                let _slot = slots.acquire_owned().await.ok();
-                tracing::info!(
-                    mission = index,
-                    name = job.name.as_deref(),
-                    "mission begins"
-                );
-                workflow.run(job, options).await
-            }
-        });
-        futures::future::join_all(missions).await
+            // A mission asks for its slot once the one before has its own (or is gone):
+            // the missions begin in the order of the jobs.
+            let slot = async move {
+                if let Some(after) = after {
+                    let _ = after.await;
+                }
+                let slot = slots.acquire_owned().await.ok();
+                let _ = has_slot.send(());
+                slot
+            };
+            let span = tracing::info_span!(
+                "workflow",
+                kind = "batch",
+                mission = index,
+                container_id = Empty,
+                processing_id = Empty
+            );
+            let cleanup = options.cleanup_on_failure;
+            let tolerance = options.outage_tolerance;
+            handles.push(self.spawn(
+                span,
+                options.on_progress.clone(),
+                cleanup,
+                tolerance,
+                move |run| async move {
+                    let _slot = slot.await;
+                    run.execute(job, options).await
+                },
+            ));
+        }
+        handles
     }
 }

@@ -1,0 +1,86 @@
+"""Batches of missions from Python (``Workflow.run_many`` / ``start_many``) against the
+in-process emulator: each mission processed, one at a time, failures isolated and
+returned by name, progress labelled by mission."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from svc_sdk import Emulator, InvalidInputError, LocalFileError, Workflow, WorkflowOutcome
+
+ROOT = Path(__file__).resolve().parents[3]
+SAMPLES = ROOT / "samples"
+CONFIG = SAMPLES / "processing.json"
+
+
+@pytest.fixture(scope="module")
+def emulator() -> Iterator[Emulator]:
+    with Emulator(processing_time=0.3, device=False) as emulator:
+        yield emulator
+
+
+def mission(folder: Path, good: bool = True) -> Path:
+    folder.mkdir(parents=True)
+    if good:
+        for name in ("rover.nmea", "imu.csv"):
+            shutil.copy(SAMPLES / name, folder / name)
+    else:
+        (folder / "rover.nmea").write_text("no GNSS here\n")
+    return folder
+
+
+def test_run_many_processes_each_mission_and_isolates_failures(emulator: Emulator, tmp_path: Path) -> None:
+    folders = [
+        mission(tmp_path / "missions" / "north"),
+        mission(tmp_path / "missions" / "broken", good=False),
+        mission(tmp_path / "missions" / "south"),
+    ]
+    reports: list[tuple[str, str]] = []
+    results = Workflow(emulator.cloud()).run_many(
+        [*folders, tmp_path / "missions" / "absent"],
+        CONFIG,
+        out=tmp_path / "out",
+        progress=lambda name, report: reports.append((name, report["stage"])),
+    )
+    assert list(results) == ["north", "broken", "south", "absent"]
+    north, broken, south, absent = results.values()
+    assert isinstance(north, WorkflowOutcome) and north.succeeded, north
+    assert isinstance(south, WorkflowOutcome) and south.succeeded, south
+    assert north.processing.name == "north"
+    assert sorted(p.name for p in south.downloaded) == ["report.json", "trajectory.csv", "trajectory.geojson"]
+    assert all(p.parent == tmp_path / "out" / "south" for p in south.downloaded)
+    assert isinstance(broken, WorkflowOutcome) and broken.failed, broken
+    # A mission that could not even start is its own error, the others unharmed.
+    assert isinstance(absent, LocalFileError), absent
+    # Each mission's reports carry its name, and every processed one got to its end.
+    done = {name for name, stage in reports if stage == "done"}
+    assert done == {"north", "broken", "south"}
+    # One processing at a time: none was refused with a conflict, none started twice.
+    names = sorted(p.name or "" for p in emulator.cloud().list_processings())
+    assert names == ["broken", "north", "south"]
+
+
+def test_start_many_gives_a_task_per_mission_by_name(emulator: Emulator, tmp_path: Path) -> None:
+    a = mission(tmp_path / "a")
+    tasks = Workflow(emulator.cloud()).start_many({"first": a, "second": [a / "rover.nmea", a / "imu.csv"]}, CONFIG)
+    assert list(tasks) == ["first", "second"]
+    outcomes = {name: task.wait(timeout=60) for name, task in tasks.items()}
+    assert all(o.succeeded for o in outcomes.values())
+    assert [o.processing.name for o in outcomes.values()] == ["first", "second"]
+
+
+def test_missions_are_checked_before_anything_is_sent(emulator: Emulator, tmp_path: Path) -> None:
+    workflow = Workflow(emulator.cloud())
+    twin = mission(tmp_path / "x" / "same")
+    other = mission(tmp_path / "y" / "same")
+    with pytest.raises(InvalidInputError, match="two missions"):
+        workflow.start_many([twin, other], CONFIG)
+    with pytest.raises(InvalidInputError, match="no mission"):
+        workflow.start_many([], CONFIG)
+    with pytest.raises(TypeError):
+        workflow.start_many(twin, CONFIG)  # type: ignore[arg-type]
