@@ -17,8 +17,8 @@ use serde_json::{Map, Value};
 use svc_core::Metadata;
 use svc_core::cloud::ContainerRegion;
 use svc_core::workflow::{
-    BatchOptions, ProcessingJob, Workflow as Core, WorkflowError, WorkflowHandle, WorkflowOptions,
-    WorkflowOutcome, WorkflowProgress, WorkflowReports,
+    BatchOptions, JobKey, ProcessingJob, Workflow as Core, WorkflowError, WorkflowHandle,
+    WorkflowOptions, WorkflowOutcome, WorkflowProgress, WorkflowReports,
 };
 
 use crate::cloud::{CloudClient, body, json, uuid_arg};
@@ -27,6 +27,14 @@ use crate::failures;
 use crate::runtime::{block_on, runtime};
 
 type Ended = Result<WorkflowOutcome, WorkflowError>;
+
+/// One mission of [`Workflow::start_many`]: its inputs, name, output folder and key.
+type Mission = (
+    Vec<PathBuf>,
+    Option<String>,
+    Option<PathBuf>,
+    Option<String>,
+);
 
 /// Runs processing workflows with one cloud client.
 #[pyclass(module = "svc_sdk._native", frozen)]
@@ -107,6 +115,7 @@ fn outcome(py: Python<'_>, outcome: WorkflowOutcome) -> PyResult<Py<PyAny>> {
         outcome.container_id.map(|id| id.to_string()),
     )?;
     d.set_item("status_reads", outcome.status_reads)?;
+    d.set_item("reused", outcome.reused)?;
     Ok(d.into_any().unbind())
 }
 
@@ -122,6 +131,14 @@ fn seconds(py: Python<'_>, name: &str, value: Option<f64>) -> PyResult<Option<Du
             })
         })
         .transpose()
+}
+
+/// A job's key: given, derived from the job, or none.
+fn job_key(given: Option<String>, derived: bool) -> Option<JobKey> {
+    match given {
+        Some(key) => Some(JobKey::Given(key)),
+        None => derived.then_some(JobKey::Derived),
+    }
 }
 
 /// The workflow's options (its progress is read from the handle's report stream by
@@ -155,7 +172,7 @@ impl Workflow {
 
     /// Starts a workflow: creates the container, uploads, starts the processing,
     /// follows it and downloads its outputs to `out`.
-    #[pyo3(signature = (inputs, config, *, resources=Vec::new(), name=None, metadata=None, out=None, region=None, follow=true, follow_timeout=None, wait_for_organization=false, cleanup_on_failure=false))]
+    #[pyo3(signature = (inputs, config, *, resources=Vec::new(), name=None, metadata=None, out=None, region=None, follow=true, follow_timeout=None, wait_for_organization=false, cleanup_on_failure=false, key=None, derived_key=false))]
     #[allow(clippy::too_many_arguments)]
     fn start(
         &self,
@@ -171,9 +188,12 @@ impl Workflow {
         follow_timeout: Option<f64>,
         wait_for_organization: bool,
         cleanup_on_failure: bool,
+        key: Option<String>,
+        derived_key: bool,
     ) -> PyResult<WorkflowTask> {
         let config: Map<String, Value> = body(py, "config (a processing configuration)", config)?;
         let mut job = ProcessingJob::new(inputs, config);
+        job.key = job_key(key, derived_key);
         job.resources = resources;
         job.name = name;
         if let Some(metadata) = metadata {
@@ -200,12 +220,12 @@ impl Workflow {
     /// `(inputs, name, out)`, all with the same configuration and settings; `ahead`
     /// missions under way at once, one processing at a time per organization, first
     /// come first served. A task per mission, in the order given.
-    #[pyo3(signature = (missions, config, *, resources=Vec::new(), metadata=None, region=None, follow_timeout=None, cleanup_on_failure=false, ahead=2))]
+    #[pyo3(signature = (missions, config, *, resources=Vec::new(), metadata=None, region=None, follow_timeout=None, cleanup_on_failure=false, ahead=2, derived_key=false))]
     #[allow(clippy::too_many_arguments)]
     fn start_many(
         &self,
         py: Python<'_>,
-        missions: Vec<(Vec<PathBuf>, Option<String>, Option<PathBuf>)>,
+        missions: Vec<Mission>,
         config: &Bound<'_, PyAny>,
         resources: Vec<PathBuf>,
         metadata: Option<&Bound<'_, PyAny>>,
@@ -213,6 +233,7 @@ impl Workflow {
         follow_timeout: Option<f64>,
         cleanup_on_failure: bool,
         ahead: usize,
+        derived_key: bool,
     ) -> PyResult<Vec<WorkflowTask>> {
         let config: Map<String, Value> = body(py, "config (a processing configuration)", config)?;
         let metadata = match metadata {
@@ -221,8 +242,9 @@ impl Workflow {
         };
         let jobs = missions
             .into_iter()
-            .map(|(inputs, name, out)| {
+            .map(|(inputs, name, out, key)| {
                 let mut job = ProcessingJob::new(inputs, config.clone());
+                job.key = job_key(key, derived_key);
                 job.resources = resources.clone();
                 job.name = name;
                 if let Some(metadata) = &metadata {

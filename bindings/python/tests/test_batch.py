@@ -84,3 +84,45 @@ def test_missions_are_checked_before_anything_is_sent(emulator: Emulator, tmp_pa
         workflow.start_many([], CONFIG)
     with pytest.raises(TypeError):
         workflow.start_many(twin, CONFIG)  # type: ignore[arg-type]
+
+
+def test_a_rerun_with_a_key_spends_no_second_credit(emulator: Emulator, tmp_path: Path) -> None:
+    workflow = Workflow(emulator.cloud())
+    folder = mission(tmp_path / "keyed")
+    first = workflow.run(folder, CONFIG, key=True, out=tmp_path / "first", progress=False)
+    assert first.succeeded and not first.reused
+    again = workflow.run(folder, CONFIG, key=True, out=tmp_path / "again", progress=False)
+    assert again.reused and again.processing.id == first.processing.id
+    assert sorted(p.name for p in again.downloaded) == sorted(p.name for p in first.downloaded)
+
+    # A batch rerun: each mission found by its own key, nothing started again.
+    batch = {"k1": mission(tmp_path / "k1"), "k2": mission(tmp_path / "k2")}
+    once = workflow.run_many(batch, CONFIG, key="survey-7", progress=False)
+    twice = workflow.run_many(batch, CONFIG, key="survey-7", progress=False)
+    for name in batch:
+        a, b = once[name], twice[name]
+        assert isinstance(a, WorkflowOutcome) and isinstance(b, WorkflowOutcome)
+        assert not a.reused and b.reused and a.processing.id == b.processing.id
+        assert a.processing["metadata"]["svc-job-key"] == f"survey-7/{name}"
+    with pytest.raises(TypeError):
+        workflow.start(folder, CONFIG, key=7)  # type: ignore[arg-type]
+
+
+def test_the_async_batch_gives_the_same_results(emulator: Emulator, tmp_path: Path) -> None:
+    import asyncio
+
+    from svc_sdk.aio import AsyncWorkflow
+
+    folders = [mission(tmp_path / "east"), mission(tmp_path / "west", good=False)]
+    seen: list[str] = []
+
+    async def main() -> dict[str, Any]:
+        workflow = AsyncWorkflow(emulator.cloud())
+        return await workflow.run_many(folders, CONFIG, progress=lambda name, report: seen.append(name))
+
+    results = asyncio.run(main())
+    assert list(results) == ["east", "west"]
+    east, west = results.values()
+    assert isinstance(east, WorkflowOutcome) and east.succeeded
+    assert isinstance(west, WorkflowOutcome) and west.failed
+    assert {"east", "west"} <= set(seen)

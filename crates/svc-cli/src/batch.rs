@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde_json::json;
 use svc_core::ErrorKind;
 use svc_core::workflow::{
-    BatchOptions, ProcessingJob, Workflow, WorkflowError, WorkflowOptions, WorkflowOutcome,
+    BatchOptions, JobKey, ProcessingJob, Workflow, WorkflowError, WorkflowOptions, WorkflowOutcome,
     WorkflowProgress,
 };
 
@@ -106,6 +106,11 @@ pub async fn run(
                 None => m.name.clone(),
             }),
             output_folder: Some(batch.out.join(&m.name)),
+            // One key per mission: a given one is the batch's, named per mission.
+            key: match &batch.template.key {
+                Some(JobKey::Given(key)) => Some(JobKey::Given(format!("{key}/{}", m.name))),
+                other => other.clone(),
+            },
             ..batch.template.clone()
         })
         .collect();
@@ -255,6 +260,7 @@ fn mission_json(
             "errors": o.errors,
             "outputs": o.outputs,
             "downloaded": o.downloaded,
+            "reused": o.reused,
         }),
         Err(e) => json!({
             "mission": name,

@@ -16,7 +16,7 @@ use svc_core::cloud::{
 };
 use svc_core::transfer::{Progress, TransferError};
 use svc_core::workflow::{
-    PROCESSING_ID_PLACEHOLDER, ProcessingJob, Workflow, WorkflowError, WorkflowOptions,
+    JobKey, PROCESSING_ID_PLACEHOLDER, ProcessingJob, Workflow, WorkflowError, WorkflowOptions,
     WorkflowOutcome, WorkflowProgress,
 };
 use uuid::Uuid;
@@ -134,6 +134,23 @@ pub struct ProcessArgs {
     /// container and its uploaded files instead of leaving them behind.
     #[arg(long)]
     cleanup_on_failure: bool,
+    /// Know the job again by KEY (`auto`: derived from the configuration and the
+    /// files' names, sizes and contents; with --batch, each mission's own): a rerun
+    /// with the same key follows the earlier run's processing (and downloads its
+    /// outputs) instead of starting, and paying for, another; containers an
+    /// interrupted run left under the key are deleted.
+    #[arg(long, value_name = "KEY|auto")]
+    key: Option<String>,
+}
+
+impl ProcessArgs {
+    /// The job's key (`--key`).
+    fn job_key(&self) -> Option<JobKey> {
+        self.key.as_ref().map(|key| match key.as_str() {
+            "auto" => JobKey::Derived,
+            given => JobKey::Given(given.to_owned()),
+        })
+    }
 }
 
 fn parse_entry(text: &str) -> Result<(String, String), String> {
@@ -242,6 +259,7 @@ async fn process(args: ProcessArgs) -> Result<ExitCode, ProcessFailure> {
             metadata: args.metadata.iter().cloned().collect::<Metadata>(),
             region,
             output_folder: None,
+            key: args.job_key(),
         };
         let run = crate::batch::BatchRun {
             missions,
@@ -281,6 +299,7 @@ async fn process(args: ProcessArgs) -> Result<ExitCode, ProcessFailure> {
         metadata: args.metadata.iter().cloned().collect::<Metadata>(),
         region,
         output_folder: Some(output_folder),
+        key: args.job_key(),
     };
     let bars = std::io::stderr()
         .is_terminal()
@@ -470,6 +489,7 @@ fn outcome_json(outcome: &WorkflowOutcome, embedded: bool) -> serde_json::Value 
         "errors": outcome.errors,
         "outputs": outcome.outputs,
         "downloaded": outcome.downloaded,
+        "reused": outcome.reused,
     })
 }
 
@@ -483,6 +503,9 @@ fn print_started(outcome: &WorkflowOutcome) {
 
 fn print_summary(outcome: &WorkflowOutcome) {
     let p = &outcome.processing;
+    if outcome.reused {
+        println!("An earlier run of this job (--key) started this processing; none was started.");
+    }
     let result = p
         .processing_result
         .as_ref()

@@ -291,10 +291,12 @@ class Workflow:
         follow_timeout: float | None = None,
         wait_for_organization: bool = False,
         cleanup_on_failure: bool = False,
+        key: str | None = None,
+        derived_key: bool = False,
     ) -> WorkflowTask: ...
     def start_many(
         self,
-        missions: Sequence[tuple[Sequence[_Path], str | None, _Path | None]],
+        missions: Sequence[tuple[Sequence[_Path], str | None, _Path | None, str | None]],
         config: Any,
         *,
         resources: Sequence[_Path] = ...,
@@ -303,6 +305,7 @@ class Workflow:
         follow_timeout: float | None = None,
         cleanup_on_failure: bool = False,
         ahead: int = 2,
+        derived_key: bool = False,
     ) -> list[WorkflowTask]: ...
     def resume(
         self, processing_id: str, *, out: _Path | None = None, follow_timeout: float | None = None

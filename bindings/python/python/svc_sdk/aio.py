@@ -71,7 +71,10 @@ from svc_sdk.workflow import (
     Workflow,
     WorkflowOutcome,
     WorkflowTask,
+    Missions,
     _Bars,
+    _batch_progress,
+    _labelled,
     _progress,
     _settings_signature,
 )
@@ -437,6 +440,52 @@ class AsyncWorkflow:
     ) -> WorkflowOutcome:
         task = self.start_resume(processing_id, out=out, follow_timeout=follow_timeout, progress=progress)
         return await self._to_the_end(task)
+
+    def start_many(
+        self,
+        missions: Missions,
+        config: Union[Mapping[str, Any], PathLike],
+        **settings: Any,
+    ) -> dict[str, AsyncWorkflowTask]:
+        """Starts a batch of missions (as :meth:`Workflow.start_many`, the same
+        settings) and returns at once an awaitable task per mission, by name."""
+        tasks = self._workflow.start_many(missions, config, **settings)
+        return {name: AsyncWorkflowTask(task, None) for name, task in tasks.items()}
+
+    async def run_many(
+        self,
+        missions: Missions,
+        config: Union[Mapping[str, Any], PathLike],
+        *,
+        progress: Union[bool, Callable[[str, dict[str, Any]], None], None] = None,
+        **settings: Any,
+    ) -> dict[str, Union[WorkflowOutcome, SvcError]]:
+        """Runs a batch of missions (as :meth:`Workflow.run_many`): each mission's
+        outcome, or the error that stopped it, by name. Cancelling the awaiting task
+        stops the missions not done (processings already started go on in the
+        cloud)."""
+        tasks = self.start_many(missions, config, **settings)
+        report = _batch_progress(progress, list(tasks))
+        if report is not None:
+            for name, task in tasks.items():
+                task._progress = _labelled(report, name)
+        try:
+            ended = await asyncio.gather(
+                *(task.wait() for task in tasks.values()), return_exceptions=True
+            )
+        except BaseException:
+            for task in tasks.values():
+                task.cancel()
+            raise
+        results: dict[str, Union[WorkflowOutcome, SvcError]] = {}
+        for name, result in zip(tasks, ended):
+            if isinstance(result, (WorkflowOutcome, SvcError)):
+                results[name] = result
+            else:
+                for task in tasks.values():
+                    task.cancel()
+                raise result
+        return results
 
     @staticmethod
     async def _to_the_end(task: AsyncWorkflowTask) -> WorkflowOutcome:

@@ -78,6 +78,9 @@ class WorkflowOutcome:
         self.downloaded = [Path(p) for p in data.get("downloaded") or []]
         self.container_id: Optional[str] = data.get("container_id")
         self.status_reads: int = int(data.get("status_reads") or 0)
+        #: Whether the processing is an earlier run's of the same job, found by its
+        #: ``key`` instead of starting (and paying for) another.
+        self.reused: bool = bool(data.get("reused"))
 
     @property
     def succeeded(self) -> bool:
@@ -338,6 +341,11 @@ class WorkflowSettings(TypedDict, total=False):
     - ``cleanup_on_failure``: delete the container when the workflow fails (or is
       canceled) before a processing of it was started (the error's ``cleaned_up`` says
       whether it was);
+    - ``key``: ``True`` to know the job again by a key derived from its configuration
+      and files (names, sizes, contents), or a key of your own (``str``): a rerun with
+      the same key follows the earlier run's processing and downloads its outputs
+      (``outcome.reused``) instead of starting and paying for another, and deletes
+      containers an interrupted run left under the key;
     - ``progress``: ``True`` for progress bars (``tqdm.auto`` when installed; the default of
       ``run``), ``False``/``None`` for none (the default of ``start``), or a callable given
       each report (a dict with a ``stage``).
@@ -352,6 +360,7 @@ class WorkflowSettings(TypedDict, total=False):
     follow_timeout: Optional[float]
     wait_for_organization: bool
     cleanup_on_failure: bool
+    key: Union[bool, str, None]
     progress: Union[bool, ProgressCallback, None]
 
 
@@ -361,6 +370,7 @@ _SETTINGS_DEFAULTS: dict[str, Any] = {
     "follow": True,
     "wait_for_organization": False,
     "cleanup_on_failure": False,
+    "key": None,
     "progress": False,
 }
 
@@ -429,6 +439,8 @@ class Workflow:
             follow_timeout=settings.get("follow_timeout"),
             wait_for_organization=settings.get("wait_for_organization", False),
             cleanup_on_failure=settings.get("cleanup_on_failure", False),
+            key=_given_key(settings.get("key")),
+            derived_key=settings.get("key") is True,
         )
         return WorkflowTask(native, _progress(settings.get("progress", False)))
 
@@ -456,6 +468,7 @@ class Workflow:
         region: Optional[str] = None,
         follow_timeout: Optional[float] = None,
         cleanup_on_failure: bool = False,
+        key: Union[bool, str, None] = None,
     ) -> dict[str, WorkflowTask]:
         """Starts a batch of missions and returns at once a task per mission, by name.
 
@@ -465,12 +478,20 @@ class Workflow:
         to ``out/<name>/`` when ``out`` is given, and its processing is named after it.
         The service runs one processing at a time per organization: the missions begin
         in the order given, ``ahead`` at a time, and take their turns in the order their
-        uploads end, so the next mission uploads while one processes."""
+        uploads end, so the next mission uploads while one processes. ``key`` (see
+        :class:`WorkflowSettings`): ``True`` derives each mission's own; a ``str`` is
+        the batch's, each mission's key being ``key/<name>``."""
         named = _missions(missions)
+        given = _given_key(key)
         base = None if out is None else Path(os.fspath(out))
         native = self._n.start_many(
             [
-                (inputs, name, None if base is None else os.fspath(base / name))
+                (
+                    inputs,
+                    name,
+                    None if base is None else os.fspath(base / name),
+                    None if given is None else f"{given}/{name}",
+                )
                 for name, inputs in named.items()
             ],
             _config(config),
@@ -480,6 +501,7 @@ class Workflow:
             follow_timeout=follow_timeout,
             cleanup_on_failure=cleanup_on_failure,
             ahead=ahead,
+            derived_key=key is True,
         )
         return {name: WorkflowTask(task) for name, task in zip(named, native)}
 
@@ -545,6 +567,15 @@ class Workflow:
             follow_timeout=follow_timeout,
         )
         return WorkflowTask(native, _progress(progress))
+
+
+def _given_key(key: Union[bool, str, None]) -> Optional[str]:
+    """A key of the caller's (``True`` and ``None`` give none: derived, or no key)."""
+    if key is None or isinstance(key, bool):
+        return None
+    if not isinstance(key, str):
+        raise TypeError(f"key: True or a str, not {type(key).__name__}")
+    return key
 
 
 #: The missions of a batch: names to inputs, or the missions' folders or files.

@@ -558,3 +558,40 @@ fn a_batch_processes_each_mission_and_isolates_failures() {
     assert_eq!(run.code, 5, "{run:#?}");
     assert!(run.stderr.contains("nope"), "{run:#?}");
 }
+
+/// `--key auto`: a rerun of the same job follows the earlier run's processing and
+/// downloads its outputs again, starting none.
+#[test]
+fn a_rerun_with_a_key_starts_no_second_processing() {
+    let cwd = tempfile::tempdir().unwrap();
+    let samples = repository().join("samples");
+    let rover = samples.join("rover.nmea");
+    let config = samples.join("processing.json");
+    let cloud = Cloud::with(EmulatorConfig {
+        processing_time: Duration::from_millis(300),
+        device: None,
+        ..EmulatorConfig::default()
+    });
+    let run_into = |out: &str| {
+        let args = [
+            "process",
+            rover.to_str().unwrap(),
+            "--config",
+            config.to_str().unwrap(),
+            "--key",
+            "auto",
+            "--out",
+            out,
+            "--json",
+        ];
+        cloud.svc_in(&args, &cloud.env(), Some(cwd.path())).json()
+    };
+    let first = run_into("first");
+    assert_eq!(first["reused"], false, "{first}");
+    let second = run_into("second");
+    assert_eq!(second["reused"], true, "{second}");
+    assert_eq!(second["processing"]["id"], first["processing"]["id"]);
+    assert!(cwd.path().join("second/trajectory.csv").is_file());
+    let list = cloud.svc_in(&["processings", "list"], &cloud.env(), Some(cwd.path()));
+    assert_eq!(list.stdout.lines().count(), 1, "{list:#?}");
+}

@@ -83,6 +83,7 @@ mod auth;
 mod config;
 mod containers;
 mod error;
+mod filter;
 mod machinery;
 mod processings;
 mod token_provider;
@@ -114,6 +115,7 @@ pub use config::{
 };
 pub(crate) use error::http_client_error;
 pub use error::{CloudError, RetryHint, TransportKind};
+pub use filter::ListFilter;
 pub use token_provider::{ProvidedToken, TokenProvider, TokenProviderError};
 
 pub use svc_cloud_api::cloud::types::{

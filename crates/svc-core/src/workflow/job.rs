@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use uuid::Uuid;
 
@@ -34,6 +35,27 @@ pub struct ProcessingJob {
     /// (`{processing_id}`) in it is replaced by the processing's identifier, e.g.
     /// `svc-output/{processing_id}`.
     pub output_folder: Option<PathBuf>,
+    /// How the job is known again by a later run (`None`: it is not). With a key, the
+    /// container and the processing carry it in their metadata ([`JOB_KEY`]); a run
+    /// whose key an earlier run's processing carries follows that processing (pending,
+    /// running or processed) instead of starting another, and containers left with the
+    /// key and no processing (a run stopped before its start) are deleted first (so
+    /// two runs of one key at once are not supported).
+    pub key: Option<JobKey>,
+}
+
+/// The metadata key under which a job's key is stored (see [`ProcessingJob::key`]).
+pub const JOB_KEY: &str = "svc-job-key";
+
+/// How a job is known again across runs (see [`ProcessingJob::key`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JobKey {
+    /// Derived from the job: its configuration (its keys in any order), and each
+    /// file's path in the container, size and content (SHA-256), in order. The same
+    /// files and configuration give the same key on any machine.
+    Derived,
+    /// Given by the caller: 1 to 500 characters.
+    Given(String),
 }
 
 impl ProcessingJob {
@@ -51,7 +73,107 @@ impl ProcessingJob {
             metadata: Metadata::new(),
             region: ContainerRegion::EuWest3,
             output_folder: None,
+            key: None,
         }
+    }
+}
+
+/// The key of a job (see [`JobKey`]): a given one checked, a derived one computed from
+/// the configuration and the files (read on a blocking thread).
+pub(super) async fn job_key(
+    key: &JobKey,
+    config: &serde_json::Map<String, serde_json::Value>,
+    files: &[LocalFile],
+) -> Result<String, WorkflowError> {
+    match key {
+        JobKey::Given(key) => {
+            let chars = key.chars().count();
+            if chars == 0 || chars > limits::MAX_METADATA_VALUE_CHARS {
+                return Err(WorkflowError::InvalidJob {
+                    reason: format!(
+                        "the job's key has {chars} characters (1 to {} allowed)",
+                        limits::MAX_METADATA_VALUE_CHARS
+                    ),
+                });
+            }
+            Ok(key.clone())
+        }
+        JobKey::Derived => {
+            let mut canonical = Vec::new();
+            canonical_json(&serde_json::Value::Object(config.clone()), &mut canonical);
+            let files: Vec<(String, u64, PathBuf)> = files
+                .iter()
+                .map(|f| (f.name.clone(), f.size, f.path.clone()))
+                .collect();
+            tokio::task::spawn_blocking(move || derive_key(&canonical, &files))
+                .await
+                .map_err(|e| WorkflowError::InvalidJob {
+                    reason: format!("deriving the job's key stopped: {e}"),
+                })?
+        }
+    }
+}
+
+/// `sha256:` and the first 32 hexadecimal digits of the SHA-256 of the canonical
+/// configuration, then of each file's name, size and content.
+fn derive_key(config: &[u8], files: &[(String, u64, PathBuf)]) -> Result<String, WorkflowError> {
+    use sha2::Digest as _;
+    use std::io::Read as _;
+    let mut hash = sha2::Sha256::new();
+    hash.update(b"svc-job-key 1\n");
+    hash.update((config.len() as u64).to_le_bytes());
+    hash.update(config);
+    let mut buffer = vec![0u8; 1 << 20];
+    for (name, size, path) in files {
+        hash.update((name.len() as u64).to_le_bytes());
+        hash.update(name.as_bytes());
+        hash.update(size.to_le_bytes());
+        let local = |source: std::io::Error| WorkflowError::LocalFile {
+            path: path.clone(),
+            source: Arc::new(source),
+        };
+        let mut file = std::fs::File::open(path).map_err(local)?;
+        loop {
+            let n = file.read(&mut buffer).map_err(local)?;
+            if n == 0 {
+                break;
+            }
+            hash.update(&buffer[..n]);
+        }
+    }
+    let digest = hash.finalize();
+    Ok(format!("sha256:{}", hex::encode(&digest[..16])))
+}
+
+/// JSON with object keys sorted, no spaces: one text per value, whatever the order of
+/// its keys.
+fn canonical_json(value: &serde_json::Value, out: &mut Vec<u8>) {
+    match value {
+        serde_json::Value::Object(map) => {
+            let mut entries: Vec<_> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            out.push(b'{');
+            for (i, (key, value)) in entries.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                canonical_json(&serde_json::Value::String(key.clone()), out);
+                out.push(b':');
+                canonical_json(value, out);
+            }
+            out.push(b'}');
+        }
+        serde_json::Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                canonical_json(item, out);
+            }
+            out.push(b']');
+        }
+        other => out.extend_from_slice(other.to_string().as_bytes()),
     }
 }
 

@@ -116,7 +116,7 @@ pub use events::EventSource;
 #[cfg(feature = "webhook-listener")]
 pub use events::{ListenerOptions, WebhookListener};
 pub use handle::{WorkflowCanceler, WorkflowHandle};
-pub use job::{ProcessingJob, check_output_folder, read_processing_config};
+pub use job::{JOB_KEY, JobKey, ProcessingJob, check_output_folder, read_processing_config};
 pub use options::{
     DEFAULT_OUTAGE_TOLERANCE, PollSettings, WorkflowOptions, WorkflowProgress,
     WorkflowProgressCallback,

@@ -28,6 +28,9 @@ pub struct WorkflowOutcome {
     /// How many times the processing's status was read (`getProcessing`) while it was
     /// followed.
     pub status_reads: u32,
+    /// Whether the processing is an earlier run's of the same job, found by its key
+    /// ([`ProcessingJob::key`](super::ProcessingJob::key)) instead of starting another.
+    pub reused: bool,
 }
 
 impl std::fmt::Debug for WorkflowOutcome {

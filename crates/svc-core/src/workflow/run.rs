@@ -12,7 +12,7 @@ use tracing::field::display;
 use uuid::Uuid;
 
 use super::follow;
-use super::job::{check_job, resolve_folder, upload_jobs};
+use super::job::{JOB_KEY, check_job, job_key, resolve_folder, upload_jobs};
 use super::outage::{Patience, Reached, never_sent};
 use super::reports::Reports;
 use super::{
@@ -20,8 +20,8 @@ use super::{
     WorkflowProgress, WorkflowProgressCallback,
 };
 use crate::cloud::{
-    CloudClient, CloudError, Container, CreateContainerFile, CreateContainerRequest, Processing,
-    ProcessingStatus, RetryHint, StartProcessingRequest, TransportKind,
+    CloudClient, CloudError, Container, CreateContainerFile, CreateContainerRequest, ListFilter,
+    Processing, ProcessingStatus, RetryHint, StartProcessingRequest, TransportKind,
 };
 use crate::limits;
 use crate::retry::RetryPolicy;
@@ -94,10 +94,28 @@ impl Run {
             "job checked"
         );
 
+        // A job known by its key: an earlier run's processing is followed instead.
+        let mut metadata = job.metadata.clone();
+        if let Some(key) = &job.key {
+            let key = job_key(key, &job.processing_json, &files).await?;
+            if !metadata.contains_key(JOB_KEY) && metadata.len() >= limits::MAX_METADATA_KEYS {
+                return Err(WorkflowError::InvalidJob {
+                    reason: format!(
+                        "metadata: {} entries leave no room for the job's key ({JOB_KEY})",
+                        metadata.len()
+                    ),
+                });
+            }
+            if let Some(outcome) = self.rerun(&key, &job, &mut options).await? {
+                return Ok(outcome);
+            }
+            metadata.insert(JOB_KEY.to_owned(), key);
+        }
+
         // Container, tagged so that it can be found again after a lost answer.
         tracing::info!("step: creating the container");
         self.report(WorkflowProgress::CreatingContainer);
-        let mut container_metadata = job.metadata.clone();
+        let mut container_metadata = metadata.clone();
         let tag = (container_metadata.len() < limits::MAX_METADATA_KEYS
             && !container_metadata.contains_key(WORKFLOW_TAG_KEY))
         .then(Uuid::new_v4);
@@ -163,7 +181,7 @@ impl Run {
             container_id,
             processing_json: job.processing_json.clone(),
             name: job.name.clone(),
-            metadata: (!job.metadata.is_empty()).then(|| job.metadata.clone()),
+            metadata: (!metadata.is_empty()).then(|| metadata.clone()),
         };
         // One start at a time per organization in this process, in the order the
         // workflows got here; held until the processing has ended.
@@ -197,6 +215,7 @@ impl Run {
                 downloaded: Vec::new(),
                 container_id: Some(container_id),
                 status_reads: 0,
+                reused: false,
             });
         }
         self.conclude(
@@ -207,6 +226,91 @@ impl Run {
             turn,
         )
         .await
+    }
+
+    /// An earlier run of the job of `key`: its processing (pending, running or
+    /// processed) followed, its errors and outputs collected and downloaded, instead of
+    /// starting another; `None` when there is none. First, the containers of the key
+    /// that no processing uses (left by a run stopped before its start) are deleted.
+    async fn rerun(
+        &self,
+        key: &str,
+        job: &ProcessingJob,
+        options: &mut WorkflowOptions,
+    ) -> Result<Option<WorkflowOutcome>, WorkflowError> {
+        let filter = ListFilter::metadata(JOB_KEY, key);
+        let cloud_error = |source| WorkflowError::Cloud {
+            stage: "looking for an earlier run of the job",
+            container_id: None,
+            processing_id: None,
+            source: Arc::new(source),
+            cleanup: Cleanup::NotAttempted,
+        };
+        let processings: Vec<Processing> = self
+            .read(|| {
+                self.client
+                    .list_processings_matching(filter.clone())
+                    .try_collect()
+            })
+            .await
+            .map_err(cloud_error)?;
+        let used: Vec<Uuid> = processings.iter().filter_map(|p| p.container_id).collect();
+        let containers: Vec<Container> = self
+            .read(|| {
+                self.client
+                    .list_containers_matching(filter.clone())
+                    .try_collect()
+            })
+            .await
+            .map_err(cloud_error)?;
+        for container in containers.iter().filter(|c| !used.contains(&c.id)) {
+            match self.client.delete_container(container.id).await {
+                Ok(()) => tracing::info!(
+                    container_id = %container.id,
+                    "deleted a container an earlier run of this job left without a processing"
+                ),
+                Err(e) => tracing::warn!(
+                    container_id = %container.id,
+                    reason = %e,
+                    "could not delete a container an earlier run of this job left"
+                ),
+            }
+        }
+        let earlier = processings.iter().find(|p| {
+            matches!(
+                p.status,
+                ProcessingStatus::Pending
+                    | ProcessingStatus::Processing
+                    | ProcessingStatus::Processed
+            )
+        });
+        if let Some(p) = earlier.cloned() {
+            tracing::info!(
+                processing_id = %p.id,
+                status = %p.status,
+                "an earlier run of this job started this processing: following it instead of starting another"
+            );
+            self.set_ids(p.container_id, Some(p.id));
+            if !options.follow {
+                self.report_processing(&p);
+                return Ok(Some(WorkflowOutcome {
+                    container_id: p.container_id,
+                    processing: p,
+                    errors: Vec::new(),
+                    outputs: Vec::new(),
+                    downloaded: Vec::new(),
+                    status_reads: 0,
+                    reused: true,
+                }));
+            }
+            let transfers = Transfers::new(self.http.clone(), options.transfer.clone());
+            let mut outcome = self
+                .conclude(p, job.output_folder.as_deref(), options, &transfers, None)
+                .await?;
+            outcome.reused = true;
+            return Ok(Some(outcome));
+        }
+        Ok(None)
     }
 
     /// Follows an existing processing (see [`Workflow::resume`]).
@@ -340,6 +444,7 @@ impl Run {
             downloaded,
             container_id,
             status_reads,
+            reused: false,
         })
     }
 

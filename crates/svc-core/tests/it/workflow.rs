@@ -10,12 +10,13 @@ use futures::StreamExt as _;
 
 use crate::common::{client_for, emulator, fast_retry};
 use svc_core::cloud::{
-    ContainerRegion, Metadata, ProcessingErrorLevel, ProcessingResult, ProcessingStatus,
+    ContainerFileType, ContainerRegion, CreateContainerFile, CreateContainerRequest, Metadata,
+    ProcessingErrorLevel, ProcessingResult, ProcessingStatus,
 };
 use svc_core::transfer::TransferOptions;
 use svc_core::workflow::{
-    Cleanup, ProcessingJob, WORKFLOW_TAG_KEY, WebhookListener, Workflow, WorkflowError,
-    WorkflowOptions, WorkflowOutcome, WorkflowProgress,
+    Cleanup, JOB_KEY, JobKey, ProcessingJob, WORKFLOW_TAG_KEY, WebhookListener, Workflow,
+    WorkflowError, WorkflowOptions, WorkflowOutcome, WorkflowProgress,
 };
 use svc_emulator::{Emulator, EmulatorConfig, FaultConfig};
 
@@ -482,6 +483,83 @@ async fn run_many_isolates_failures_and_keeps_the_order_of_the_jobs() {
         .filter(|p| matches!(p, WorkflowProgress::Done { .. }))
         .count();
     assert_eq!(done, 2);
+    emulator.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_job_with_a_key_is_processed_once_and_its_orphans_removed() {
+    let emulator = quick_emulator(Duration::from_millis(300)).await;
+    let client = client_for(emulator.info());
+    let workflow = Workflow::new(client.clone());
+    let out = tempfile::tempdir().unwrap();
+    let mut job = sample_job(Some(out.path().join("first")));
+    job.key = Some(JobKey::Derived);
+    let first = workflow.run(job.clone(), quick_options()).await.unwrap();
+    assert!(first.succeeded() && !first.reused);
+    let key = first.processing.metadata.as_ref().unwrap()[JOB_KEY].clone();
+    assert!(key.starts_with("sha256:"), "{key}");
+
+    // A run killed after creating its container left an orphan under the key.
+    let orphan = client
+        .create_container(CreateContainerRequest {
+            region: ContainerRegion::EuWest3,
+            metadata: Some(Metadata::from_iter([(JOB_KEY.to_owned(), key.clone())])),
+            files: vec![CreateContainerFile {
+                path: "rover.nmea".to_owned(),
+                type_: ContainerFileType::Input,
+                size: 10,
+                metadata: None,
+            }],
+        })
+        .await
+        .unwrap();
+
+    // The same job again, its configuration's keys in another order: the earlier
+    // processing, its outputs downloaded again, no second credit; the orphan deleted.
+    let mut again = job.clone();
+    let reversed: serde_json::Map<String, serde_json::Value> =
+        job.processing_json.clone().into_iter().rev().collect();
+    again.processing_json = reversed;
+    again.output_folder = Some(out.path().join("second"));
+    let second = workflow.run(again, quick_options()).await.unwrap();
+    assert!(second.reused);
+    assert_eq!(second.processing.id, first.processing.id);
+    assert_eq!(second.downloaded.len(), first.downloaded.len());
+    assert!(
+        second
+            .downloaded
+            .iter()
+            .all(|p| p.starts_with(out.path().join("second")))
+    );
+    assert_eq!(client.list_processings_all().await.unwrap().len(), 1);
+    let e = client.get_container(orphan.id).await.unwrap_err();
+    assert_eq!(e.status(), Some(404), "{e}");
+
+    // Another configuration is another job; a given key is the caller's.
+    let mut other = job.clone();
+    other
+        .processing_json
+        .insert("mode".to_owned(), "static".into());
+    other.output_folder = None;
+    let third = workflow.run(other, quick_options()).await.unwrap();
+    assert!(!third.reused);
+    let mut given = job.clone();
+    given.key = Some(JobKey::Given("survey 42".to_owned()));
+    given.output_folder = None;
+    let fourth = workflow.run(given.clone(), quick_options()).await.unwrap();
+    assert!(!fourth.reused);
+    assert_eq!(
+        fourth.processing.metadata.as_ref().unwrap()[JOB_KEY],
+        "survey 42"
+    );
+    let fifth = workflow.run(given, quick_options()).await.unwrap();
+    assert!(fifth.reused);
+    assert_eq!(client.list_processings_all().await.unwrap().len(), 3);
+
+    let mut empty = job;
+    empty.key = Some(JobKey::Given(String::new()));
+    let e = workflow.run(empty, quick_options()).await.unwrap_err();
+    assert!(matches!(e, WorkflowError::InvalidJob { .. }), "{e:?}");
     emulator.shutdown().await;
 }
 
