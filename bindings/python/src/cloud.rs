@@ -3,6 +3,7 @@
 //! (dicts with the wire's field names); the Python facade (`svc_sdk/cloud.py`) wraps
 //! them in typed record classes.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,7 +14,7 @@ use pyo3::prelude::*;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use svc_core::cloud::{ApiSecret, CloudClient as Core, CloudConfig, CloudError};
+use svc_core::cloud::{ApiSecret, CloudClient as Core, CloudConfig, CloudError, ListFilter};
 use svc_core::transfer::{TransferError, TransferOptions, TransferReport, Transfers, UploadJob};
 use uuid::Uuid;
 
@@ -321,8 +322,16 @@ impl CloudClient {
         run(async move { c.list_containers_page(page, per_page).await })
     }
 
-    fn list_containers(&self) -> Pager {
-        Pager::new(self.core.list_containers())
+    /// The containers that carry every `metadata` entry given (all without).
+    #[pyo3(signature = (metadata=None))]
+    fn list_containers(&self, metadata: Option<BTreeMap<String, String>>) -> Pager {
+        match metadata {
+            None => Pager::new(self.core.list_containers()),
+            Some(metadata) => Pager::new(self.core.list_containers_matching(ListFilter {
+                name: None,
+                metadata: metadata.into_iter().collect(),
+            })),
+        }
     }
 
     // ---------------------------------------------------------------- processings
@@ -368,8 +377,20 @@ impl CloudClient {
         run(async move { c.list_processings_page(page, per_page).await })
     }
 
-    fn list_processings(&self) -> Pager {
-        Pager::new(self.core.list_processings())
+    /// The processings of that `name` and every `metadata` entry given (all without).
+    #[pyo3(signature = (name=None, metadata=None))]
+    fn list_processings(
+        &self,
+        name: Option<String>,
+        metadata: Option<BTreeMap<String, String>>,
+    ) -> Pager {
+        if name.is_none() && metadata.is_none() {
+            return Pager::new(self.core.list_processings());
+        }
+        Pager::new(self.core.list_processings_matching(ListFilter {
+            name,
+            metadata: metadata.unwrap_or_default().into_iter().collect(),
+        }))
     }
 
     // ------------------------------------------------------------------ transfers

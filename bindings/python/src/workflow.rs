@@ -486,14 +486,20 @@ impl WorkflowTask {
     }
 
     /// What the workflow has left in the cloud so far, as a sentence (the message of a
-    /// KeyboardInterrupt).
+    /// KeyboardInterrupt): what it created, and whether it still goes on (then it may
+    /// yet start its processing, a credit, unless it is canceled).
     fn left_in_the_cloud(&self) -> String {
+        let running = !self.handle.is_finished();
         match (self.handle.processing_id(), self.handle.container_id()) {
             (Some(p), _) => format!(
                 "processing {p} goes on in the cloud; follow it again with Workflow.resume({p:?}) or cancel it with CloudClient.cancel_processing({p:?})",
                 p = p.to_string()
             ),
+            (None, Some(c)) if running => format!(
+                "the workflow goes on: container {c} was created and no processing is started yet, but the workflow will start it (a credit) unless it is canceled (task.cancel())"
+            ),
             (None, Some(c)) => format!("container {c} was created; no processing was started"),
+            (None, None) if running => "the workflow goes on: nothing is created in the cloud yet, but it will be unless the workflow is canceled (task.cancel())".to_owned(),
             (None, None) => "nothing was created in the cloud".to_owned(),
         }
     }

@@ -126,3 +126,17 @@ def test_the_async_batch_gives_the_same_results(emulator: Emulator, tmp_path: Pa
     assert isinstance(east, WorkflowOutcome) and east.succeeded
     assert isinstance(west, WorkflowOutcome) and west.failed
     assert {"east", "west"} <= set(seen)
+
+
+def test_lists_filter_by_name_and_metadata(emulator: Emulator, tmp_path: Path) -> None:
+    client = emulator.cloud()
+    folder = mission(tmp_path / "filtered")
+    Workflow(client).run(folder, CONFIG, name="filtered", metadata={"site": "quay-3"}, progress=False)
+    named = list(client.list_processings(name="filtered"))
+    assert [p.name for p in named] == ["filtered"]
+    tagged = list(client.list_processings(metadata={"site": "quay-3"}))
+    assert [p.name for p in tagged] == ["filtered"]
+    assert list(client.list_processings(name="filtered", metadata={"site": "other"})) == []
+    containers = list(client.list_containers(metadata={"site": "quay-3"}))
+    assert len(containers) == 1 and containers[0]["metadata"]["site"] == "quay-3"
+    assert len(list(client.list_processings())) > 1

@@ -413,3 +413,26 @@ def test_the_trajectory_of_a_failed_processing_says_it_failed(emulator: Emulator
     assert "no usable GNSS input" in str(failed.value)
     good = Workflow(emulator.cloud()).run(INPUTS, CONFIG, progress=False)
     assert good.raise_for_status() is good
+
+
+def test_what_an_interrupted_wait_says_is_true(tmp_path: Path) -> None:
+    """A workflow waiting for the organization still goes on after its wait is
+    interrupted: its report says it will start its processing unless canceled; once
+    canceled, that none was started."""
+    with Emulator(processing_time=30, device=False) as emulator:
+        client = emulator.cloud()
+        busy = Workflow(client).start(INPUTS, CONFIG, follow=False)
+        busy.wait(timeout=30)
+        task = Workflow(client).start(INPUTS, CONFIG, wait_for_organization=True)
+        deadline = time.monotonic() + 30
+        while task.container_id is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert task.container_id is not None
+        said = task._n.left_in_the_cloud()
+        assert "goes on" in said and "unless it is canceled" in said, said
+        task.cancel()
+        with pytest.raises(CanceledError):
+            task.wait(timeout=30)
+        said = task._n.left_in_the_cloud()
+        assert said == f"container {task.container_id} was created; no processing was started", said
+        assert len(list(client.list_processings())) == 1

@@ -153,7 +153,7 @@ impl ProcessArgs {
     }
 }
 
-fn parse_entry(text: &str) -> Result<(String, String), String> {
+pub(crate) fn parse_entry(text: &str) -> Result<(String, String), String> {
     match text.split_once('=') {
         Some((k, v)) if !k.is_empty() => Ok((k.to_owned(), v.to_owned())),
         _ => Err(format!("expected KEY=VALUE, got `{text}`")),

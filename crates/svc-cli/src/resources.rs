@@ -17,7 +17,7 @@ use clap::{Args, Subcommand};
 use futures::stream::{BoxStream, StreamExt};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::Value;
-use svc_core::cloud::{CloudClient, CloudConfig};
+use svc_core::cloud::{CloudClient, CloudConfig, ListFilter};
 use svc_core::transfer::{TransferError, TransferOptions, Transfers};
 use uuid::Uuid;
 
@@ -43,8 +43,9 @@ pub struct ContainersArgs {
 
 #[derive(Subcommand, Debug)]
 enum ContainersCommand {
-    /// Every container of the organization, one JSON object per line (JSON Lines).
-    List(ListArgs),
+    /// Every container of the organization (or those --metadata says), one JSON object
+    /// per line (JSON Lines).
+    List(ContainersListArgs),
     /// One container with its files, as JSON.
     Get {
         /// The container's identifier (a UUID).
@@ -71,8 +72,9 @@ pub struct ProcessingsArgs {
 
 #[derive(Subcommand, Debug)]
 enum ProcessingsCommand {
-    /// Every processing of the organization, one JSON object per line (JSON Lines).
-    List(ListArgs),
+    /// Every processing of the organization (or those --name and --metadata say), one
+    /// JSON object per line (JSON Lines).
+    List(ProcessingsListArgs),
     /// One processing (status, step, progress, result), as JSON.
     Get {
         /// The processing's identifier (a UUID).
@@ -133,6 +135,27 @@ pub(crate) struct ListArgs {
     pub(crate) page_size: i64,
 }
 
+/// Options of `containers list`.
+#[derive(Args, Debug)]
+pub(crate) struct ContainersListArgs {
+    #[command(flatten)]
+    pub(crate) list: ListArgs,
+    /// Only the items that carry this metadata entry KEY=VALUE; repeat for several
+    /// (all must hold), e.g. --metadata svc-job-key=sha256:….
+    #[arg(long = "metadata", value_name = "KEY=VALUE", value_parser = crate::process::parse_entry)]
+    pub(crate) metadata: Vec<(String, String)>,
+}
+
+/// Options of `processings list`.
+#[derive(Args, Debug)]
+pub(crate) struct ProcessingsListArgs {
+    #[command(flatten)]
+    pub(crate) list: ContainersListArgs,
+    /// Only the processings of this name.
+    #[arg(long)]
+    pub(crate) name: Option<String>,
+}
+
 /// How a single object is printed.
 #[derive(Args, Debug)]
 pub(crate) struct ObjectOutput {
@@ -179,11 +202,15 @@ fn redact_upload_forms(mut container: serde_json::Value) -> serde_json::Value {
 
 async fn run_containers(command: ContainersCommand) -> Result<(), Failure> {
     match command {
-        ContainersCommand::List(list) => {
+        ContainersCommand::List(ContainersListArgs { list, metadata }) => {
             let client = client(Some(list.page_size))?;
+            let filter = ListFilter {
+                name: None,
+                metadata: metadata.into_iter().collect(),
+            };
             print_stream(
                 client
-                    .list_containers()
+                    .list_containers_matching(filter)
                     .map(|r| {
                         r.map_err(Failure::from)
                             .and_then(|c| to_json!(&c))
@@ -207,11 +234,15 @@ async fn run_containers(command: ContainersCommand) -> Result<(), Failure> {
 
 async fn run_processings(command: ProcessingsCommand) -> Result<(), Failure> {
     match command {
-        ProcessingsCommand::List(list) => {
-            let client = client(Some(list.page_size))?;
+        ProcessingsCommand::List(ProcessingsListArgs { list, name }) => {
+            let client = client(Some(list.list.page_size))?;
+            let filter = ListFilter {
+                name,
+                metadata: list.metadata.into_iter().collect(),
+            };
             print_stream(
                 client
-                    .list_processings()
+                    .list_processings_matching(filter)
                     .map(|r| r.map_err(Failure::from).and_then(|p| to_json!(&p)))
                     .boxed(),
             )

@@ -216,8 +216,12 @@ class AsyncCloudClient:
         answer = await wait(self._n.list_containers_page(page, per_page))
         return [Container(c) for c in answer.get("containers") or []], answer.get("numItems")
 
-    def list_containers(self) -> AsyncIterator[Container]:
-        return _pages(self._n.list_containers(), Container)
+    def list_containers(
+        self, *, metadata: Optional[Mapping[str, str]] = None
+    ) -> AsyncIterator[Container]:
+        return _pages(
+            self._n.list_containers(None if metadata is None else dict(metadata)), Container
+        )
 
     async def upload(
         self,
@@ -275,8 +279,13 @@ class AsyncCloudClient:
         answer = await wait(self._n.list_processings_page(page, per_page))
         return [Processing(p) for p in answer.get("processings") or []], answer.get("numItems")
 
-    def list_processings(self) -> AsyncIterator[Processing]:
-        return _pages(self._n.list_processings(), Processing)
+    def list_processings(
+        self, *, name: Optional[str] = None, metadata: Optional[Mapping[str, str]] = None
+    ) -> AsyncIterator[Processing]:
+        return _pages(
+            self._n.list_processings(name, None if metadata is None else dict(metadata)),
+            Processing,
+        )
 
     async def create_webhook_endpoint(
         self,

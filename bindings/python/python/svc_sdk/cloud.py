@@ -307,9 +307,12 @@ class CloudClient:
         answer = self._n.list_containers_page(page, per_page).result()
         return _records(Container, answer.get("containers") or []), answer.get("numItems")
 
-    def list_containers(self) -> Iterator[Container]:
-        """Every container of the organization, page after page."""
-        return _Pages(self._n.list_containers(), Container)
+    def list_containers(self, *, metadata: Optional[Mapping[str, str]] = None) -> Iterator[Container]:
+        """Every container of the organization, page after page; with ``metadata``,
+        those that carry each of its entries."""
+        return _Pages(
+            self._n.list_containers(None if metadata is None else dict(metadata)), Container
+        )
 
     # ---------------------------------------------------------------- processings
 
@@ -349,9 +352,15 @@ class CloudClient:
         answer = self._n.list_processings_page(page, per_page).result()
         return _records(Processing, answer.get("processings") or []), answer.get("numItems")
 
-    def list_processings(self) -> Iterator[Processing]:
-        """Every processing of the organization, page after page."""
-        return _Pages(self._n.list_processings(), Processing)
+    def list_processings(
+        self, *, name: Optional[str] = None, metadata: Optional[Mapping[str, str]] = None
+    ) -> Iterator[Processing]:
+        """Every processing of the organization, page after page; with ``name`` or
+        ``metadata``, those of that name that carry each of its entries."""
+        return _Pages(
+            self._n.list_processings(name, None if metadata is None else dict(metadata)),
+            Processing,
+        )
 
     # ------------------------------------------------------------------ transfers
 

@@ -629,14 +629,22 @@ def _labelled(
 def _finish(task: WorkflowTask) -> WorkflowOutcome:
     try:
         return task.wait()
-    except KeyboardInterrupt as interrupt:
+    except KeyboardInterrupt:
         task.cancel()
-        if str(interrupt):
-            raise
-        # Raised in Python code (a progress callback): say what goes on all the same.
+        # The cancel settles what was in flight (a start whose answer had not come):
+        # the message then says exactly what goes on in the cloud. A second Ctrl-C
+        # stops waiting for that.
+        try:
+            task._n.wait(_SETTLE_SECONDS, None)
+        except _errors.SvcError:
+            pass
         raise KeyboardInterrupt(task._n.left_in_the_cloud()) from None
     except BaseException:
         # Nobody will wait for it any more (a progress callback raised): stopped. A
         # workflow that ended is not changed by this.
         task.cancel()
         raise
+
+
+#: How long an interrupted :meth:`Workflow.run` waits for its cancel to settle.
+_SETTLE_SECONDS = 5.0

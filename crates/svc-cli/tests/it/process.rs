@@ -594,4 +594,18 @@ fn a_rerun_with_a_key_starts_no_second_processing() {
     assert!(cwd.path().join("second/trajectory.csv").is_file());
     let list = cloud.svc_in(&["processings", "list"], &cloud.env(), Some(cwd.path()));
     assert_eq!(list.stdout.lines().count(), 1, "{list:#?}");
+
+    // The lists narrowed by the key, or by a name no processing has.
+    let key = first["processing"]["metadata"]["svc-job-key"]
+        .as_str()
+        .unwrap();
+    let entry = format!("svc-job-key={key}");
+    for what in ["processings", "containers"] {
+        let args = [what, "list", "--metadata", &entry];
+        let list = cloud.svc_in(&args, &cloud.env(), Some(cwd.path()));
+        assert_eq!(list.stdout.lines().count(), 1, "{list:#?}");
+    }
+    let args = ["processings", "list", "--name", "nope"];
+    let list = cloud.svc_in(&args, &cloud.env(), Some(cwd.path()));
+    assert_eq!(list.stdout.lines().count(), 0, "{list:#?}");
 }
