@@ -17,8 +17,8 @@ use serde_json::{Map, Value};
 use svc_core::Metadata;
 use svc_core::cloud::ContainerRegion;
 use svc_core::workflow::{
-    BatchOptions, JobKey, ProcessingJob, Workflow as Core, WorkflowError, WorkflowHandle,
-    WorkflowOptions, WorkflowOutcome, WorkflowProgress, WorkflowReports,
+    BatchJournal, BatchOptions, JobKey, ProcessingJob, Workflow as Core, WorkflowError,
+    WorkflowHandle, WorkflowOptions, WorkflowOutcome, WorkflowProgress, WorkflowReports,
 };
 
 use crate::cloud::{CloudClient, body, json, uuid_arg};
@@ -220,7 +220,7 @@ impl Workflow {
     /// `(inputs, name, out)`, all with the same configuration and settings; `ahead`
     /// missions under way at once, one processing at a time per organization, first
     /// come first served. A task per mission, in the order given.
-    #[pyo3(signature = (missions, config, *, resources=Vec::new(), metadata=None, region=None, follow_timeout=None, cleanup_on_failure=false, ahead=2, derived_key=false))]
+    #[pyo3(signature = (missions, config, *, resources=Vec::new(), metadata=None, region=None, follow_timeout=None, cleanup_on_failure=false, ahead=2, derived_key=false, journal=None))]
     #[allow(clippy::too_many_arguments)]
     fn start_many(
         &self,
@@ -234,7 +234,15 @@ impl Workflow {
         cleanup_on_failure: bool,
         ahead: usize,
         derived_key: bool,
+        journal: Option<PathBuf>,
     ) -> PyResult<Vec<WorkflowTask>> {
+        let journal = match journal {
+            Some(path) => Some(Arc::new(BatchJournal::open(&path).map_err(|e| {
+                SvcErr::new("io", format!("the batch journal {}: {e}", path.display()))
+                    .into_pyerr(py)
+            })?)),
+            None => None,
+        };
         let config: Map<String, Value> = body(py, "config (a processing configuration)", config)?;
         let metadata = match metadata {
             Some(m) => Some(body::<Metadata>(py, "metadata", m)?),
@@ -261,6 +269,7 @@ impl Workflow {
         let outage_tolerance = self.outage_tolerance;
         let batch = BatchOptions {
             ahead,
+            journal,
             options: Arc::new(move |_, _| {
                 options(
                     outage_tolerance,

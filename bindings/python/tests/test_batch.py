@@ -140,3 +140,18 @@ def test_lists_filter_by_name_and_metadata(emulator: Emulator, tmp_path: Path) -
     containers = list(client.list_containers(metadata={"site": "quay-3"}))
     assert len(containers) == 1 and containers[0]["metadata"]["site"] == "quay-3"
     assert len(list(client.list_processings())) > 1
+
+
+def test_a_batch_run_again_with_its_journal_starts_nothing_twice(emulator: Emulator, tmp_path: Path) -> None:
+    workflow = Workflow(emulator.cloud())
+    batch = {"j1": mission(tmp_path / "j1"), "j2": mission(tmp_path / "j2")}
+    journal = tmp_path / "batch.jsonl"
+    first = workflow.run_many(batch, CONFIG, journal=journal, progress=False)
+    again = workflow.run_many(batch, CONFIG, journal=journal, progress=False)
+    for name in batch:
+        a, b = first[name], again[name]
+        assert isinstance(a, WorkflowOutcome) and isinstance(b, WorkflowOutcome)
+        assert a.processing.id == b.processing.id
+    journal.write_text("not a journal\n{}\n")
+    with pytest.raises(LocalFileError):
+        workflow.start_many(batch, CONFIG, journal=journal)

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use serde_json::json;
 use svc_core::ErrorKind;
 use svc_core::workflow::{
-    BatchOptions, JobKey, ProcessingJob, Workflow, WorkflowError, WorkflowOptions, WorkflowOutcome,
-    WorkflowProgress,
+    BatchJournal, BatchOptions, JobKey, ProcessingJob, Workflow, WorkflowError, WorkflowOptions,
+    WorkflowOutcome, WorkflowProgress,
 };
 
 use crate::exit::{self, Failure};
@@ -86,6 +86,7 @@ pub struct BatchRun {
     pub cleanup_on_failure: bool,
     pub json: bool,
     pub embedded: bool,
+    pub journal: Option<Arc<BatchJournal>>,
 }
 
 /// Runs the batch; the exit code: 0 every mission succeeded, 8 every other one ended
@@ -143,6 +144,7 @@ pub async fn run(
                 ..WorkflowOptions::default()
             }
         }),
+        journal: batch.journal.clone(),
         ..BatchOptions::default()
     };
     let (results, interrupted) = exit::until_done_or_interrupted(

@@ -16,8 +16,8 @@ use svc_core::cloud::{
 };
 use svc_core::transfer::{Progress, TransferError};
 use svc_core::workflow::{
-    JobKey, PROCESSING_ID_PLACEHOLDER, ProcessingJob, Workflow, WorkflowError, WorkflowOptions,
-    WorkflowOutcome, WorkflowProgress,
+    BatchJournal, JobKey, PROCESSING_ID_PLACEHOLDER, ProcessingJob, Workflow, WorkflowError,
+    WorkflowOptions, WorkflowOutcome, WorkflowProgress,
 };
 use uuid::Uuid;
 
@@ -141,6 +141,12 @@ pub struct ProcessArgs {
     /// interrupted run left under the key are deleted.
     #[arg(long, value_name = "KEY|auto")]
     key: Option<String>,
+    /// With --batch: note in FILE (JSON Lines) what each mission created, as it
+    /// happens; the same batch run again with the same journal (after a crash, a
+    /// reboot) follows the processings already started instead of starting them again,
+    /// and deletes the containers left without one.
+    #[arg(long, value_name = "FILE", requires = "batch")]
+    journal: Option<PathBuf>,
 }
 
 impl ProcessArgs {
@@ -247,6 +253,12 @@ async fn process(args: ProcessArgs) -> Result<ExitCode, ProcessFailure> {
         )));
     }
     if let Some(missions) = missions {
+        let journal = match &args.journal {
+            Some(path) => Some(Arc::new(BatchJournal::open(path).map_err(|e| {
+                ProcessFailure::invalid(format!("--journal {}: {e}", path.display()))
+            })?)),
+            None => None,
+        };
         let (client, emulator) = signals
             .unless_interrupted(connect(), "before anything was sent: nothing was created")
             .await
@@ -272,6 +284,7 @@ async fn process(args: ProcessArgs) -> Result<ExitCode, ProcessFailure> {
             cleanup_on_failure: args.cleanup_on_failure,
             json: args.json,
             embedded: emulator.is_some(),
+            journal,
         };
         let code = crate::batch::run(Workflow::try_new(client)?, run, &mut signals).await;
         drop(emulator);

@@ -308,6 +308,7 @@ class Workflow:
         cleanup_on_failure: bool = False,
         ahead: int = 2,
         derived_key: bool = False,
+        journal: _Path | None = None,
     ) -> list[WorkflowTask]: ...
     def resume(
         self, processing_id: str, *, out: _Path | None = None, follow_timeout: float | None = None

@@ -469,6 +469,7 @@ class Workflow:
         follow_timeout: Optional[float] = None,
         cleanup_on_failure: bool = False,
         key: Union[bool, str, None] = None,
+        journal: Optional[PathLike] = None,
     ) -> dict[str, WorkflowTask]:
         """Starts a batch of missions and returns at once a task per mission, by name.
 
@@ -480,7 +481,11 @@ class Workflow:
         in the order given, ``ahead`` at a time, and take their turns in the order their
         uploads end, so the next mission uploads while one processes. ``key`` (see
         :class:`WorkflowSettings`): ``True`` derives each mission's own; a ``str`` is
-        the batch's, each mission's key being ``key/<name>``."""
+        the batch's, each mission's key being ``key/<name>``. ``journal``: a file (JSON
+        Lines) where the batch notes what each mission created as it happens; the same
+        batch started again with it (after a crash, a restarted kernel) follows the
+        processings already started instead of starting them again, and deletes the
+        containers left without one."""
         named = _missions(missions)
         given = _given_key(key)
         base = None if out is None else Path(os.fspath(out))
@@ -502,6 +507,7 @@ class Workflow:
             cleanup_on_failure=cleanup_on_failure,
             ahead=ahead,
             derived_key=key is True,
+            journal=None if journal is None else os.fspath(journal),
         )
         return {name: WorkflowTask(task) for name, task in zip(named, native)}
 

@@ -609,3 +609,54 @@ fn a_rerun_with_a_key_starts_no_second_processing() {
     let list = cloud.svc_in(&args, &cloud.env(), Some(cwd.path()));
     assert_eq!(list.stdout.lines().count(), 0, "{list:#?}");
 }
+
+/// `--batch --journal FILE`: the same batch run again with its journal follows the
+/// processings already started: nothing is started twice.
+#[test]
+fn a_batch_run_again_with_its_journal_starts_nothing_twice() {
+    let cwd = tempfile::tempdir().unwrap();
+    let samples = repository().join("samples");
+    for name in ["one", "two"] {
+        let mission = cwd.path().join("missions").join(name);
+        std::fs::create_dir_all(&mission).unwrap();
+        std::fs::copy(samples.join("rover.nmea"), mission.join("rover.nmea")).unwrap();
+    }
+    let config = samples.join("processing.json");
+    let cloud = Cloud::with(EmulatorConfig {
+        processing_time: Duration::from_millis(300),
+        device: None,
+        ..EmulatorConfig::default()
+    });
+    let args = [
+        "process",
+        "--batch",
+        "missions",
+        "--config",
+        config.to_str().unwrap(),
+        "--journal",
+        "batch.jsonl",
+        "--json",
+    ];
+    let ids = |run: &crate::support::Run| -> Vec<String> {
+        let report: Value = serde_json::from_str(&run.stdout).expect("one JSON object");
+        report["missions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["processing"]["id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let first = cloud.svc_in(&args, &cloud.env(), Some(cwd.path()));
+    assert_eq!(first.code, 0, "{first:#?}");
+    let journal = std::fs::read_to_string(cwd.path().join("batch.jsonl")).unwrap();
+    assert!(
+        journal
+            .lines()
+            .all(|l| serde_json::from_str::<Value>(l).is_ok())
+    );
+    let again = cloud.svc_in(&args, &cloud.env(), Some(cwd.path()));
+    assert_eq!(again.code, 0, "{again:#?}");
+    assert_eq!(ids(&again), ids(&first));
+    let list = cloud.svc_in(&["processings", "list"], &cloud.env(), Some(cwd.path()));
+    assert_eq!(list.stdout.lines().count(), 2, "{list:#?}");
+}

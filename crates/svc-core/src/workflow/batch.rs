@@ -6,8 +6,10 @@ use std::sync::Arc;
 use tokio::sync::{Semaphore, oneshot};
 use tracing::field::Empty;
 
+use super::journal::BatchJournal;
 use super::{
     ProcessingJob, Workflow, WorkflowError, WorkflowHandle, WorkflowOptions, WorkflowOutcome,
+    WorkflowProgress,
 };
 
 /// How many missions of a batch are under way at once by default: one processing while
@@ -28,6 +30,10 @@ pub struct BatchOptions {
     /// The options of each mission (say, a progress callback that names it).
     /// [`WorkflowOptions::wait_for_free_organization`] is set for every mission.
     pub options: MissionOptions,
+    /// Where the batch notes what each mission created, to resume after a restart
+    /// (see [`BatchJournal`]); missions are known in it by their job's name (or, without
+    /// one, their index in the batch). `None`: no journal.
+    pub journal: Option<Arc<BatchJournal>>,
 }
 
 impl Default for BatchOptions {
@@ -35,6 +41,7 @@ impl Default for BatchOptions {
         Self {
             ahead: DEFAULT_AHEAD,
             options: Arc::new(|_, _| WorkflowOptions::default()),
+            journal: None,
         }
     }
 }
@@ -43,6 +50,7 @@ impl fmt::Debug for BatchOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BatchOptions")
             .field("ahead", &self.ahead)
+            .field("journal", &self.journal.as_ref().map(|j| j.path()))
             .finish_non_exhaustive()
     }
 }
@@ -80,6 +88,29 @@ impl Workflow {
         for (index, job) in jobs.into_iter().enumerate() {
             let mut options = (batch.options)(index, &job);
             options.wait_for_free_organization = true;
+            let mission = job.name.clone().unwrap_or_else(|| index.to_string());
+            let record = batch.journal.as_ref().and_then(|j| j.record(&mission));
+            if let Some(journal) = &batch.journal {
+                let journal = journal.clone();
+                let inner = options.on_progress.take();
+                let name = mission.clone();
+                options.on_progress = Some(Arc::new(move |p: &WorkflowProgress| {
+                    journal.note(&name, p);
+                    if let Some(inner) = &inner {
+                        inner(p);
+                    }
+                }));
+            }
+            // Started by an earlier run of the batch: followed, not started again.
+            if let Some(processing_id) = record.as_ref().and_then(|r| r.processing_id) {
+                tracing::info!(mission, %processing_id, "resuming the mission's processing from the journal");
+                handles.push(self.start_resume(processing_id, job.output_folder.clone(), options));
+                continue;
+            }
+            // A container an earlier run left without a processing: deleted first.
+            let orphan = record.and_then(|r| r.container_id);
+            let journal = batch.journal.clone();
+            let client = self.client.clone();
             let (has_slot, next_may_ask) = oneshot::channel();
             let after = previous.replace(next_may_ask);
             let slots = slots.clone();
@@ -109,6 +140,22 @@ impl Workflow {
                 tolerance,
                 move |run| async move {
                     let _slot = slot.await;
+                    if let Some(container_id) = orphan {
+                        match client.delete_container(container_id).await {
+                            Ok(()) => tracing::info!(
+                                %container_id,
+                                "deleted the container an earlier run of the batch left"
+                            ),
+                            Err(e) => tracing::warn!(
+                                %container_id,
+                                reason = %e,
+                                "could not delete the container an earlier run of the batch left"
+                            ),
+                        }
+                        if let Some(journal) = &journal {
+                            journal.forget_container(&mission);
+                        }
+                    }
                     run.execute(job, options).await
                 },
             ));

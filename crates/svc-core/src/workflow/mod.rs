@@ -89,6 +89,7 @@ mod events;
 mod follow;
 mod handle;
 mod job;
+mod journal;
 mod options;
 mod outage;
 mod outcome;
@@ -117,6 +118,7 @@ pub use events::EventSource;
 pub use events::{ListenerOptions, WebhookListener};
 pub use handle::{WorkflowCanceler, WorkflowHandle};
 pub use job::{JOB_KEY, JobKey, ProcessingJob, check_output_folder, read_processing_config};
+pub use journal::{BatchJournal, MissionRecord};
 pub use options::{
     DEFAULT_OUTAGE_TOLERANCE, PollSettings, WorkflowOptions, WorkflowProgress,
     WorkflowProgressCallback,

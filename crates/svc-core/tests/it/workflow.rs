@@ -564,6 +564,83 @@ async fn a_job_with_a_key_is_processed_once_and_its_orphans_removed() {
 }
 
 #[tokio::test]
+async fn a_batch_resumes_from_its_journal_with_nothing_spent_twice() {
+    let emulator = quick_emulator(Duration::from_millis(300)).await;
+    let client = client_for(emulator.info());
+    let workflow = Workflow::new(client.clone());
+    let out = tempfile::tempdir().unwrap();
+    let jobs: Vec<ProcessingJob> = (0..3)
+        .map(|i| {
+            let mut job = sample_job(Some(out.path().join(format!("m{i}"))));
+            job.name = Some(format!("m{i}"));
+            job
+        })
+        .collect();
+    // A batch killed half-way: m0's processing started, m1's container created.
+    let started = workflow
+        .run(
+            jobs[0].clone(),
+            WorkflowOptions {
+                follow: false,
+                ..quick_options()
+            },
+        )
+        .await
+        .unwrap();
+    let orphan = client
+        .create_container(CreateContainerRequest {
+            region: ContainerRegion::EuWest3,
+            metadata: None,
+            files: vec![CreateContainerFile {
+                path: "rover.nmea".to_owned(),
+                type_: ContainerFileType::Input,
+                size: 10,
+                metadata: None,
+            }],
+        })
+        .await
+        .unwrap();
+    let path = out.path().join("batch.jsonl");
+    std::fs::write(
+        &path,
+        format!(
+            "{{\"mission\":\"m0\",\"containerId\":\"{}\",\"processingId\":\"{}\"}}\n{{\"mission\":\"m1\",\"containerId\":\"{}\"}}\n{{\"mission\":\"m2\",",
+            started.container_id.unwrap(),
+            started.processing.id,
+            orphan.id
+        ),
+    )
+    .unwrap();
+
+    let journal = Arc::new(svc_core::workflow::BatchJournal::open(&path).unwrap());
+    let batch = svc_core::workflow::BatchOptions {
+        options: Arc::new(|_, _| quick_options()),
+        journal: Some(journal.clone()),
+        ..Default::default()
+    };
+    let results = workflow.run_many(jobs, batch).await;
+    let outcomes: Vec<WorkflowOutcome> = results.into_iter().map(Result::unwrap).collect();
+    assert!(outcomes.iter().all(WorkflowOutcome::succeeded));
+    assert_eq!(
+        outcomes[0].processing.id, started.processing.id,
+        "m0 followed, not started again"
+    );
+    assert!(!outcomes[0].downloaded.is_empty());
+    let e = client.get_container(orphan.id).await.unwrap_err();
+    assert_eq!(e.status(), Some(404), "m1's orphan deleted: {e}");
+    assert_eq!(client.list_processings_all().await.unwrap().len(), 3);
+    for (i, outcome) in outcomes.iter().enumerate() {
+        let record = journal.record(&format!("m{i}")).unwrap();
+        assert!(record.done, "{record:?}");
+        assert_eq!(record.processing_id, Some(outcome.processing.id));
+    }
+    // Read again, the journal knows every mission done.
+    let again = svc_core::workflow::BatchJournal::open(&path).unwrap();
+    assert!((0..3).all(|i| again.record(&format!("m{i}")).is_some_and(|r| r.done)));
+    emulator.shutdown().await;
+}
+
+#[tokio::test]
 async fn duplicate_names_and_missing_files_are_refused_before_sending() {
     let emulator = quick_emulator(Duration::from_millis(500)).await;
     let client = client_for(emulator.info());
