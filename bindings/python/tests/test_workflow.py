@@ -436,3 +436,45 @@ def test_what_an_interrupted_wait_says_is_true(tmp_path: Path) -> None:
         said = task._n.left_in_the_cloud()
         assert said == f"container {task.container_id} was created; no processing was started", said
         assert len(list(client.list_processings())) == 1
+
+
+CHILD_WAITING = """
+import sys, time
+from svc_sdk import Emulator, Workflow
+with Emulator(processing_time=1.5, device=False) as emulator:
+    client = emulator.cloud()
+    Workflow(client).start(sys.argv[1:3], sys.argv[3], follow=False).wait(timeout=30)
+    task = Workflow(client).start(sys.argv[1:3], sys.argv[3], wait_for_organization=True)
+    def report(p):
+        if p["stage"] == "waiting_for_organization":
+            print("waiting", flush=True)
+    task._progress = report
+    try:
+        task.wait()
+    except KeyboardInterrupt as e:
+        print("interrupted:", e, flush=True)
+    # The organization frees: a workflow still going on would start its processing now.
+    time.sleep(3)
+    print("processings:", len(list(client.list_processings())), flush=True)
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_ctrl_c_in_a_wait_stops_what_was_not_started() -> None:
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD_WAITING, *map(str, INPUTS), str(CONFIG)],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == "waiting"
+        child.send_signal(signal.SIGINT)
+        line = child.stdout.readline().strip()
+        assert line.startswith("interrupted: container "), line
+        assert line.endswith("was created; no processing was started"), line
+        assert child.stdout.readline().strip() == "processings: 1"
+        assert child.wait(timeout=20) == 0
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()

@@ -23,6 +23,7 @@ import json
 import inspect
 import os
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, TypedDict, TypeVar, Union
 
@@ -281,15 +282,31 @@ class WorkflowTask:
     def wait(self, timeout: Optional[float] = None) -> WorkflowOutcome:
         """Waits for the end (at most ``timeout`` seconds: then ``WaitTimeoutError``,
         the workflow still running). Progress reports reach the callback from this
-        thread."""
+        thread. Ctrl-C stops the workflow (what it had not started, a processing
+        included, is not started) and raises ``KeyboardInterrupt`` saying exactly what
+        it leaves in the cloud."""
         try:
             return WorkflowOutcome(self._n.wait(timeout, self._progress))
         except WaitTimeoutError:
             raise  # Still running: the bars stay.
+        except KeyboardInterrupt:
+            self._close_bars()
+            self.cancel()
+            # The cancel settles what was in flight (a start whose answer had not
+            # come): the message then says exactly what goes on in the cloud. A second
+            # Ctrl-C stops waiting for that.
+            try:
+                self._n.wait(_SETTLE_SECONDS, None)
+            except _errors.SvcError:
+                pass
+            raise KeyboardInterrupt(self._n.left_in_the_cloud()) from None
         except BaseException:
-            if isinstance(self._progress, _Bars):
-                self._progress.close(full=False)
+            self._close_bars()
             raise
+
+    def _close_bars(self) -> None:
+        if isinstance(self._progress, _Bars):
+            self._progress.close(full=False)
 
     def cancel(self) -> None:
         """Stops the workflow (transfers aborted); a started processing goes on in the
@@ -540,6 +557,19 @@ class Workflow:
                         continue
                     except _errors.SvcError as error:
                         results[name] = error
+        except KeyboardInterrupt:
+            for task in tasks.values():
+                task.cancel()
+            # Each cancel settles what was in flight: the message says exactly what
+            # each mission leaves in the cloud.
+            settle = time.monotonic() + _SETTLE_SECONDS
+            for task in tasks.values():
+                try:
+                    task._n.wait(max(0.0, settle - time.monotonic()), None)
+                except _errors.SvcError:
+                    pass
+            said = "; ".join(f"{name}: {task._n.left_in_the_cloud()}" for name, task in tasks.items())
+            raise KeyboardInterrupt(said) from None
         except BaseException:
             for task in tasks.values():
                 task.cancel()
@@ -635,22 +665,12 @@ def _labelled(
 def _finish(task: WorkflowTask) -> WorkflowOutcome:
     try:
         return task.wait()
-    except KeyboardInterrupt:
-        task.cancel()
-        # The cancel settles what was in flight (a start whose answer had not come):
-        # the message then says exactly what goes on in the cloud. A second Ctrl-C
-        # stops waiting for that.
-        try:
-            task._n.wait(_SETTLE_SECONDS, None)
-        except _errors.SvcError:
-            pass
-        raise KeyboardInterrupt(task._n.left_in_the_cloud()) from None
     except BaseException:
-        # Nobody will wait for it any more (a progress callback raised): stopped. A
-        # workflow that ended is not changed by this.
+        # Nobody will wait for it any more (Ctrl-C, a progress callback raised):
+        # stopped. A workflow that ended is not changed by this.
         task.cancel()
         raise
 
 
-#: How long an interrupted :meth:`Workflow.run` waits for its cancel to settle.
+#: How long an interrupted :meth:`WorkflowTask.wait` waits for its cancel to settle.
 _SETTLE_SECONDS = 5.0

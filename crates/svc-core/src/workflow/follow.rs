@@ -68,6 +68,7 @@ async fn follow_in_span(
     let mut outage = Patience::new(run.outage_tolerance);
     // Events are being lost: poll at the polling pace until one arrives.
     let mut stalled = false;
+    let mut pace = Pace::default();
     run.report_processing(&current);
     while !has_ended(&current.status) {
         if let Some(deadline) = deadline
@@ -141,6 +142,12 @@ async fn follow_in_span(
             }
             None => {
                 let mut wait = poll.delay(polls);
+                // Not much later than the progress says it ends: a batch's next
+                // mission waits for this end.
+                if let Some(end) = pace.expected_end {
+                    let until = end.saturating_duration_since(Instant::now());
+                    wait = wait.min(until.max(poll.initial));
+                }
                 if let Some(deadline) = deadline {
                     wait = wait.min(deadline.saturating_duration_since(Instant::now()));
                 }
@@ -168,6 +175,7 @@ async fn follow_in_span(
                     polls = 0;
                 }
                 current = p;
+                pace.observe(&current, Instant::now());
                 tracing::debug!(
                     status = %current.status,
                     step = current.processing_step.as_ref().map(tracing::field::display),
@@ -209,6 +217,40 @@ async fn follow_in_span(
         }
     }
     Ok(current)
+}
+
+/// When a running processing should end, from the pace of its progress between the
+/// first reading that showed some and the last one.
+#[derive(Debug, Default)]
+struct Pace {
+    first: Option<(Instant, f64)>,
+    expected_end: Option<Instant>,
+}
+
+impl Pace {
+    fn observe(&mut self, p: &Processing, now: Instant) {
+        self.expected_end = None;
+        let Some(progress) = p
+            .processing_progress
+            .filter(|x| x.is_finite() && (0.0..1.0).contains(x))
+        else {
+            return;
+        };
+        if p.status != ProcessingStatus::Processing {
+            return;
+        }
+        match self.first {
+            None => self.first = Some((now, progress)),
+            Some((t0, p0)) if progress > p0 => {
+                let rate = (progress - p0) / now.saturating_duration_since(t0).as_secs_f64();
+                let left = (1.0 - progress) / rate;
+                if left.is_finite() && left >= 0.0 {
+                    self.expected_end = Some(now + Duration::from_secs_f64(left.min(86_400.0)));
+                }
+            }
+            Some(_) => {}
+        }
+    }
 }
 
 fn retryable(e: &CloudError) -> bool {
