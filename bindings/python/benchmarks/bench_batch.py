@@ -4,7 +4,7 @@
 and ``Workflow.run_many``. The service (and the emulator) runs one processing at a time
 per organization, so the floor is the missions' processings end to end.
 
-    python bindings/python/benchmarks/bench_batch.py            # 6 missions of 1 s
+    python bindings/python/benchmarks/bench_batch.py            # 20 missions of 2 s
     python bindings/python/benchmarks/bench_batch.py --quick    # a smoke run
 """
 
@@ -29,7 +29,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="2 missions of 0.3 s")
     args = parser.parse_args()
-    missions, seconds = (2, 0.3) if args.quick else (6, 1.0)
+    missions, seconds = (2, 0.3) if args.quick else (20, 2.0)
 
     with Emulator(processing_time=seconds, device=False) as emulator:
         client = emulator.cloud()

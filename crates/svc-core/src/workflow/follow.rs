@@ -23,6 +23,9 @@ use crate::cloud::{CloudError, Processing, ProcessingStatus, RetryHint};
 /// [`WorkflowOptions::outage_tolerance`](super::WorkflowOptions::outage_tolerance)).
 const MAX_FAILED_READS: u32 = 5;
 
+/// How long after the end its progress announces a processing is read again.
+const END_MARGIN: Duration = Duration::from_millis(50);
+
 /// Whether a processing has reached its end.
 pub(crate) fn has_ended(status: &ProcessingStatus) -> bool {
     matches!(
@@ -145,8 +148,14 @@ async fn follow_in_span(
                 // Not much later than the progress says it ends: a batch's next
                 // mission waits for this end.
                 if let Some(end) = pace.expected_end {
+                    // Just after the expected end; once it has passed, at the first pace.
                     let until = end.saturating_duration_since(Instant::now());
-                    wait = wait.min(until.max(poll.initial));
+                    let after = if until.is_zero() {
+                        poll.initial
+                    } else {
+                        until + END_MARGIN
+                    };
+                    wait = wait.min(after);
                 }
                 if let Some(deadline) = deadline {
                     wait = wait.min(deadline.saturating_duration_since(Instant::now()));
