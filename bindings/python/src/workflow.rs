@@ -217,7 +217,7 @@ impl Workflow {
     }
 
     /// Starts a batch of missions (svc-core's `Workflow::start_many`): each mission is
-    /// `(inputs, name, out)`, all with the same configuration and settings; `ahead`
+    /// `(inputs, name, out, key)`, all with the same configuration and settings; `ahead`
     /// missions under way at once, one processing at a time per organization, first
     /// come first served. A task per mission, in the order given.
     #[pyo3(signature = (missions, config, *, resources=Vec::new(), metadata=None, region=None, follow_timeout=None, cleanup_on_failure=false, ahead=2, derived_key=false, journal=None))]
