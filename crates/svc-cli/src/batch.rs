@@ -7,13 +7,12 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use serde_json::json;
-use svc_core::ErrorKind;
 use svc_core::workflow::{
     BatchJournal, BatchOptions, JobKey, ProcessingJob, Workflow, WorkflowError, WorkflowOptions,
     WorkflowOutcome, WorkflowProgress,
 };
 
-use crate::exit::{self, Failure};
+use crate::exit;
 use crate::process::{PROCESSING_FAILED, ProcessFailure};
 
 /// One mission of a batch: its name (its folder's or file's name) and its input.
@@ -147,22 +146,15 @@ pub async fn run(
         journal: batch.journal.clone(),
         ..BatchOptions::default()
     };
+    let handles = workflow.start_many(jobs, options);
+    let cancelers: Vec<_> = handles.iter().map(|h| h.canceler()).collect();
     let (results, interrupted) = exit::until_done_or_interrupted(
         signals,
-        workflow.run_many(jobs, options),
-        // Dropping the batch's future (after the signal) stops every mission.
-        || {},
+        futures::future::join_all(handles.iter().map(|h| h.wait())),
+        // Every mission not done stops; each result then says what it left.
+        move || cancelers.iter().for_each(|c| c.cancel()),
     )
     .await;
-    if let Some(signal) = interrupted {
-        let failure = Failure {
-            code: signal.code(),
-            message: "interrupted: the missions not done were stopped (processings already \
-                      started go on in the cloud)"
-                .to_owned(),
-        };
-        return Err(ProcessFailure::local(failure, ErrorKind::Canceled));
-    }
     if batch.json {
         let items: Vec<serde_json::Value> = names
             .iter()
@@ -172,6 +164,14 @@ pub async fn run(
         println!("{}", json!({ "missions": items }));
     } else {
         print_table(&names, &results);
+    }
+    if let Some(signal) = interrupted {
+        // The report above (table or JSON) says what each mission leaves.
+        eprintln!(
+            "svc process: {}: the missions not done were stopped; each one's result says what it leaves in the cloud",
+            signal.name()
+        );
+        return Ok(ExitCode::from(signal.code()));
     }
     Ok(exit_code(&results))
 }

@@ -660,3 +660,80 @@ fn a_batch_run_again_with_its_journal_starts_nothing_twice() {
     let list = cloud.svc_in(&["processings", "list"], &cloud.env(), Some(cwd.path()));
     assert_eq!(list.stdout.lines().count(), 2, "{list:#?}");
 }
+
+/// SIGINT during a batch: every mission not done stops at once (the next one's
+/// processing is never started), the report says what each left, exit 130.
+#[test]
+fn a_signal_stops_a_batch_and_each_mission_says_what_it_left() {
+    use std::io::{BufRead as _, Read as _};
+    use std::time::Instant;
+
+    let cwd = tempfile::tempdir().unwrap();
+    let samples = repository().join("samples");
+    for name in ["a", "b"] {
+        let mission = cwd.path().join("missions").join(name);
+        std::fs::create_dir_all(&mission).unwrap();
+        std::fs::copy(samples.join("rover.nmea"), mission.join("rover.nmea")).unwrap();
+    }
+    let mut command = command(&[
+        "process",
+        "--batch",
+        "missions",
+        "--config",
+        samples.join("processing.json").to_str().unwrap(),
+        "--json",
+    ]);
+    for name in svc_core::cloud::ENV_VARS {
+        command.env_remove(name);
+    }
+    command.current_dir(cwd.path());
+    let mut child = command.spawn().expect("svc starts");
+    let stderr = child.stderr.take().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let (lines, received) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut seen = Vec::new();
+    while !seen.iter().any(|l: &String| l.contains("running")) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match received.recv_timeout(left) {
+            Ok(line) => seen.push(line),
+            Err(_) => {
+                let _ = child.kill();
+                panic!("no `running` line: {seen:#?}");
+            }
+        }
+    }
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    let status = crate::support::wait(&mut child, Duration::from_secs(30))
+        .expect("svc ends after the signal");
+    reader.join().unwrap();
+    seen.extend(received.try_iter());
+    let text = seen.join("\n");
+    assert_eq!(status.code(), Some(130), "{text}");
+    assert!(text.contains("missions not done were stopped"), "{text}");
+    let mut out = String::new();
+    stdout.read_to_string(&mut out).unwrap();
+    let report: Value = serde_json::from_str(&out).expect("one JSON object");
+    let missions = report["missions"].as_array().unwrap();
+    let started: Vec<bool> = missions
+        .iter()
+        .map(|m| !m["error"]["processingId"].is_null())
+        .collect();
+    // One mission was processing when the signal came; the other never started one.
+    assert_eq!(started.iter().filter(|s| **s).count(), 1, "{report}");
+    for mission in missions {
+        assert_eq!(mission["error"]["kind"], "canceled", "{report}");
+    }
+}
