@@ -133,6 +133,27 @@ fn seconds(py: Python<'_>, name: &str, value: Option<f64>) -> PyResult<Option<Du
         .transpose()
 }
 
+/// A job without inputs, name, output folder or key: what the missions of a batch
+/// share, and the rest of one job.
+fn template(
+    py: Python<'_>,
+    config: &Bound<'_, PyAny>,
+    resources: Vec<PathBuf>,
+    metadata: Option<&Bound<'_, PyAny>>,
+    region: Option<String>,
+) -> PyResult<ProcessingJob> {
+    let config: Map<String, Value> = body(py, "config (a processing configuration)", config)?;
+    let mut job = ProcessingJob::new(Vec::new(), config);
+    job.resources = resources;
+    if let Some(metadata) = metadata {
+        job.metadata = body::<Metadata>(py, "metadata", metadata)?;
+    }
+    if let Some(region) = region {
+        job.region = ContainerRegion::from(region.as_str());
+    }
+    Ok(job)
+}
+
 /// A job's key: given, derived from the job, or none.
 fn job_key(given: Option<String>, derived: bool) -> Option<JobKey> {
     match given {
@@ -191,18 +212,13 @@ impl Workflow {
         key: Option<String>,
         derived_key: bool,
     ) -> PyResult<WorkflowTask> {
-        let config: Map<String, Value> = body(py, "config (a processing configuration)", config)?;
-        let mut job = ProcessingJob::new(inputs, config);
-        job.key = job_key(key, derived_key);
-        job.resources = resources;
-        job.name = name;
-        if let Some(metadata) = metadata {
-            job.metadata = body::<Metadata>(py, "metadata", metadata)?;
-        }
-        if let Some(region) = region {
-            job.region = ContainerRegion::from(region.as_str());
-        }
-        job.output_folder = out;
+        let job = ProcessingJob {
+            inputs,
+            name,
+            output_folder: out,
+            key: job_key(key, derived_key),
+            ..template(py, config, resources, metadata, region)?
+        };
         let options = options(
             self.outage_tolerance,
             follow,
@@ -243,26 +259,15 @@ impl Workflow {
             })?)),
             None => None,
         };
-        let config: Map<String, Value> = body(py, "config (a processing configuration)", config)?;
-        let metadata = match metadata {
-            Some(m) => Some(body::<Metadata>(py, "metadata", m)?),
-            None => None,
-        };
+        let template = template(py, config, resources, metadata, region)?;
         let jobs = missions
             .into_iter()
-            .map(|(inputs, name, out, key)| {
-                let mut job = ProcessingJob::new(inputs, config.clone());
-                job.key = job_key(key, derived_key);
-                job.resources = resources.clone();
-                job.name = name;
-                if let Some(metadata) = &metadata {
-                    job.metadata = metadata.clone();
-                }
-                if let Some(region) = &region {
-                    job.region = ContainerRegion::from(region.as_str());
-                }
-                job.output_folder = out;
-                job
+            .map(|(inputs, name, out, key)| ProcessingJob {
+                inputs,
+                name,
+                output_folder: out,
+                key: job_key(key, derived_key),
+                ..template.clone()
             })
             .collect();
         let follow_timeout = seconds(py, "follow_timeout", follow_timeout)?;

@@ -291,14 +291,7 @@ class WorkflowTask:
             raise  # Still running: the bars stay.
         except KeyboardInterrupt:
             self._close_bars()
-            self.cancel()
-            # The cancel settles what was in flight (a start whose answer had not
-            # come): the message then says exactly what goes on in the cloud. A second
-            # Ctrl-C stops waiting for that.
-            try:
-                self._n.wait(_SETTLE_SECONDS, None)
-            except _errors.SvcError:
-                pass
+            _stop([self])
             raise KeyboardInterrupt(self._n.left_in_the_cloud()) from None
         except BaseException:
             self._close_bars()
@@ -558,16 +551,7 @@ class Workflow:
                     except _errors.SvcError as error:
                         results[name] = error
         except KeyboardInterrupt:
-            for task in tasks.values():
-                task.cancel()
-            # Each cancel settles what was in flight: the message says exactly what
-            # each mission leaves in the cloud.
-            settle = time.monotonic() + _SETTLE_SECONDS
-            for task in tasks.values():
-                try:
-                    task._n.wait(max(0.0, settle - time.monotonic()), None)
-                except _errors.SvcError:
-                    pass
+            _stop(tasks.values())
             said = "; ".join(f"{name}: {task._n.left_in_the_cloud()}" for name, task in tasks.items())
             raise KeyboardInterrupt(said) from None
         except BaseException:
@@ -674,3 +658,19 @@ def _finish(task: WorkflowTask) -> WorkflowOutcome:
 
 #: How long an interrupted :meth:`WorkflowTask.wait` waits for its cancel to settle.
 _SETTLE_SECONDS = 5.0
+
+
+def _stop(tasks: Iterable[WorkflowTask]) -> None:
+    """Cancels ``tasks`` and waits (at most :data:`_SETTLE_SECONDS` in all) for each
+    cancel to settle what was in flight (a start whose answer had not come), so that
+    ``left_in_the_cloud`` then says exactly what each leaves. A second Ctrl-C stops
+    waiting."""
+    tasks = list(tasks)
+    for task in tasks:
+        task.cancel()
+    settle = time.monotonic() + _SETTLE_SECONDS
+    for task in tasks:
+        try:
+            task._n.wait(max(0.0, settle - time.monotonic()), None)
+        except _errors.SvcError:
+            pass

@@ -397,24 +397,26 @@ fn a_signal_with_the_embedded_emulator_says_the_processing_ends() {
 }
 
 #[cfg(unix)]
-fn interrupted_with_the_embedded_emulator(signal: &str, code: i32) {
-    use std::io::BufRead as _;
+/// `svc ARGS` in `cwd` without the caller's `SVC_*` settings, signalled with `signal`
+/// once a stderr line contains `needle`: its exit status, its stderr lines and its
+/// stdout.
+fn signalled_after(
+    cwd: &Path,
+    args: &[&str],
+    needle: &str,
+    signal: &str,
+) -> (std::process::ExitStatus, String, String) {
+    use std::io::{BufRead as _, Read as _};
     use std::time::Instant;
 
-    let cwd = tempfile::tempdir().unwrap();
-    let samples = repository().join("samples");
-    let mut command = command(&[
-        "process",
-        samples.join("rover.nmea").to_str().unwrap(),
-        "--config",
-        samples.join("processing.json").to_str().unwrap(),
-    ]);
+    let mut command = command(args);
     for name in svc_core::cloud::ENV_VARS {
         command.env_remove(name);
     }
-    command.current_dir(cwd.path());
+    command.current_dir(cwd);
     let mut child = command.spawn().expect("svc starts");
     let stderr = child.stderr.take().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
     let (lines, received) = std::sync::mpsc::channel();
     let reader = std::thread::spawn(move || {
         for line in std::io::BufReader::new(stderr).lines() {
@@ -424,16 +426,15 @@ fn interrupted_with_the_embedded_emulator(signal: &str, code: i32) {
             }
         }
     });
-    // Wait (with a deadline) for the line saying the processing started.
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut seen = Vec::new();
-    while !seen.iter().any(|l: &String| l.contains("started")) {
+    while !seen.iter().any(|l: &String| l.contains(needle)) {
         let left = deadline.saturating_duration_since(Instant::now());
         match received.recv_timeout(left) {
             Ok(line) => seen.push(line),
             Err(_) => {
                 let _ = child.kill();
-                panic!("no `started` line: {seen:#?}");
+                panic!("no `{needle}` line: {seen:#?}");
             }
         }
     }
@@ -446,7 +447,23 @@ fn interrupted_with_the_embedded_emulator(signal: &str, code: i32) {
         .expect("svc ends after the signal");
     reader.join().unwrap();
     seen.extend(received.try_iter());
-    let text = seen.join("\n");
+    let mut out = String::new();
+    stdout.read_to_string(&mut out).unwrap();
+    (status, seen.join("\n"), out)
+}
+
+fn interrupted_with_the_embedded_emulator(signal: &str, code: i32) {
+    let cwd = tempfile::tempdir().unwrap();
+    let samples = repository().join("samples");
+    let rover = samples.join("rover.nmea");
+    let config = samples.join("processing.json");
+    let args = [
+        "process",
+        rover.to_str().unwrap(),
+        "--config",
+        config.to_str().unwrap(),
+    ];
+    let (status, text, _) = signalled_after(cwd.path(), &args, "started", signal);
     assert_eq!(status.code(), Some(code), "{signal}: {text}");
     assert!(text.contains("canceled"), "{text}");
     assert!(text.contains("embedded emulator"), "{text}");
@@ -665,9 +682,6 @@ fn a_batch_run_again_with_its_journal_starts_nothing_twice() {
 /// processing is never started), the report says what each left, exit 130.
 #[test]
 fn a_signal_stops_a_batch_and_each_mission_says_what_it_left() {
-    use std::io::{BufRead as _, Read as _};
-    use std::time::Instant;
-
     let cwd = tempfile::tempdir().unwrap();
     let samples = repository().join("samples");
     for name in ["a", "b"] {
@@ -675,56 +689,18 @@ fn a_signal_stops_a_batch_and_each_mission_says_what_it_left() {
         std::fs::create_dir_all(&mission).unwrap();
         std::fs::copy(samples.join("rover.nmea"), mission.join("rover.nmea")).unwrap();
     }
-    let mut command = command(&[
+    let config = samples.join("processing.json");
+    let args = [
         "process",
         "--batch",
         "missions",
         "--config",
-        samples.join("processing.json").to_str().unwrap(),
+        config.to_str().unwrap(),
         "--json",
-    ]);
-    for name in svc_core::cloud::ENV_VARS {
-        command.env_remove(name);
-    }
-    command.current_dir(cwd.path());
-    let mut child = command.spawn().expect("svc starts");
-    let stderr = child.stderr.take().unwrap();
-    let mut stdout = child.stdout.take().unwrap();
-    let (lines, received) = std::sync::mpsc::channel();
-    let reader = std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stderr).lines() {
-            let Ok(line) = line else { break };
-            if lines.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let mut seen = Vec::new();
-    while !seen.iter().any(|l: &String| l.contains("running")) {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match received.recv_timeout(left) {
-            Ok(line) => seen.push(line),
-            Err(_) => {
-                let _ = child.kill();
-                panic!("no `running` line: {seen:#?}");
-            }
-        }
-    }
-    let status = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(status.success());
-    let status = crate::support::wait(&mut child, Duration::from_secs(30))
-        .expect("svc ends after the signal");
-    reader.join().unwrap();
-    seen.extend(received.try_iter());
-    let text = seen.join("\n");
+    ];
+    let (status, text, out) = signalled_after(cwd.path(), &args, "running", "-INT");
     assert_eq!(status.code(), Some(130), "{text}");
     assert!(text.contains("missions not done were stopped"), "{text}");
-    let mut out = String::new();
-    stdout.read_to_string(&mut out).unwrap();
     let report: Value = serde_json::from_str(&out).expect("one JSON object");
     let missions = report["missions"].as_array().unwrap();
     let started: Vec<bool> = missions

@@ -141,17 +141,7 @@ impl Workflow {
                 move |run| async move {
                     let _slot = slot.await;
                     if let Some(container_id) = orphan {
-                        match client.delete_container(container_id).await {
-                            Ok(()) => tracing::info!(
-                                %container_id,
-                                "deleted the container an earlier run of the batch left"
-                            ),
-                            Err(e) => tracing::warn!(
-                                %container_id,
-                                reason = %e,
-                                "could not delete the container an earlier run of the batch left"
-                            ),
-                        }
+                        super::run::delete_left_container(&client, container_id).await;
                         if let Some(journal) = &journal {
                             journal.forget_container(&mission);
                         }

@@ -264,17 +264,7 @@ impl Run {
             .await
             .map_err(cloud_error)?;
         for container in containers.iter().filter(|c| !used.contains(&c.id)) {
-            match self.client.delete_container(container.id).await {
-                Ok(()) => tracing::info!(
-                    container_id = %container.id,
-                    "deleted a container an earlier run of this job left without a processing"
-                ),
-                Err(e) => tracing::warn!(
-                    container_id = %container.id,
-                    reason = %e,
-                    "could not delete a container an earlier run of this job left"
-                ),
-            }
+            delete_left_container(&self.client, container.id).await;
         }
         let earlier = processings.iter().find(|p| {
             matches!(
@@ -780,6 +770,21 @@ impl Run {
             busy += 1;
             tokio::time::sleep(pause).await;
         }
+    }
+}
+
+/// Deletes, best effort, a container an earlier run left without a processing.
+pub(super) async fn delete_left_container(client: &CloudClient, container_id: Uuid) {
+    match client.delete_container(container_id).await {
+        Ok(()) => tracing::info!(
+            %container_id,
+            "deleted a container an earlier run left without a processing"
+        ),
+        Err(e) => tracing::warn!(
+            %container_id,
+            reason = %e,
+            "could not delete a container an earlier run left"
+        ),
     }
 }
 

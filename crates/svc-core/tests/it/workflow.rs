@@ -58,6 +58,26 @@ fn quick_options() -> WorkflowOptions {
     }
 }
 
+/// A container as a run killed before its uploads leaves it: one file registered.
+async fn left_container(
+    client: &svc_core::cloud::CloudClient,
+    metadata: Option<Metadata>,
+) -> svc_core::cloud::Container {
+    client
+        .create_container(CreateContainerRequest {
+            region: ContainerRegion::EuWest3,
+            metadata,
+            files: vec![CreateContainerFile {
+                path: "rover.nmea".to_owned(),
+                type_: ContainerFileType::Input,
+                size: 10,
+                metadata: None,
+            }],
+        })
+        .await
+        .unwrap()
+}
+
 /// Every report given to the callback.
 fn recorder() -> (
     Arc<Mutex<Vec<WorkflowProgress>>>,
@@ -500,19 +520,11 @@ async fn a_job_with_a_key_is_processed_once_and_its_orphans_removed() {
     assert!(key.starts_with("sha256:"), "{key}");
 
     // A run killed after creating its container left an orphan under the key.
-    let orphan = client
-        .create_container(CreateContainerRequest {
-            region: ContainerRegion::EuWest3,
-            metadata: Some(Metadata::from_iter([(JOB_KEY.to_owned(), key.clone())])),
-            files: vec![CreateContainerFile {
-                path: "rover.nmea".to_owned(),
-                type_: ContainerFileType::Input,
-                size: 10,
-                metadata: None,
-            }],
-        })
-        .await
-        .unwrap();
+    let orphan = left_container(
+        &client,
+        Some(Metadata::from_iter([(JOB_KEY.to_owned(), key.clone())])),
+    )
+    .await;
 
     // The same job again, its configuration's keys in another order: the earlier
     // processing, its outputs downloaded again, no second credit; the orphan deleted.
@@ -587,19 +599,7 @@ async fn a_batch_resumes_from_its_journal_with_nothing_spent_twice() {
         )
         .await
         .unwrap();
-    let orphan = client
-        .create_container(CreateContainerRequest {
-            region: ContainerRegion::EuWest3,
-            metadata: None,
-            files: vec![CreateContainerFile {
-                path: "rover.nmea".to_owned(),
-                type_: ContainerFileType::Input,
-                size: 10,
-                metadata: None,
-            }],
-        })
-        .await
-        .unwrap();
+    let orphan = left_container(&client, None).await;
     let path = out.path().join("batch.jsonl");
     std::fs::write(
         &path,
