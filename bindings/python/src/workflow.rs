@@ -64,9 +64,15 @@ fn progress_dict<'py>(
             d.set_item("stage", "starting")?;
             d.set_item("container_id", container_id.to_string())?;
         }
-        WorkflowProgress::WaitingForOrganization { waited } => {
+        WorkflowProgress::WaitingForOrganization {
+            waited,
+            behind,
+            ahead,
+        } => {
             d.set_item("stage", "waiting_for_organization")?;
             d.set_item("waited", waited.as_secs_f64())?;
+            d.set_item("behind", behind.as_deref())?;
+            d.set_item("ahead", *ahead)?;
         }
         WorkflowProgress::Queued { processing_id } => {
             d.set_item("stage", "queued")?;

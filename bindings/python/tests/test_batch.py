@@ -41,11 +41,18 @@ def test_run_many_processes_each_mission_and_isolates_failures(emulator: Emulato
         mission(tmp_path / "missions" / "south"),
     ]
     reports: list[tuple[str, str]] = []
+    in_line: list[tuple[str, object, object]] = []
+
+    def progress(name: str, report: dict[str, Any]) -> None:
+        reports.append((name, report["stage"]))
+        if report["stage"] == "waiting_for_organization":
+            in_line.append((name, report["behind"], report["ahead"]))
+
     results = Workflow(emulator.cloud()).run_many(
         [*folders, tmp_path / "missions" / "absent"],
         CONFIG,
         out=tmp_path / "out",
-        progress=lambda name, report: reports.append((name, report["stage"])),
+        progress=progress,
     )
     assert list(results) == ["north", "broken", "south", "absent"]
     north, broken, south, absent = results.values()
@@ -60,6 +67,11 @@ def test_run_many_processes_each_mission_and_isolates_failures(emulator: Emulato
     # Each mission's reports carry its name, and every processed one got to its end.
     done = {name for name, stage in reports if stage == "done"}
     assert done == {"north", "broken", "south"}
+    # A mission in line says which mission of the batch it waits behind.
+    assert any(behind is not None for _, behind, _ in in_line), in_line
+    for name, behind, ahead in in_line:
+        if behind is not None:
+            assert behind in {"north", "broken", "south"} - {name} and ahead == 1, in_line
     # One processing at a time: none was refused with a conflict, none started twice.
     names = sorted(p.name or "" for p in emulator.cloud().list_processings())
     assert names == ["broken", "north", "south"]

@@ -102,6 +102,12 @@ pub enum WorkflowProgress {
     },
     WaitingForOrganization {
         waited: Duration,
+        /// The workflow of this process whose processing it waits behind (its job's
+        /// name, or its container); none when it waits for a processing started
+        /// elsewhere.
+        behind: Option<String>,
+        /// The workflows of this process before this one, the running one included.
+        ahead: u32,
     },
     Queued {
         processing_id: String,
@@ -137,9 +143,15 @@ impl From<&sw::WorkflowProgress> for WorkflowProgress {
             P::Starting { container_id } => Self::Starting {
                 container_id: container_id.to_string(),
             },
-            P::WaitingForOrganization { waited } => {
-                Self::WaitingForOrganization { waited: *waited }
-            }
+            P::WaitingForOrganization {
+                waited,
+                behind,
+                ahead,
+            } => Self::WaitingForOrganization {
+                waited: *waited,
+                behind: behind.clone(),
+                ahead: u32::try_from(*ahead).unwrap_or(u32::MAX),
+            },
             P::Queued { processing_id } => Self::Queued {
                 processing_id: processing_id.to_string(),
             },

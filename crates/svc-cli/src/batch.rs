@@ -182,9 +182,12 @@ fn stage(p: &WorkflowProgress) -> Option<String> {
         WorkflowProgress::CreatingContainer => "creating the container".to_owned(),
         WorkflowProgress::Uploading(_) => "uploading".to_owned(),
         WorkflowProgress::Starting { .. } => "uploaded, starting".to_owned(),
-        WorkflowProgress::WaitingForOrganization { .. } => {
-            "in line for the organization (one processing at a time)".to_owned()
-        }
+        WorkflowProgress::WaitingForOrganization { behind, ahead, .. } => match behind {
+            Some(mission) => format!(
+                "in line for the organization behind {mission} ({ahead} ahead, one processing at a time)"
+            ),
+            None => "waiting for a processing of the organization started elsewhere".to_owned(),
+        },
         WorkflowProgress::Queued { processing_id } => format!("processing {processing_id} pending"),
         WorkflowProgress::Running { processing_id, .. } => {
             format!("processing {processing_id} running")

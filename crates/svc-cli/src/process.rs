@@ -657,12 +657,15 @@ impl Bars {
                     bar.set_message("starting");
                 }
             }
-            WorkflowProgress::WaitingForOrganization { waited } => {
+            WorkflowProgress::WaitingForOrganization { waited, behind, .. } => {
                 if let Some(bar) = self.bar(Stage::Processing, processing_bar) {
-                    bar.set_message(format!(
-                        "waiting for the organization's ongoing processing ({} s)",
-                        waited.as_secs()
-                    ));
+                    bar.set_message(match behind {
+                        Some(mission) => format!("in line behind {mission}"),
+                        None => format!(
+                            "waiting for the organization's ongoing processing ({} s)",
+                            waited.as_secs()
+                        ),
+                    });
                 }
             }
             WorkflowProgress::Queued { .. } => {

@@ -633,6 +633,13 @@ def _batch_progress(
 
     def show(name: str, report: dict[str, Any]) -> None:
         stage = str(report.get("stage", ""))
+        if stage == "waiting_for_organization":
+            behind = report.get("behind")
+            stage = (
+                f"in line behind {behind} ({report.get('ahead')} ahead)"
+                if behind is not None
+                else "waiting for a processing started elsewhere"
+            )
         if last.get(name) != stage:
             last[name] = stage
             print(f"{name:<{width}}  {stage}", file=sys.stderr)

@@ -56,10 +56,19 @@ pub enum WorkflowProgress {
         /// The uploaded container.
         container_id: Uuid,
     },
-    /// The organization has an ongoing processing; waiting for it to end.
+    /// The organization has an ongoing processing; waiting for it to end. Reported when
+    /// the wait begins and each time what it waits behind changes.
     WaitingForOrganization {
         /// How long the workflow has waited so far.
         waited: Duration,
+        /// The workflow of this process whose processing it waits behind (its job's
+        /// name, or its container when the job has none); `None` when it waits for a
+        /// processing started elsewhere (another process or user of the organization).
+        behind: Option<String>,
+        /// The workflows of this process before this one in line, the one whose
+        /// processing runs included; 0 when it is next and waits for a processing
+        /// started elsewhere.
+        ahead: usize,
     },
     /// The processing is `pending`.
     Queued {

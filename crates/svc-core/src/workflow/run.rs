@@ -187,7 +187,11 @@ impl Run {
         // workflows got here; held until the processing has ended.
         let began = Instant::now();
         let turn = if options.wait_for_free_organization {
-            self.take_turn(options.max_wait).await
+            let label = job
+                .name
+                .clone()
+                .unwrap_or_else(|| format!("container {container_id}"));
+            self.take_turn(&label, options.max_wait).await
         } else {
             None
         };
@@ -641,17 +645,20 @@ impl Run {
     /// The organization's turn in this process (see [`super::queue`]), waited for at
     /// most `max_wait`; `None` when that passed (the start is then tried once, and a
     /// 409 ends the wait).
-    async fn take_turn(&self, max_wait: Duration) -> Option<super::queue::Turn> {
-        if let Some(turn) = super::queue::try_turn(&self.client) {
+    async fn take_turn(&self, label: &str, max_wait: Duration) -> Option<super::queue::Turn> {
+        if let Some(turn) = super::queue::try_turn(&self.client, label) {
             return Some(turn);
         }
-        self.report(WorkflowProgress::WaitingForOrganization {
-            waited: Duration::ZERO,
-        });
         tracing::info!("waiting for the workflows before this one to end their processings");
-        tokio::time::timeout(max_wait, super::queue::turn(&self.client))
-            .await
-            .ok()
+        let began = Instant::now();
+        let turn = super::queue::turn(&self.client, label, |place| {
+            self.report(WorkflowProgress::WaitingForOrganization {
+                waited: began.elapsed(),
+                behind: place.behind,
+                ahead: place.ahead,
+            });
+        });
+        tokio::time::timeout(max_wait, turn).await.ok()
     }
 
     /// Starts the processing: waits out an ongoing processing of the organization
@@ -755,7 +762,11 @@ impl Run {
                     cleanup: Cleanup::NotAttempted,
                 });
             }
-            self.report(WorkflowProgress::WaitingForOrganization { waited });
+            self.report(WorkflowProgress::WaitingForOrganization {
+                waited,
+                behind: None,
+                ahead: 0,
+            });
             // Jittered, so that waiters elsewhere do not ask in lockstep.
             let pause = options
                 .poll

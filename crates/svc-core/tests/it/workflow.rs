@@ -415,8 +415,12 @@ async fn waiting_workflows_start_first_come_first_served() {
     let client = client_for(emulator.info());
     let workflow = Workflow::new(client.clone());
     let ended = Arc::new(Mutex::new(Vec::new()));
+    // Each mission's reports of where it stands in line: (behind, ahead).
+    type Places = Vec<Vec<(Option<String>, usize)>>;
+    let places: Arc<Mutex<Places>> = Arc::new(Mutex::new(vec![Vec::new(); 4]));
     let mut runs = Vec::new();
     for i in 0..4 {
+        let places = places.clone();
         // Each mission comes after the previous one is in line (it reported
         // `Starting`, then takes its turn): the processings must start, and so end, in
         // that order, however the polls of the waiters fall.
@@ -431,6 +435,9 @@ async fn waiting_workflows_start_first_come_first_served() {
                     if let Some(ready) = ready.lock().unwrap().take() {
                         let _ = ready.send(());
                     }
+                }
+                WorkflowProgress::WaitingForOrganization { behind, ahead, .. } => {
+                    places.lock().unwrap()[i].push((behind.clone(), *ahead));
                 }
                 WorkflowProgress::Done { .. } => ended.lock().unwrap().push(i),
                 _ => {}
@@ -450,6 +457,29 @@ async fn waiting_workflows_start_first_come_first_served() {
         assert!(outcome.succeeded(), "{:?}", outcome.processing);
     }
     assert_eq!(*ended.lock().unwrap(), [0, 1, 2, 3]);
+    // Each waiting mission says what it waits behind: the mission `ahead` places
+    // before it holds the turn; the last one saw the line move up to it.
+    let places = places.lock().unwrap().clone();
+    assert!(
+        places[0].iter().all(|(behind, _)| behind.is_none()),
+        "the first waits behind no mission: {places:?}"
+    );
+    for (i, seen) in places.iter().enumerate().skip(1) {
+        assert!(
+            seen.iter().any(|(behind, _)| behind.is_some()),
+            "{i}: {places:?}"
+        );
+        for (behind, ahead) in seen {
+            if let Some(behind) = behind {
+                assert!((1..=i).contains(ahead), "{i}: {places:?}");
+                assert_eq!(*behind, format!("mission {}", i - ahead), "{places:?}");
+            }
+        }
+    }
+    assert!(
+        places[3].contains(&(Some("mission 2".to_owned()), 1)),
+        "{places:?}"
+    );
     let all = client.list_processings_all().await.unwrap();
     assert_eq!(all.len(), 4, "one processing per mission: {all:?}");
     emulator.shutdown().await;
