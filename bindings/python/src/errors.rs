@@ -25,6 +25,7 @@ pub(crate) struct SvcErr<'py> {
     title: Option<String>,
     details: Option<String>,
     retryable: Option<bool>,
+    side: Option<svc_core::Side>,
     extra: Vec<(&'static str, Bound<'py, PyAny>)>,
 }
 
@@ -39,6 +40,7 @@ impl<'py> SvcErr<'py> {
             title: None,
             details: None,
             retryable: None,
+            side: None,
             extra: Vec::new(),
         }
     }
@@ -68,6 +70,12 @@ impl<'py> SvcErr<'py> {
     #[allow(dead_code)] // For the cloud and unit errors (next).
     pub(crate) fn retryable(mut self, retryable: bool) -> Self {
         self.retryable = Some(retryable);
+        self
+    }
+
+    /// The side that failed (`svc_core::Side`), `None` for a local failure.
+    pub(crate) fn side(mut self, side: Option<svc_core::Side>) -> Self {
+        self.side = side;
         self
     }
 
@@ -101,6 +109,7 @@ impl<'py> SvcErr<'py> {
         kwargs.set_item("status", self.status)?;
         kwargs.set_item("title", self.title.as_deref())?;
         kwargs.set_item("details", self.details.as_deref())?;
+        kwargs.set_item("side", self.side.map(svc_core::Side::as_str))?;
         if let Some(retryable) = self.retryable {
             kwargs.set_item("retryable", retryable)?;
         }

@@ -20,6 +20,7 @@ fn with_cloud<'py>(error: SvcErr<'py>, e: &CloudError) -> SvcErr<'py> {
         .status(e.status())
         .problem(e.title().map(str::to_owned), e.details().map(str::to_owned))
         .retryable(e.is_retryable())
+        .side(e.side())
 }
 
 /// A cloud service error.
@@ -38,7 +39,8 @@ pub(crate) fn transfer(py: Python<'_>, e: TransferError) -> PyErr {
     let failed: Vec<String> = e.failures().iter().map(ToString::to_string).collect();
     let mut error = SvcErr::new(e.kind().as_str(), e.to_string())
         .subsystem("transfer")
-        .retryable(e.kind().is_retryable());
+        .retryable(e.kind().is_retryable())
+        .side(e.side());
     error = with_local_file(py, error, e.local_file());
     if let Ok(list) = PyList::new(py, failed) {
         error = error.attr("failures", list.into_any());
@@ -76,7 +78,9 @@ fn with_local_file<'py>(
 }
 
 fn workflow_error(py: Python<'_>, e: WorkflowError) -> PyResult<PyErr> {
-    let mut error = SvcErr::new(e.kind().as_str(), e.to_string()).subsystem("workflow");
+    let mut error = SvcErr::new(e.kind().as_str(), e.to_string())
+        .subsystem("workflow")
+        .side(e.side());
     error = with_local_file(py, error, e.local_file());
     if let Some(cloud) = e.cloud_error() {
         error = with_cloud(error, cloud);
@@ -97,7 +101,8 @@ fn workflow_error(py: Python<'_>, e: WorkflowError) -> PyResult<PyErr> {
 pub(crate) fn unit(py: Python<'_>, e: UnitError) -> PyErr {
     let mut error = SvcErr::new(e.kind().as_str(), e.to_string())
         .status(e.status())
-        .retryable(e.is_retryable());
+        .retryable(e.is_retryable())
+        .side(e.side());
     if let UnitError::Api { title, detail, .. } = &e {
         error = error.problem(Some(title.clone()), Some(detail.clone()));
     }
@@ -128,6 +133,7 @@ pub(crate) fn unit(py: Python<'_>, e: UnitError) -> PyErr {
 pub(crate) fn live(py: Python<'_>, e: svc_core::live::LiveError) -> PyErr {
     SvcErr::new(e.kind().as_str(), e.to_string())
         .retryable(false)
+        .side(e.side())
         .into_pyerr(py)
 }
 
@@ -141,7 +147,8 @@ pub(crate) fn logger(py: Python<'_>, e: LoggerError) -> PyErr {
     let code = e.code().and_then(|code| u16::try_from(code).ok());
     let mut error = SvcErr::new(e.kind().as_str(), e.to_string())
         .status(code)
-        .retryable(e.kind().is_retryable());
+        .retryable(e.kind().is_retryable())
+        .side(e.side());
     if let LoggerError::Io { path, source } = &e {
         error = with_local_file(py, error, Some((path, source)));
     }

@@ -4,15 +4,17 @@ by many threads."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import http.server
 import os
+import socket
 import subprocess
 import sys
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -421,3 +423,71 @@ def test_timeouts_and_retries_are_set_on_every_constructor(monkeypatch: pytest.M
                         "outage_tolerance"):
             assert parameters[keyword].default is not inspect.Parameter.empty, keyword
     assert inspect.signature(Unit.http).parameters["timeout"].default == 10.0
+
+
+@contextlib.contextmanager
+def _silent_server() -> Iterator[str]:
+    """`host:port` of a server that accepts connections and never answers."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    accepted: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        server.settimeout(0.05)
+        while not stop.is_set():
+            try:
+                accepted.append(server.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        host, port = server.getsockname()
+        yield f"{host}:{port}"
+    finally:
+        stop.set()
+        thread.join()
+        for connection in accepted:
+            connection.close()
+        server.close()
+
+
+def test_a_request_without_an_answer_in_time_is_one_class_whichever_side(
+    emulator: Emulator,
+) -> None:
+    info = emulator.info
+    with _silent_server() as silent:
+        url = f"http://{silent}"
+
+        def cloud(base_url: str, auth_url: str) -> CloudClient:
+            return CloudClient(
+                base_url,
+                auth_url,
+                info["notification_url"],
+                info["api_key"],
+                info["api_secret"],
+                info["organization_id"],
+                request_timeout=0.3,
+                max_attempts=1,
+            )
+
+        calls: list[tuple[str, Callable[[], object]]] = [
+            ("service", cloud(url, info["auth_url"]).server_info),
+            ("identity_provider", cloud(info["base_url"], url).server_info),
+            ("unit", svc_sdk.Unit.http(url, timeout=0.3).info),
+            ("unit", svc_sdk.Unit.serial_tcp(silent, timeout=0.3).info),
+        ]
+        for side, call in calls:
+            with pytest.raises(svc_sdk.WaitTimeoutError) as caught:
+                call()
+            error = caught.value
+            assert isinstance(error, TimeoutError)
+            assert (error.kind, error.side, error.retryable) == ("timeout", side, True), repr(error)
+            assert f"side={side!r}" in repr(error)
+    # A connection refused stays unreachable, with its side.
+    with pytest.raises(UnreachableError) as refused:
+        svc_sdk.Unit.http("http://127.0.0.1:1").info()
+    assert refused.value.side == "unit"

@@ -35,6 +35,7 @@ pub(crate) struct ErrorInfo {
     pub processing_id: Option<String>,
     pub node_errors: Vec<NodeError>,
     pub retryable: bool,
+    pub side: Option<String>,
 }
 
 macro_rules! svc_error {
@@ -62,7 +63,9 @@ macro_rules! svc_error {
         ///   JSON in `details` —, `no_secret`);
         /// - `container_id`, `processing_id`: what a workflow had created;
         /// - `node_errors`: the invalid nodes of a refused settings write;
-        /// - `retryable`: whether repeating the same request later may help.
+        /// - `retryable`: whether repeating the same request later may help;
+        /// - `side`: which side failed (`service`, `identity_provider`, `storage`,
+        ///   `unit`), none for a local failure.
         #[derive(Clone, Debug, thiserror::Error, uniffi::Error)]
         pub enum SvcError {
             $(
@@ -79,6 +82,7 @@ macro_rules! svc_error {
                     processing_id: Option<String>,
                     node_errors: Vec<NodeError>,
                     retryable: bool,
+                    side: Option<String>,
                 },
             )+
         }
@@ -87,19 +91,19 @@ macro_rules! svc_error {
             pub(crate) fn new(kind: CoreKind, info: ErrorInfo) -> Self {
                 let ErrorInfo {
                     reason, status, title, details, operation, code, container_id,
-                    processing_id, node_errors, retryable,
+                    processing_id, node_errors, retryable, side,
                 } = info;
                 let status = status.map(i32::from);
                 match kind {
                     $( CoreKind::$variant => Self::$variant {
                         reason, status, title, details, operation, code, container_id,
-                        processing_id, node_errors, retryable,
+                        processing_id, node_errors, retryable, side,
                     }, )+
                     // A kind added to svc-core later: an internal error until this
                     // crate names it.
                     _ => Self::Internal {
                         reason, status, title, details, operation, code, container_id,
-                        processing_id, node_errors, retryable,
+                        processing_id, node_errors, retryable, side,
                     },
                 }
             }
@@ -109,10 +113,10 @@ macro_rules! svc_error {
                 match self {
                     $( Self::$variant {
                         reason, status, title, details, operation, code, container_id,
-                        processing_id, node_errors, retryable,
+                        processing_id, node_errors, retryable, side,
                     } => (ErrorKind::$variant, ErrorFields {
                         reason, status: *status, title, details, operation, code,
-                        container_id, processing_id, node_errors, retryable: *retryable,
+                        container_id, processing_id, node_errors, retryable: *retryable, side,
                     }), )+
                 }
             }
@@ -139,6 +143,7 @@ struct ErrorFields<'a> {
     processing_id: &'a Option<String>,
     node_errors: &'a Vec<NodeError>,
     retryable: bool,
+    side: &'a Option<String>,
 }
 
 svc_error! {
@@ -154,11 +159,12 @@ svc_error! {
     InvalidInput,
     /// The other side could not be reached or the connection broke.
     Unreachable,
-    /// A transient failure of the other side (5xx, 429, a timeout).
+    /// A transient failure of the other side (5xx, 429).
     Transient,
     /// The operation was cancelled.
     Canceled,
-    /// A wait ran out.
+    /// A wait ran out: a request without an answer in time (`side` says whose), a
+    /// processing not ended, a unit not back.
     Timeout,
     /// The other side answered something the SDK cannot read.
     InvalidResponse,
@@ -193,6 +199,13 @@ impl SvcError {
     /// Whether repeating the same request later may help.
     pub fn retryable(&self) -> bool {
         self.info().1.retryable
+    }
+
+    /// Which side failed: `service`, `identity_provider`, `storage` or `unit`; none for
+    /// a local failure. A request without an answer in time is a `Timeout` whichever
+    /// side was silent; this tells them apart.
+    pub fn side(&self) -> Option<String> {
+        self.info().1.side.clone()
     }
 
     /// The `title` of the error body the service or unit answered, if any.
@@ -305,6 +318,7 @@ impl From<CloudError> for SvcError {
                 details: e.details().map(str::to_owned),
                 operation: e.operation().map(str::to_owned),
                 retryable: e.is_retryable(),
+                side: e.side().map(|side| side.as_str().to_owned()),
                 ..ErrorInfo::default()
             },
         )
@@ -364,6 +378,7 @@ impl From<UnitError> for SvcError {
                 operation,
                 node_errors,
                 retryable: e.is_retryable(),
+                side: e.side().map(|side| side.as_str().to_owned()),
                 ..ErrorInfo::default()
             },
         )
@@ -384,6 +399,7 @@ impl From<WorkflowError> for SvcError {
                 container_id: e.container_id().map(|id| id.to_string()),
                 processing_id: e.processing_id().map(|id| id.to_string()),
                 retryable: e.kind().is_retryable(),
+                side: e.side().map(|side| side.as_str().to_owned()),
                 ..ErrorInfo::default()
             },
         )
@@ -417,6 +433,7 @@ impl From<svc_core::unit::LoggerError> for SvcError {
                 status: e.code().and_then(|code| u16::try_from(code).ok()),
                 operation,
                 retryable: e.kind().is_retryable(),
+                side: e.side().map(|side| side.as_str().to_owned()),
                 ..ErrorInfo::default()
             },
         )
@@ -430,6 +447,7 @@ impl From<TransferError> for SvcError {
             ErrorInfo {
                 reason: e.to_string(),
                 retryable: e.kind().is_retryable(),
+                side: e.side().map(|side| side.as_str().to_owned()),
                 ..ErrorInfo::default()
             },
         )

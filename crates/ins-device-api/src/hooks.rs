@@ -46,9 +46,66 @@ pub struct ExchangeReply {
     pub body: Vec<u8>,
 }
 
+/// Why an [`Exchange`] has no reply: its text (which must not contain the token), and
+/// whether the unit stayed silent until the link's deadline (`no_answer`) rather than
+/// the link failing. The SDK reports the first as a timeout of the unit, the second as
+/// an unreachable unit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExchangeError {
+    pub reason: String,
+    pub no_answer: bool,
+}
+
+impl ExchangeError {
+    /// The unit did not answer in time.
+    pub fn no_answer(reason: impl Into<String>) -> Self {
+        Self {
+            reason: reason.into(),
+            no_answer: true,
+        }
+    }
+
+    /// The error text of a client error built from an exchange error, and whether the
+    /// unit did not answer in time (see [`ExchangeError::no_answer`]).
+    pub fn from_custom(custom: &str) -> (&str, bool) {
+        match custom.strip_prefix(NO_ANSWER_TAG) {
+            Some(reason) => (reason, true),
+            None => (custom, false),
+        }
+    }
+
+    fn into_custom(self) -> String {
+        if self.no_answer {
+            format!("{NO_ANSWER_TAG}{}", self.reason)
+        } else {
+            self.reason
+        }
+    }
+}
+
+/// A link failure (anything but silence).
+impl From<String> for ExchangeError {
+    fn from(reason: String) -> Self {
+        Self {
+            reason,
+            no_answer: false,
+        }
+    }
+}
+
+impl fmt::Display for ExchangeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.reason)
+    }
+}
+
+/// Marks the text of an [`ExchangeError`] without answer inside the generated client's
+/// `Error::Custom` (which carries only text); removed by [`ExchangeError::from_custom`].
+const NO_ANSWER_TAG: &str = "[no answer] ";
+
 /// The future an [`Exchange`] returns; the error text must not contain the token.
 pub type ExchangeFuture<'a> =
-    Pin<Box<dyn Future<Output = Result<ExchangeReply, String>> + Send + 'a>>;
+    Pin<Box<dyn Future<Output = Result<ExchangeReply, ExchangeError>> + Send + 'a>>;
 
 /// A link that carries REST requests to the unit in place of HTTP.
 pub trait Exchange: Send + Sync + 'static {
@@ -186,7 +243,10 @@ async fn exchange_request<E>(
         query: url.query().unwrap_or_default().to_owned(),
         body,
     };
-    let reply = exchange.exchange(call).await.map_err(Error::Custom)?;
+    let reply = exchange
+        .exchange(call)
+        .await
+        .map_err(|e| Error::Custom(e.into_custom()))?;
     let id = state.next.fetch_add(1, Ordering::Relaxed);
     state.replies().insert(id, reply);
     let value = reqwest::header::HeaderValue::from(id);

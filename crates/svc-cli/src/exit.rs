@@ -170,7 +170,7 @@ pub fn code_for(kind: ErrorKind) -> u8 {
         ErrorKind::Authentication | ErrorKind::PermissionDenied => AUTH,
         ErrorKind::Conflict => CONFLICT,
         ErrorKind::InvalidInput => INVALID,
-        ErrorKind::Unreachable | ErrorKind::Transient => UNREACHABLE,
+        ErrorKind::Unreachable | ErrorKind::Transient | ErrorKind::Timeout => UNREACHABLE,
         ErrorKind::NotFound => NOT_FOUND,
         _ => FAILURE,
     }
@@ -217,7 +217,7 @@ mod tests {
                 "authentication" | "permission_denied" => 3,
                 "conflict" => 4,
                 "invalid_input" => 5,
-                "unreachable" | "transient" => 6,
+                "unreachable" | "transient" | "timeout" => 6,
                 "not_found" => 7,
                 _ => 1,
             };

@@ -328,7 +328,17 @@ pub async fn wait_ready(
         }
         Err(svc_core::unit::UnitError::NotReady(not)) => {
             println!("{}", report(&not.readiness, &not.missing));
-            Err(svc_core::unit::UnitError::NotReady(not).into())
+            let e = svc_core::unit::UnitError::NotReady(not);
+            // Not ready within the caller's own `--timeout`: a verdict (exit 1), not a
+            // side that failed to answer (6, as a stream that ended).
+            let code = match e.kind() {
+                svc_core::ErrorKind::Timeout => crate::exit::FAILURE,
+                kind => crate::exit::code_for(kind),
+            };
+            Err(crate::exit::Failure {
+                code,
+                message: e.to_string(),
+            })
         }
         Err(e) => Err(e.into()),
     }

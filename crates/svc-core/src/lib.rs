@@ -47,7 +47,7 @@ pub mod unit;
 pub mod webhook;
 pub mod workflow;
 
-pub use error::ErrorKind;
+pub use error::{ErrorKind, Side};
 /// The SDK's `tracing` events forwarded to an application's logger.
 pub use observe::forward as logs;
 

@@ -164,6 +164,16 @@ impl LiveError {
             Self::Closed { .. } => crate::ErrorKind::Unreachable,
         }
     }
+
+    /// Which side failed: the unit for a stream that ended, `None` for a subscriber too
+    /// slow for the stream.
+    #[must_use]
+    pub fn side(&self) -> Option<crate::Side> {
+        match self {
+            Self::Dropped { .. } => None,
+            Self::Closed { .. } => Some(crate::Side::Unit),
+        }
+    }
 }
 
 /// What a subscriber received and missed so far.

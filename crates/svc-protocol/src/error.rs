@@ -34,13 +34,15 @@ pub enum ErrorKind {
     /// The service, identity provider, storage or unit could not be reached, or the
     /// connection broke: repeating later may help.
     Unreachable,
-    /// A transient failure of the other side: 5xx, 429, a timeout, storage failing
-    /// until the retries were used up. Repeating later may help.
+    /// A transient failure of the other side: 5xx, 429, storage failing until the
+    /// retries were used up. Repeating later may help.
     Transient,
     /// The caller canceled the operation.
     Canceled,
-    /// A wait ran out: a processing still not ended after the follow timeout, a unit
-    /// still not back after a reboot, an organization still busy.
+    /// A wait ran out: a request of the service, its identity provider or the unit
+    /// without an answer within its timeout (the same kind whichever side was silent:
+    /// each error's `side()` says which), a processing still not ended after the follow
+    /// timeout, a unit still not back after a reboot, an organization still busy.
     Timeout,
     /// The other side answered something the SDK cannot read (or did not do what it
     /// acknowledged, e.g. settings that differ after a write).

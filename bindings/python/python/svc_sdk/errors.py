@@ -99,6 +99,11 @@ class SvcError(Exception):
             logger files: the FTP reply code of the refused command, 530 or 550).
         title: the service's or unit's short description of the problem, if any.
         details: the service's or unit's longer explanation, if any.
+        side: which side failed: ``"service"``, ``"identity_provider"``, ``"storage"``
+            or ``"unit"``; ``None`` for a local failure (the SDK's checks before
+            sending, a local file, a cancellation). A request without an answer in
+            time raises :class:`WaitTimeoutError` whichever side was silent; ``side``
+            tells them apart.
     """
 
     #: The kind of an error of this class built without ``kind=``.
@@ -109,6 +114,7 @@ class SvcError(Exception):
     status: int | None
     title: str | None
     details: str | None
+    side: str | None
 
     def __init__(
         self,
@@ -119,6 +125,7 @@ class SvcError(Exception):
         status: int | None = None,
         title: str | None = None,
         details: str | None = None,
+        side: str | None = None,
         **extra: Any,
     ) -> None:
         super().__init__(message)
@@ -127,6 +134,7 @@ class SvcError(Exception):
         self.status = status
         self.title = title
         self.details = details
+        self.side = side
         for klass in reversed(type(self).__mro__):
             for name, default in vars(klass).get("_extra_defaults", {}).items():
                 setattr(self, name, default())
@@ -147,6 +155,8 @@ class SvcError(Exception):
             shown.append(f"status={self.status}")
         if self.title is not None:
             shown.append(f"title={self.title!r}")
+        if self.side is not None:
+            shown.append(f"side={self.side!r}")
         return f"{type(self).__name__}({', '.join(shown)})"
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -213,8 +223,8 @@ class UnreachableError(SvcError):
 
 
 class TransientError(SvcError):
-    """A transient failure of the other side (5xx, 429, a timeout, retries used up).
-    Repeating later may help."""
+    """A transient failure of the other side (5xx, 429, retries used up). Repeating
+    later may help."""
 
     default_kind = "transient"
 
@@ -226,8 +236,10 @@ class CanceledError(SvcError):
 
 
 class WaitTimeoutError(SvcError, builtins.TimeoutError):
-    """A wait ran out (a processing not ended, a unit not back after a reboot). Also a
-    built-in :class:`TimeoutError`."""
+    """A wait ran out: a request of the service, its identity provider or the unit
+    without an answer within its timeout (:attr:`~SvcError.side` says which was silent),
+    a processing not ended, a unit not back after a reboot. Also a built-in
+    :class:`TimeoutError`."""
 
     default_kind = "timeout"
 

@@ -61,13 +61,15 @@ struct ErrorFields {
     let processingId: String?
     let nodeErrors: [NodeError]
     let retryable: Bool
+    let side: String?
 }
 
 extension SvcError {
     var fields: ErrorFields {
         ErrorFields(
             kind: kind(), reason: reason(), status: status(), operation: operation(), code: code(),
-            processingId: processingId(), nodeErrors: nodeErrors(), retryable: retryable()
+            processingId: processingId(), nodeErrors: nodeErrors(), retryable: retryable(),
+            side: side()
         )
     }
 }
@@ -83,7 +85,7 @@ func svcError<T>(_ call: () async throws -> T) async -> ErrorFields? {
     } catch {
         return ErrorFields(
             kind: .internal, reason: "not an SvcError: \(error)", status: nil, operation: nil, code: nil,
-            processingId: nil, nodeErrors: [], retryable: false
+            processingId: nil, nodeErrors: [], retryable: false, side: nil
         )
     }
 }

@@ -159,6 +159,7 @@ struct UnitTests {
         link.unplugAtNextWrite = true
         let e = await svcError { try await unit.write(patch: #"{"oem":{"label":"half-written"}}"#, checkOnly: false) }
         #expect(e?.kind == .unreachable)
+        #expect(e?.side == "unit")
         #expect(e?.reason.contains("accessory") == true, "\(String(describing: e))")
         #expect(await svcError { try await unit.info() }?.kind == .unreachable)
         // The unit discarded the cut frame.

@@ -214,6 +214,7 @@ fn a_link_unplugged_mid_request_fails_it_clearly_and_applies_nothing() {
     assert_eq!(name, "unreachable", "{e}");
     assert_eq!(e.kind(), ErrorKind::Unreachable);
     assert!(e.reason().contains("usb serial"), "{e}");
+    assert_eq!(e.side().as_deref(), Some("unit"));
     // The next request fails at once: the link is closed.
     let (name, _) = kind(block_on(unit.info()));
     assert_eq!(name, "unreachable");

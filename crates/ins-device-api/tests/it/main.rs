@@ -401,7 +401,9 @@ impl ins_device_api::hooks::Exchange for Recorder {
         let fail = self.fail;
         Box::pin(async move {
             if fail {
-                return Err("serial link: no answer within 1 s".to_owned());
+                return Err(ins_device_api::hooks::ExchangeError::no_answer(
+                    "serial link: no answer within 1 s",
+                ));
             }
             let body = match request.path.as_str() {
                 "/api/v1/settings/output/comA/messages/imuShort" => {
@@ -467,7 +469,9 @@ async fn a_failing_link_is_an_error_without_the_token() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, ins_device_api::Error::Custom(text) if text.contains("no answer")),
+        matches!(&err, ins_device_api::Error::Custom(text)
+            if ins_device_api::hooks::ExchangeError::from_custom(text)
+                == ("serial link: no answer within 1 s", true)),
         "{err:?}"
     );
     assert!(!format!("{err:?}").contains(TOKEN));

@@ -5,7 +5,7 @@ use std::fmt;
 
 use svc_cloud_api::cloud::types;
 
-use crate::error::ErrorKind;
+use crate::error::{ErrorKind, Side};
 use crate::limits::LimitError;
 
 /// The error type of the generated clients.
@@ -192,12 +192,14 @@ impl CloudError {
     /// What kind of failure this is (shared with the other subsystems, the CLI's exit
     /// codes and the bindings). An identity provider that cannot be reached is
     /// [`ErrorKind::Unreachable`] and one that fails (5xx) [`ErrorKind::Transient`],
-    /// never [`ErrorKind::Authentication`], which is kept for refused credentials.
+    /// never [`ErrorKind::Authentication`], which is kept for refused credentials. A
+    /// request without an answer within the request timeout is [`ErrorKind::Timeout`],
+    /// as a unit's is ([`side`](Self::side) says which side did not answer).
     pub fn kind(&self) -> ErrorKind {
         match self {
             Self::Api { status, .. } => ErrorKind::from_status(*status),
             Self::Transport { kind, .. } => match kind {
-                TransportKind::Timeout => ErrorKind::Transient,
+                TransportKind::Timeout => ErrorKind::Timeout,
                 _ => ErrorKind::Unreachable,
             },
             Self::Authentication { status: None, .. } => ErrorKind::Unreachable,
@@ -209,6 +211,25 @@ impl CloudError {
             },
             Self::InvalidResponse { .. } => ErrorKind::InvalidResponse,
             Self::InvalidInput { .. } | Self::Config { .. } => ErrorKind::InvalidInput,
+        }
+    }
+
+    /// Which side failed: the identity provider for its discovery and token requests,
+    /// the service for every other request; `None` for a request refused before
+    /// sending or a setting of the client.
+    pub fn side(&self) -> Option<Side> {
+        match self {
+            Self::Api { operation, .. }
+            | Self::Transport { operation, .. }
+            | Self::InvalidResponse { operation, .. } => Some(
+                if [super::auth::DISCOVERY, super::auth::TOKEN].contains(operation) {
+                    Side::IdentityProvider
+                } else {
+                    Side::Service
+                },
+            ),
+            Self::Authentication { .. } => Some(Side::IdentityProvider),
+            Self::InvalidInput { .. } | Self::Config { .. } => None,
         }
     }
 

@@ -282,6 +282,20 @@ impl TransferError {
         }
     }
 
+    /// Which side failed: the object storage, except for a local file, a cancellation
+    /// or a bug of the SDK (`None`).
+    pub fn side(&self) -> Option<crate::Side> {
+        match self {
+            Self::LocalFile { .. }
+            | Self::LocalWrite { .. }
+            | Self::SizeMismatch { .. }
+            | Self::Canceled { .. }
+            | Self::Internal { .. } => None,
+            Self::Failed { failures, .. } => failures.first().and_then(TransferError::side),
+            _ => Some(crate::Side::Storage),
+        }
+    }
+
     /// Whether running the same transfer again later may succeed without any change
     /// (storage or network trouble), as opposed to a fresh form or address, another
     /// local file, or another path being needed.

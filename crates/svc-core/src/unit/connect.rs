@@ -112,6 +112,7 @@ impl Unit {
                 UnitError::Unreachable {
                     operation: "connect",
                     reason,
+                    timed_out: false,
                     source: None,
                 }
             })?;
@@ -146,6 +147,7 @@ impl Unit {
             UnitError::Unreachable {
                 operation: "connect",
                 reason,
+                timed_out: false,
                 source: None,
             }
         })?;

@@ -3,7 +3,7 @@
 
 use ins_device_api::types;
 
-use crate::error::ErrorKind;
+use crate::error::{ErrorKind, Side};
 
 /// One invalid node of a refused settings write.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -32,14 +32,20 @@ pub enum UnitError {
         /// For a refused settings write (422): every invalid node.
         errors: Vec<NodeError>,
     },
-    /// The unit could not be reached or the link broke (connection refused while it
-    /// reboots, a timeout, a serial framing failure).
-    #[error("{operation}: the unit could not be reached: {reason}")]
+    /// The unit could not be reached, the link broke (connection refused while it
+    /// reboots, a serial framing failure), or the unit did not answer within the
+    /// request's deadline (`timed_out`: kind [`Timeout`](ErrorKind::Timeout), as a
+    /// service's request timeout is; otherwise [`Unreachable`](ErrorKind::Unreachable)).
+    /// Either way the request may have reached the unit.
+    #[error("{operation}: {}: {reason}", if *.timed_out { "the unit did not answer in time" } else { "the unit could not be reached" })]
     Unreachable {
         /// The operation that was attempted.
         operation: &'static str,
         /// What failed, without the token.
         reason: String,
+        /// Whether the unit stayed silent until the deadline (HTTP request timeout,
+        /// serial answer timeout) rather than the link failing.
+        timed_out: bool,
         /// The HTTP client's error (the token redacted from its address), when there is
         /// one (not over a serial link).
         #[source]
@@ -142,6 +148,9 @@ impl UnitError {
     pub fn kind(&self) -> ErrorKind {
         match self {
             Self::Api { status, .. } => ErrorKind::from_status(*status),
+            Self::Unreachable {
+                timed_out: true, ..
+            } => ErrorKind::Timeout,
             Self::Unreachable { .. } | Self::RebootNotConfirmed { .. } => ErrorKind::Unreachable,
             Self::InvalidResponse { .. } | Self::NotApplied { .. } => ErrorKind::InvalidResponse,
             Self::InvalidRequest { .. } | Self::InvalidSettings { .. } => ErrorKind::InvalidInput,
@@ -149,6 +158,15 @@ impl UnitError {
             Self::NotReady(not) if not.closed.is_some() => ErrorKind::Unreachable,
             Self::NotReady(_) => ErrorKind::Timeout,
             Self::Io { .. } => ErrorKind::Io,
+        }
+    }
+
+    /// Which side failed: the unit, except for a request refused before sending and a
+    /// local file (`None`).
+    pub fn side(&self) -> Option<Side> {
+        match self {
+            Self::InvalidRequest { .. } | Self::InvalidSettings { .. } | Self::Io { .. } => None,
+            _ => Some(Side::Unit),
         }
     }
 
@@ -188,14 +206,20 @@ impl UnitError {
                 UnitError::Unreachable {
                     operation,
                     reason: transport_reason(&e),
+                    timed_out: e.is_timeout(),
                     source: Some(e),
                 }
             }
-            E::Custom(reason) => UnitError::Unreachable {
-                operation,
-                reason,
-                source: None,
-            },
+            E::Custom(custom) => {
+                let (reason, timed_out) =
+                    ins_device_api::hooks::ExchangeError::from_custom(&custom);
+                UnitError::Unreachable {
+                    operation,
+                    reason: reason.to_owned(),
+                    timed_out,
+                    source: None,
+                }
+            }
             // The decoder's message without the values it quotes (a password).
             E::InvalidResponsePayload(_, e) => UnitError::InvalidResponse {
                 operation,

@@ -43,13 +43,17 @@ pub const DOWNLOAD_ATTEMPTS: u32 = 5;
 #[non_exhaustive]
 #[derive(Debug, thiserror::Error)]
 pub enum LoggerError {
-    /// The FTP server could not be reached, or the connection dropped.
-    #[error("{address}: cannot reach the unit's FTP server: {message}")]
+    /// The FTP server could not be reached, the connection dropped, or the server did
+    /// not answer within [`FTP_TIMEOUT`] (`timed_out`: kind
+    /// [`Timeout`](ErrorKind::Timeout), as every request without an answer in time).
+    #[error("{address}: {}: {message}", if *.timed_out { "the unit's FTP server did not answer in time" } else { "cannot reach the unit's FTP server" })]
     Unreachable {
         /// `host:port`.
         address: String,
         /// What failed.
         message: String,
+        /// Whether the server stayed silent until the deadline.
+        timed_out: bool,
     },
     /// The server refused a command (530 wrong user or password, 550 no such file or
     /// permission denied, ...).
@@ -113,9 +117,12 @@ pub enum LoggerError {
 impl LoggerError {
     /// The kind of failure, as every error of the SDK has: 530 → `Authentication`,
     /// 550 → `NotFound` (or `PermissionDenied` when the server says so), a dropped or
-    /// refused connection → `Unreachable`, a size mismatch → `Verification`.
+    /// refused connection → `Unreachable`, no answer within the timeout → `Timeout`, a size mismatch → `Verification`.
     pub fn kind(&self) -> ErrorKind {
         match self {
+            Self::Unreachable {
+                timed_out: true, ..
+            } => ErrorKind::Timeout,
             Self::Unreachable { .. } => ErrorKind::Unreachable,
             Self::Refused { code, message, .. } => match code {
                 530 | 331 | 332 => ErrorKind::Authentication,
@@ -135,6 +142,18 @@ impl LoggerError {
             Self::Io { .. } => ErrorKind::Io,
             Self::InvalidResponse(_) => ErrorKind::InvalidResponse,
             Self::Unit(e) => e.kind(),
+        }
+    }
+
+    /// Which side failed: the unit (its FTP server or REST interface), except for a
+    /// name, password or address refused before connecting and a local file (`None`).
+    pub fn side(&self) -> Option<crate::Side> {
+        match self {
+            Self::InvalidName(_) | Self::InvalidPassword | Self::NoAddress(_) | Self::Io { .. } => {
+                None
+            }
+            Self::Unit(e) => e.side(),
+            _ => Some(crate::Side::Unit),
         }
     }
 
@@ -219,6 +238,7 @@ fn refused(command: &'static str, e: FtpError, address: &str) -> LoggerError {
         FtpError::ConnectionError(e) => LoggerError::Unreachable {
             address: address.to_owned(),
             message: e.to_string(),
+            timed_out: false,
         },
         FtpError::BadResponse => LoggerError::InvalidResponse(format!("{command}: bad reply")),
         other => LoggerError::InvalidResponse(format!("{command}: {other}")),
@@ -327,6 +347,7 @@ impl LoggerFiles {
             Err(_) => Err(LoggerError::Unreachable {
                 address: self.address.clone(),
                 message: format!("{command}: no answer within {:?}", self.timeout),
+                timed_out: true,
             }),
         }
     }
@@ -374,12 +395,14 @@ impl LoggerFiles {
                     return Err(LoggerError::Unreachable {
                         address: self.address.clone(),
                         message: format!("PASS: {e}"),
+                        timed_out: false,
                     });
                 }
                 Err(_) => {
                     return Err(LoggerError::Unreachable {
                         address: self.address.clone(),
                         message: format!("PASS: not sent within {:?}", self.timeout),
+                        timed_out: true,
                     });
                 }
             }
@@ -553,6 +576,7 @@ impl LoggerFiles {
                 return Err(last_error.unwrap_or_else(|| LoggerError::Unreachable {
                     address: self.address.clone(),
                     message: format!("{remote}: the transfer kept dropping"),
+                    timed_out: false,
                 }));
             }
             if attempts > 0 {
@@ -563,7 +587,7 @@ impl LoggerFiles {
                 Some(ftp) => ftp,
                 None => match self.connect().await {
                     Ok(ftp) => ftp,
-                    Err(e) if e.kind() == ErrorKind::Unreachable => {
+                    Err(e @ LoggerError::Unreachable { .. }) => {
                         last_error = Some(e);
                         tokio::time::sleep(Duration::from_millis(200)).await;
                         continue;
@@ -630,12 +654,14 @@ impl LoggerFiles {
                     return Err(LoggerError::Unreachable {
                         address: self.address.clone(),
                         message: format!("RETR {remote}: {e}"),
+                        timed_out: false,
                     });
                 }
                 Err(_) => {
                     return Err(LoggerError::Unreachable {
                         address: self.address.clone(),
                         message: format!("RETR {remote}: no data within {:?}", self.timeout),
+                        timed_out: true,
                     });
                 }
             };
@@ -656,6 +682,7 @@ impl LoggerFiles {
                 Err(LoggerError::Unreachable {
                     address: self.address.clone(),
                     message: format!("RETR {remote}: {code} {message}"),
+                    timed_out: false,
                 })
             }
             Err(e) => Err(e),

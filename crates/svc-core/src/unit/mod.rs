@@ -40,7 +40,9 @@ pub use error::{NodeError, UnitError};
 /// sets ([`enums`]: [`UserName`]...) and its records and typed settings tree
 /// ([`types`]: `DeviceInfo`, `Settings`...).
 pub use ins_device_api::enums::UserName;
-pub use ins_device_api::hooks::{Exchange, ExchangeFuture, ExchangeReply, ExchangeRequest};
+pub use ins_device_api::hooks::{
+    Exchange, ExchangeError, ExchangeFuture, ExchangeReply, ExchangeRequest,
+};
 pub use ins_device_api::{AuthToken, Password, enums, types};
 pub use journal::{Journal, Pending};
 pub use logger::{

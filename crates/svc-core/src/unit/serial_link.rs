@@ -41,7 +41,7 @@ use tokio::sync::{Mutex, Notify};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
-use super::{Exchange, ExchangeFuture, ExchangeReply, ExchangeRequest};
+use super::{Exchange, ExchangeError, ExchangeFuture, ExchangeReply, ExchangeRequest};
 use crate::live::{Hub, LogStream, Slot, Subscribe};
 use crate::serial::{Decoder, Method, RestRequest, decode_reply};
 
@@ -231,7 +231,7 @@ impl SerialLink {
 
     /// Sends `request` (its path is logged, never its query, which holds the token, nor
     /// its body, which may hold a password).
-    async fn send(&self, request: &RestRequest) -> Result<ExchangeReply, String> {
+    async fn send(&self, request: &RestRequest) -> Result<ExchangeReply, ExchangeError> {
         let span = tracing::debug_span!(
             "serial",
             link = %self.inner.describe,
@@ -242,7 +242,7 @@ impl SerialLink {
         self.send_in_span(request).instrument(span).await
     }
 
-    async fn send_in_span(&self, request: &RestRequest) -> Result<ExchangeReply, String> {
+    async fn send_in_span(&self, request: &RestRequest) -> Result<ExchangeReply, ExchangeError> {
         let inner = &*self.inner;
         let id = request.id();
         let (silent_limit, attempts) = if harmless_to_repeat(request) {
@@ -336,11 +336,11 @@ impl SerialLink {
                     tracing::debug!(attempt, error = %e, "the link failed");
                     let reason = format!("{}: {e}", inner.describe);
                     inner.hub.close(&reason);
-                    return Err(reason);
+                    return Err(reason.into());
                 }
                 Err(Silence::Failed(e)) => {
                     tracing::debug!(attempt, error = %e, "the exchange failed");
-                    return Err(format!("{}: {e}", inner.describe));
+                    return Err(format!("{}: {e}", inner.describe).into());
                 }
                 Err(Silence::TimedOut) => {
                     if !heard {
@@ -379,7 +379,7 @@ impl SerialLink {
                  read the state back before repeating it",
             );
         }
-        Err(last)
+        Err(ExchangeError::no_answer(last))
     }
 }
 
@@ -539,9 +539,9 @@ impl Exchange for SerialLink {
                 http::Method::GET => Method::Get,
                 http::Method::POST => Method::Post,
                 other => {
-                    return Err(format!(
-                        "the unit has no {other} method (GET and POST only)"
-                    ));
+                    return Err(
+                        format!("the unit has no {other} method (GET and POST only)").into(),
+                    );
                 }
             };
             let body = match method {

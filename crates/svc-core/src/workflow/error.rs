@@ -279,6 +279,20 @@ impl WorkflowError {
         }
     }
 
+    /// Which side failed: the side of the cloud or transfer error it stopped on, the
+    /// service for a busy organization or a processing that did not end in time, `None`
+    /// for a local failure or a cancellation.
+    pub fn side(&self) -> Option<crate::Side> {
+        match self {
+            Self::Cloud { source, .. } => source.side(),
+            Self::Transfer { source, .. } => source.side(),
+            Self::OrganizationBusy { .. } | Self::FollowTimeout { .. } => {
+                Some(crate::Side::Service)
+            }
+            _ => None,
+        }
+    }
+
     /// The local file and the system's error, for [`WorkflowError::LocalFile`] and a
     /// transfer that failed on a local file (a binding raises its platform's file
     /// error with them: errno and file name).

@@ -403,6 +403,11 @@ async fn a_lost_answer_is_never_a_duplicate_creation() {
         }
         other => panic!("expected a transport error, got {other:?}"),
     }
+    // One kind for a request without an answer in time, whichever side: the side says
+    // which.
+    assert_eq!(e.kind(), svc_core::ErrorKind::Timeout);
+    assert_eq!(e.side(), Some(svc_core::Side::Service));
+    assert!(e.to_string().contains("timed out"), "{e}");
     assert!(e.is_retryable(), "the caller may decide to try again");
     assert_eq!(
         p.cloud.count("POST", &create),

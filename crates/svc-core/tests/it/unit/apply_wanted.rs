@@ -210,7 +210,7 @@ async fn apply_wanted_reports_nodes_the_read_back_does_not_show() {
                     ("POST", "/api/v1/settings") => {
                         br#"{"title":"request successful","needReboot":false}"#.to_vec()
                     }
-                    _ => return Err(format!("the fake has no {method} {}", request.path)),
+                    _ => return Err(format!("the fake has no {method} {}", request.path).into()),
                 };
                 Ok(svc_core::unit::ExchangeReply { status: 200, body })
             })
@@ -291,7 +291,9 @@ async fn apply_wanted_checks_again_when_the_check_answer_is_lost() {
                 let body = match (request.method.as_str(), request.query.as_str()) {
                     ("GET", _) => serde_json::to_vec(&*self.tree.lock().unwrap()).unwrap(),
                     ("POST", "checkOnly=true") if checks == 1 => {
-                        return Err("no answer (silent for 3s)".to_owned());
+                        return Err(svc_core::unit::ExchangeError::no_answer(
+                            "no answer (silent for 3s)",
+                        ));
                     }
                     ("POST", "checkOnly=true") => written,
                     ("POST", _) => {
@@ -301,7 +303,7 @@ async fn apply_wanted_checks_again_when_the_check_answer_is_lost() {
                         *tree = svc_core::settings::apply(&tree, &patch);
                         written
                     }
-                    _ => return Err(format!("the fake has no {step}")),
+                    _ => return Err(format!("the fake has no {step}").into()),
                 };
                 Ok(svc_core::unit::ExchangeReply { status: 200, body })
             })

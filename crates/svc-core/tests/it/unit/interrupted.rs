@@ -367,3 +367,56 @@ async fn the_record_is_the_units_not_the_addresss() {
         .expect("finished");
     assert!(report.rebooted, "{report:?}");
 }
+
+/// A unit that stays silent past the deadline is a timeout of the unit, whatever the
+/// link (as a service that does not answer in time is a timeout of the service); a
+/// connection refused stays an unreachable unit.
+#[tokio::test]
+async fn a_silent_unit_is_a_timeout_of_the_unit_over_every_link() {
+    use svc_core::{ErrorKind, Side};
+
+    // HTTP: every answer comes later than the request timeout.
+    let rig = Rig::start(
+        Link::Http,
+        DeviceConfig {
+            latency: Duration::from_millis(800),
+            ..config(&[])
+        },
+    )
+    .await;
+    let unit = Unit::http_with_timeout(rig.dev.url(), Duration::from_millis(150)).unwrap();
+    let e = unit.info().await.expect_err("no answer in time");
+    assert_eq!(e.kind(), ErrorKind::Timeout, "{e:?}");
+    assert_eq!(e.side(), Some(Side::Unit));
+    assert!(e.is_retryable());
+    assert!(e.to_string().contains("did not answer in time"), "{e}");
+
+    // The serial link: every answer of getDeviceInfo lost, each attempt waits its
+    // deadline.
+    let silent = DeviceConfig {
+        lost_exchanges: vec![LostExchange {
+            operation: "getDeviceInfo".to_owned(),
+            lost: Lost::Answer,
+            count: 10,
+        }],
+        ..config(&[])
+    };
+    let options = svc_core::unit::serial_link::SerialOptions {
+        answer_timeout: Duration::from_millis(200),
+        ..super::SERIAL
+    };
+    let rig = Rig::start_with(Link::Tcp, silent, options).await;
+    let e = rig.session().await.info().await.expect_err("no answer");
+    assert_eq!(e.kind(), ErrorKind::Timeout, "{e:?}");
+    assert_eq!(e.side(), Some(Side::Unit));
+    assert!(e.to_string().contains("no answer"), "{e}");
+
+    // Nothing listening: unreachable, not a timeout.
+    let e = Unit::http("http://127.0.0.1:1")
+        .unwrap()
+        .info()
+        .await
+        .expect_err("refused");
+    assert_eq!(e.kind(), ErrorKind::Unreachable, "{e:?}");
+    assert_eq!(e.side(), Some(Side::Unit));
+}

@@ -191,6 +191,7 @@ class UnitTest {
                 runBlocking { unit.write("""{"oem":{"label":"half-written"}}""", false) }
             }
             assertEquals(ErrorKind.UNREACHABLE, e.kind())
+            assertEquals("unit", e.side())
             assertTrue(e.reason.contains("usb serial"), e.reason)
             // Later requests fail at once: the link is closed.
             assertThrows<SvcException.Unreachable> { runBlocking { unit.info() } }
