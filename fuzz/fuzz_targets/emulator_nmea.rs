@@ -26,7 +26,9 @@ use libfuzzer_sys::fuzz_target;
 use serde_json::{Map, Value};
 use svc_emulator::fuzzing::{InputFile, MAX_WARNINGS_PER_FILE, Outcome, process};
 
-const CSV_HEADER: &str = "time,latitude,longitude,height,velocity_north,velocity_east,velocity_up";
+const CSV_HEADER: &str = "time,latitude,longitude,height,velocity_north,velocity_east,\
+velocity_up,roll,pitch,heading,std_north,std_east,std_up,std_velocity_north,std_velocity_east,\
+std_velocity_up,std_roll,std_pitch,std_heading,quality";
 
 fn folder() -> &'static PathBuf {
     static FOLDER: OnceLock<PathBuf> = OnceLock::new();
@@ -138,7 +140,7 @@ fn check_outputs(outcome: &Outcome, csv_wanted: bool, geojson_wanted: bool, fix:
         let mut positions = Vec::new();
         for line in lines {
             let fields: Vec<&str> = line.split(',').collect();
-            assert_eq!(fields.len(), 7, "{line}");
+            assert_eq!(fields.len(), 20, "{line}");
             let time: DateTime<Utc> = fields[0].parse().expect("an ISO 8601 time");
             let numbers: Vec<f64> = fields[1..]
                 .iter()

@@ -5,6 +5,8 @@
 //! - [`transfer`]: uploads to pre-signed forms and downloads of outputs, streamed, in
 //!   parallel, with progress and cancellation.
 //! - [`workflow`]: one call from local files to downloaded outputs.
+//! - [`trajectory`]: a processing's trajectory read back (SBET, `trajectory.csv`, the
+//!   ASCII export) and two trajectories compared along and across the track.
 //! - [`webhook`]: verify the signature and timestamp of a webhook delivery, then decode
 //!   it into a typed [`WebhookEvent`]; sign deliveries (tests, emulator); with the
 //!   `axum` feature (on by default), an extractor for Rust services.
@@ -42,6 +44,7 @@ mod observe;
 pub mod retry;
 pub mod settings;
 mod task;
+pub mod trajectory;
 pub mod transfer;
 pub mod unit;
 pub mod webhook;

@@ -65,6 +65,19 @@ TRAJECTORY_COLUMNS = {
     "velocity_north": "float64",
     "velocity_east": "float64",
     "velocity_up": "float64",
+    "roll": "float64",
+    "pitch": "float64",
+    "heading": "float64",
+    "std_north": "float64",
+    "std_east": "float64",
+    "std_up": "float64",
+    "std_velocity_north": "float64",
+    "std_velocity_east": "float64",
+    "std_velocity_up": "float64",
+    "std_roll": "float64",
+    "std_pitch": "float64",
+    "std_heading": "float64",
+    "quality": "int64",
 }
 
 
@@ -142,9 +155,11 @@ class WorkflowOutcome:
         )
 
     def trajectory(self) -> Any:
-        """``trajectory.csv`` as a pandas ``DataFrame``: ``time`` in UTC
-        (``datetime64[ns, UTC]``), the other columns ``float64``. Needs pandas (the
-        ``svc-sdk[pandas]`` extra); without it, use :meth:`trajectory_rows`."""
+        """``trajectory.csv`` as a pandas ``DataFrame`` with the columns and dtypes of
+        :data:`TRAJECTORY_COLUMNS`: ``time`` in UTC (``datetime64[ns, UTC]``), position
+        (degrees, ellipsoidal metres), velocity (m/s), attitude (degrees), their 1-sigma
+        standard deviations, and ``quality`` (1 RTK fixed to 6 an outage). Needs pandas
+        (the ``svc-sdk[pandas]`` extra); without it, use :meth:`trajectory_rows`."""
         try:
             import pandas as pd  # type: ignore[import-untyped, unused-ignore]
         except ImportError as e:  # pragma: no cover - depends on the environment
@@ -156,7 +171,7 @@ class WorkflowOutcome:
         frame["time"] = pd.to_datetime(frame["time"], utc=True).astype("datetime64[ns, UTC]")
         for column in frame.columns:
             if column != "time":
-                frame[column] = frame[column].astype("float64")
+                frame[column] = frame[column].astype(TRAJECTORY_COLUMNS.get(column, "float64"))
         return frame
 
     def trajectory_rows(self) -> list[dict[str, str]]:

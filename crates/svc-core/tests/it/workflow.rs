@@ -1189,3 +1189,97 @@ async fn a_mission_folder_keeps_its_paths_and_the_configuration_names_them() {
     assert_eq!(client.list_containers_all().await.unwrap().len(), 1);
     emulator.shutdown().await;
 }
+
+/// The vendor's form end to end: a mission folder (the rover's data and its settings
+/// sidecar) processed with exports and a report; the SBET and ASCII exports read back
+/// agree with `trajectory.csv`; another lever arm in the sidecar moves the trajectory
+/// by that much, as the comparison shows.
+#[tokio::test]
+async fn the_vendor_form_gives_exports_the_readers_agree_on() {
+    use svc_core::trajectory::{compare, read_points, read_sbet};
+    let emulator = quick_emulator(Duration::from_millis(300)).await;
+    let workflow = Workflow::new(client_for(emulator.info()));
+    let dir = tempfile::tempdir().unwrap();
+    let config = serde_json::json!({
+        "version": "1.0",
+        "project": {"name": "paris", "type": "nmea", "path": "rover/"},
+        "processing": {"type": "insSingle", "motionProfile": "automotive"},
+        "exports": [
+            {"name": "Export SBET", "profile": "SBET: 5Hz", "outputDir": "export"},
+            {"name": "Export ASCII", "profile": "ASCII: INS at 5Hz", "outputDir": "export"}
+        ],
+        "reports": [{"name": "JSON report", "template": "Minimal JSON", "outputDir": "reports"}]
+    });
+    let run = |arm: f64| {
+        let mission = dir.path().join(format!("mission{arm}"));
+        std::fs::create_dir_all(mission.join("rover")).unwrap();
+        std::fs::copy(
+            samples().join("rover.nmea"),
+            mission.join("rover/rover.nmea"),
+        )
+        .unwrap();
+        let sidecar = serde_json::json!({"settings": {"sensor": {"leverArm": [0.0, 0.0, -arm]}}});
+        std::fs::write(mission.join("rover/settings.json"), sidecar.to_string()).unwrap();
+        let mut job =
+            ProcessingJob::new(vec![mission.clone()], config.as_object().cloned().unwrap());
+        job.output_folder = Some(dir.path().join(format!("out{arm}")));
+        let workflow = workflow.clone();
+        async move { workflow.run(job, quick_options()).await }
+    };
+    let outcome = run(0.0).await.expect("processed");
+    assert!(outcome.succeeded(), "{:?}", outcome.errors);
+    let out = dir.path().join("out0");
+    let csv = read_points(std::io::BufReader::new(
+        std::fs::File::open(out.join("trajectory.csv")).unwrap(),
+    ))
+    .unwrap();
+    let ascii = read_points(std::io::BufReader::new(
+        std::fs::File::open(out.join("export/export_ascii.txt")).unwrap(),
+    ))
+    .unwrap();
+    let sbet =
+        read_sbet(std::fs::File::open(out.join("export/export_sbet.sbet")).unwrap()).unwrap();
+    // Both exports at 5 Hz over the mission: the same epochs.
+    assert_eq!(sbet.len(), ascii.len());
+    let duration = (csv[csv.len() - 1].time - csv[0].time).num_milliseconds() as f64 / 1000.0;
+    assert_eq!(ascii.len(), (duration * 5.0).floor() as usize + 1);
+    for (s, a) in sbet.iter().zip(&ascii).step_by(7) {
+        assert!(
+            (s.latitude.to_degrees() - a.latitude).abs() < 1e-8,
+            "{s:?} {a:?}"
+        );
+        assert!((s.height - a.height).abs() < 1e-3);
+        let attitude = a.attitude.expect("an attitude");
+        assert!(
+            (s.heading.to_degrees() - attitude[2]).abs() < 1e-2,
+            "{s:?} {a:?}"
+        );
+    }
+    // The 5 Hz export passes through the fixes: it agrees with trajectory.csv there.
+    let same = compare(&csv, &ascii);
+    assert_eq!(same.differences.len(), csv.len());
+    assert!(
+        same.horizontal.max_abs < 1e-3 && same.vertical.max_abs < 1e-3,
+        "{same:?}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("reports/json_report.json")).unwrap())
+            .unwrap();
+    assert_eq!(report["epochs"], csv.len());
+
+    // The antenna 2 m above the IMU: the trajectory 2 m lower, and shifted by the few
+    // centimetres the vehicle's pitch and roll turn the lever arm by.
+    run(2.0).await.expect("processed");
+    let lower = read_points(std::io::BufReader::new(
+        std::fs::File::open(dir.path().join("out2/trajectory.csv")).unwrap(),
+    ))
+    .unwrap();
+    let moved = compare(&csv, &lower);
+    assert!(
+        (moved.vertical.mean + 2.0).abs() < 0.01,
+        "{:?}",
+        moved.vertical
+    );
+    assert!(moved.horizontal.max_abs < 0.1, "{:?}", moved.horizontal);
+    emulator.shutdown().await;
+}

@@ -63,13 +63,14 @@ async fn outputs_are_listed_only_when_processed_and_downloadable() {
         .1;
     let csv = String::from_utf8(csv.clone()).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
-    assert_eq!(
-        lines[0],
-        "time,latitude,longitude,height,velocity_north,velocity_east,velocity_up"
+    assert!(
+        lines[0].starts_with("time,latitude,longitude,height,velocity_north,velocity_east,velocity_up,roll,pitch,heading,"),
+        "{}",
+        lines[0]
     );
     assert_eq!(lines.len(), FIXES + 1, "one row per fix");
     let first: Vec<&str> = lines[1].split(',').collect();
-    assert_eq!(first.len(), 7);
+    assert_eq!(first.len(), 20);
     assert!(first[0].starts_with("2024-06-15T10:30:00"), "{}", lines[1]);
     let lat: f64 = first[1].parse().unwrap();
     let lon: f64 = first[2].parse().unwrap();

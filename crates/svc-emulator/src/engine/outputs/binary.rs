@@ -21,7 +21,7 @@ use std::io::{BufRead, Read};
 use svc_logs::records::{GnssPos, GnssPosType, SolutionMode, UtcTime, solution_mode};
 use svc_logs::{LogDecoder, LogReader, Record as LogRecord};
 
-use super::nmea::{FileScan, Gga, Record, Rmc, Sentence};
+use super::nmea::{FileScan, Gga, Inertial, Record, Rmc, Sentence};
 use super::trajectory::DAY_MS;
 
 /// How many bytes at the start of a file decide whether it is a binary log.
@@ -103,6 +103,8 @@ fn read_positions(
     // The unit's timestamp and the UTC time of the latest utcTime with a known UTC.
     let mut clock: Option<(u32, i64)> = None;
     let (mut used, mut undated) = (0_u64, 0_u64);
+    // The latest ekfEuler: its timestamp and what it gives a position of its time.
+    let mut euler: Option<(u32, Inertial)> = None;
     loop {
         let record = match log.next_record() {
             Ok(Some(record)) => record,
@@ -112,7 +114,8 @@ fn read_positions(
                 break;
             }
         };
-        // (timestamp, latitude, longitude, ellipsoidal height, velocity, GGA quality)
+        // (timestamp, latitude, longitude, ellipsoidal height, velocity, GGA quality,
+        // inertial attitude and accuracy)
         let position = match (&record, source) {
             (LogRecord::UtcTime(utc), _) => {
                 if let Some(ms) = utc_ms(utc) {
@@ -120,16 +123,41 @@ fn read_positions(
                 }
                 None
             }
+            (LogRecord::EkfEuler(e), Source::Nav) => {
+                let degrees = |rad: f32| rad.to_degrees();
+                euler = Some((
+                    e.timestamp,
+                    Inertial {
+                        attitude: [
+                            degrees(e.euler[0]),
+                            degrees(e.euler[1]),
+                            degrees(e.euler[2]).rem_euclid(360.0),
+                        ],
+                        sigma: [0.0, degrees(e.euler_std[2])],
+                    },
+                ));
+                None
+            }
             (LogRecord::EkfNav(nav), Source::Nav)
                 if solution_mode(nav.status) == Some(SolutionMode::NavPosition) =>
             {
+                let horizontal = nav.position_std[0].max(nav.position_std[1]);
+                // The attitude of the same instant (the unit logs its ekfEuler first).
+                let inertial = euler
+                    .filter(|(at, _)| nav.timestamp.abs_diff(*at) <= SAME_INSTANT_US)
+                    .map(|(_, inertial)| Inertial {
+                        sigma: [horizontal, inertial.sigma[1]],
+                        ..inertial
+                    })
+                    .filter(|i| i.attitude.iter().chain(&i.sigma).all(|v| v.is_finite()));
                 Some((
                     nav.timestamp,
                     nav.position[0],
                     nav.position[1],
                     nav.position[2] + f64::from(nav.undulation),
                     Some([f64::from(nav.velocity[0]), f64::from(nav.velocity[1])]),
-                    1,
+                    inertial_quality(horizontal),
+                    inertial,
                 ))
             }
             (LogRecord::Gps1Pos(pos), Source::Gnss) => quality(pos).map(|quality| {
@@ -140,11 +168,12 @@ fn read_positions(
                     pos.altitude + f64::from(pos.undulation),
                     None,
                     quality,
+                    None,
                 )
             }),
             _ => None,
         };
-        let Some((timestamp, lat, lon, height, velocity, quality)) = position else {
+        let Some((timestamp, lat, lon, height, velocity, quality, inertial)) = position else {
             continue;
         };
         if !(lat.is_finite() && lon.is_finite() && height.is_finite())
@@ -177,11 +206,27 @@ fn read_positions(
                 lon,
                 height,
                 quality,
+                inertial,
             }),
         });
         used += 1;
     }
     (used, undated, log.stats())
+}
+
+/// How far apart (µs) an `ekfEuler` and an `ekfNav` may be stamped and still describe
+/// the same instant.
+const SAME_INSTANT_US: u32 = 20_000;
+
+/// The GGA fix quality an inertial position's horizontal 1σ (m) stands for: 4 (RTK
+/// fixed) to 5 cm, 5 (RTK float) to 50 cm, 2 (differential) to 1 m, else 1.
+fn inertial_quality(horizontal_sigma: f32) -> u8 {
+    match horizontal_sigma {
+        s if s <= 0.05 => 4,
+        s if s <= 0.5 => 5,
+        s if s <= 1.0 => 2,
+        _ => 1,
+    }
 }
 
 /// The GGA fix quality of a GNSS position (1 single, 2 differential, 4 RTK fixed, 5

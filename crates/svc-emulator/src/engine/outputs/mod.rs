@@ -1,4 +1,7 @@
-//! Processing outputs: a GNSS trajectory computed from the NMEA 0183 data of a container.
+//! Processing outputs: a trajectory computed from the NMEA 0183 data and the sbgECom
+//! data-logger sessions of a container, shaped by the processing configuration
+//! ([`solution`]: attitude, lever arm, standard deviations, quality; [`exports`]: the
+//! vendor form's exports and reports).
 //!
 //! [`process_into`] reads every input file of a processing line by line, streamed through
 //! a `BufReader` with lines capped at [`MAX_LINE_BYTES`] (so a multi-hundred-MiB IMU log or
@@ -8,14 +11,18 @@
 //! writer it is given ([`process`] holds them in memory):
 //!
 //! 1. `trajectory.csv`: header
-//!    `time,latitude,longitude,height,velocity_north,velocity_east,velocity_up`, then one line
-//!    per fix with `\n` line ends; time is ISO 8601 UTC with milliseconds
+//!    `time,latitude,longitude,height,velocity_north,velocity_east,velocity_up,roll,pitch,`
+//!    `heading,std_north,std_east,std_up,std_velocity_north,std_velocity_east,`
+//!    `std_velocity_up,std_roll,std_pitch,std_heading,quality`, then one line per fix (the
+//!    [`solution`] at it) with `\n` line ends; time is ISO 8601 UTC with milliseconds
 //!    (`2026-01-02T03:04:05.000Z`), latitude/longitude in degrees with 9 decimals, the
-//!    ellipsoidal height in metres and the velocities in m/s with 3 decimals.
+//!    ellipsoidal height in metres, velocities in m/s, angles in degrees and standard
+//!    deviations with 3 decimals, the quality 1 to 6.
 //! 2. `trajectory.geojson`: a `FeatureCollection` with one `Feature` whose geometry is a
 //!    `LineString` of `[longitude, latitude, height]` (a `Point` for a single fix) and whose
 //!    properties are `startTime`, `endTime` and `fixCount`.
-//! 3. `report.json`: statistics, see [`report_json`].
+//! 3. `report.json`: statistics of the inputs, see [`report_json`].
+//! 4. The exports and reports of the vendor form ([`exports`]).
 //!
 //! The summary also tells where the mission took place: the country, region and place of
 //! the fixes' median position ([`location`]).
@@ -50,18 +57,24 @@
 //!   differences over time, 0 for the first fix.
 //!
 //! # Options
-//! `processing_json` may hold `{"outputs": {"csv": false, "geojson": false}}` to leave
-//! `trajectory.csv` and/or `trajectory.geojson` out. `report.json` is always written; any other
-//! key or value is ignored.
+//! `processing_json` is read as `svc_protocol::processing_config` reads it (a known field
+//! of the wrong type fails the processing). It may hold `{"outputs": {"csv": false,
+//! "geojson": false}}` to leave `trajectory.csv` and/or `trajectory.geojson` out;
+//! `report.json` is always written; unknown fields are ignored.
 //!
 //! # Determinism
 //! The outputs depend only on the input bytes and their order: no clock, no randomness, a fixed
 //! key order and fixed decimal formatting (`-0.000` is written `0.000`).
 
 mod binary;
+#[cfg(test)]
+mod config_tests;
+mod document;
+mod exports;
 mod location;
 mod nmea;
 mod places;
+mod solution;
 #[cfg(test)]
 mod tests;
 mod trajectory;
@@ -73,6 +86,7 @@ use std::path::PathBuf;
 use serde_json::{Map, Value};
 
 use nmea::{FileScan, scan_file};
+use svc_protocol::processing_config::ProcessingConfig;
 use trajectory::Epochs;
 use writers::{report_json, trajectory_csv, trajectory_geojson};
 
@@ -161,6 +175,12 @@ pub fn process_into<W: Write>(
     mut create: impl FnMut(&str) -> io::Result<W>,
 ) -> Result<Outcome<Written<W>>, Failure> {
     let mut warnings = Vec::new();
+    // The configuration first: a wrong one fails the processing before any input is read.
+    let (settings, planned, profile_name) = match configured(inputs, processing_json, &mut warnings)
+    {
+        Ok(configured) => configured,
+        Err(error) => return Err(Failure { error, warnings }),
+    };
     let mut epochs = Epochs::default();
     let mut scans: Vec<FileScan> = inputs
         .iter()
@@ -227,14 +247,47 @@ pub fn process_into<W: Write>(
             Err(e) => Err(format!("could not write {path}: {e}")),
         }
     };
+    let solution = solution::Solution::new(&fixes, &settings);
+    let warning_count = warnings.len();
     let result = (|| {
         if wanted("csv") {
-            write("trajectory.csv", &|out| trajectory_csv(&fixes, out))?;
+            write("trajectory.csv", &|out| trajectory_csv(&solution, out))?;
         }
         if wanted("geojson") {
-            write("trajectory.geojson", &|out| trajectory_geojson(&fixes, out))?;
+            write("trajectory.geojson", &|out| {
+                trajectory_geojson(&fixes, &solution, out)
+            })?;
         }
-        write("report.json", &|out| out.write_all(&report))
+        write("report.json", &|out| out.write_all(&report))?;
+        for output in &planned {
+            match output {
+                exports::Output::Export {
+                    path,
+                    format,
+                    rate_hz,
+                } => write(path, &|out| {
+                    exports::write_export(&solution, *format, *rate_hz, out)
+                })?,
+                exports::Output::Report { path, template } => {
+                    let figures = exports::minimal_report(
+                        &fixes,
+                        &solution,
+                        &settings,
+                        &profile_name,
+                        warning_count,
+                    );
+                    write(path, &|out| match template {
+                        exports::Template::MinimalJson => {
+                            serde_json::to_writer_pretty(&mut *out, &figures)?;
+                            out.write_all(b"\n")
+                        }
+                        exports::Template::FullHtml => document::html(&figures, &solution, out),
+                        exports::Template::FullPdf => document::pdf(&figures, &solution, out),
+                    })?;
+                }
+            }
+        }
+        Ok::<(), String>(())
     })();
     drop(fixes);
     if let Err(error) = result {
@@ -245,6 +298,76 @@ pub fn process_into<W: Write>(
         warnings,
         summary,
     })
+}
+
+/// The solution's settings, the exports and reports to write and the motion profile's
+/// name, from the configuration (see [`solution::Settings::of`] and [`exports`]).
+fn configured(
+    inputs: &[InputFile],
+    processing_json: &Map<String, Value>,
+    warnings: &mut Vec<String>,
+) -> Result<(solution::Settings, Vec<exports::Output>, String), String> {
+    let config = ProcessingConfig::from_map(processing_json).map_err(|e| e.to_string())?;
+    let (planned, sidecar, profile) = match &config {
+        ProcessingConfig::Project(project) => (
+            exports::planned(project)?,
+            sidecar_lever_arm(inputs, &project.project.path, warnings),
+            project
+                .processing
+                .motion_profile
+                .clone()
+                .unwrap_or_else(|| "automotive".to_owned()),
+        ),
+        ProcessingConfig::Shorthand(_) => (Vec::new(), None, "automotive".to_owned()),
+    };
+    let settings = solution::Settings::of(&config, sidecar)?;
+    Ok((settings, planned, profile))
+}
+
+/// The lever arm of the vendor's rover settings sidecar: a JSON file in the rover's
+/// folder (`rover`, as `project.path` names it) holding `settings.sensor.leverArm`
+/// (`[x, y, z]`, metres). A sidecar that cannot be read is a warning.
+fn sidecar_lever_arm(
+    inputs: &[InputFile],
+    rover: &str,
+    warnings: &mut Vec<String>,
+) -> Option<[f64; 3]> {
+    /// A settings sidecar is small; a larger JSON file is not one.
+    const MAX_SIDECAR_BYTES: u64 = 1 << 20;
+    let folder = rover.trim_end_matches('/');
+    for input in inputs {
+        let in_rover = input.path == folder
+            || input
+                .path
+                .strip_prefix(folder)
+                .is_some_and(|rest| rest.starts_with('/'));
+        if !in_rover || !input.path.to_ascii_lowercase().ends_with(".json") {
+            continue;
+        }
+        let small = std::fs::metadata(&input.location).is_ok_and(|m| m.len() <= MAX_SIDECAR_BYTES);
+        let value = small
+            .then(|| std::fs::read(&input.location).ok())
+            .flatten()
+            .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok());
+        let Some(value) = value else {
+            warnings.push(format!(
+                "{}: not a readable JSON settings file; ignored",
+                input.path
+            ));
+            continue;
+        };
+        let Some(arm) = value.pointer("/settings/sensor/leverArm") else {
+            continue;
+        };
+        match serde_json::from_value::<[f64; 3]>(arm.clone()) {
+            Ok(arm) => return Some(arm),
+            Err(_) => warnings.push(format!(
+                "{}: settings.sensor.leverArm is not [x, y, z] in metres; ignored",
+                input.path
+            )),
+        }
+    }
+    None
 }
 
 pub(super) fn plural(n: u64, noun: &str) -> String {

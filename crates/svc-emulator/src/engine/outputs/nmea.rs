@@ -22,6 +22,18 @@ pub(super) struct Gga {
     pub(super) lon: f64,
     pub(super) height: f64,
     pub(super) quality: u8,
+    /// What an inertial solution adds (a unit's `ekfNav` with its `ekfEuler`); `None`
+    /// for NMEA.
+    pub(super) inertial: Option<Inertial>,
+}
+
+/// An inertial solution's attitude and accuracy at a position.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct Inertial {
+    /// Roll, pitch, heading, degrees.
+    pub(super) attitude: [f32; 3],
+    /// Horizontal position 1σ (the larger of north and east), m; heading 1σ, degrees.
+    pub(super) sigma: [f32; 2],
 }
 
 /// A valid RMC with status `A`: position, date (days since 1970-01-01) and north/east velocity.
@@ -264,6 +276,7 @@ fn parse_gga(f: &[&str]) -> Result<Gga, String> {
         lon,
         height: altitude + separation,
         quality,
+        inertial: None,
     })
 }
 

@@ -20,6 +20,8 @@ const HAS_GGA: u8 = 1;
 const HAS_RMC: u8 = 2;
 /// Its RMC gave a velocity (`velocity` holds it).
 const HAS_VELOCITY: u8 = 4;
+/// Its GGA came from an inertial solution (`attitude` and `sigma` hold what it gave).
+const HAS_INERTIAL: u8 = 8;
 
 /// One epoch: the first GGA and the first RMC of a run of sentences while the files are
 /// read, then a trajectory point.
@@ -35,12 +37,29 @@ pub(super) struct Fix {
     pub(super) height: f64,
     /// North and east velocity in m/s: the RMC's (when [`HAS_VELOCITY`]) while reading,
     /// the fix's (from the RMC or finite differences) once built.
-    velocity: [f64; 2],
+    velocity: [f32; 2],
     /// Reading order (file, then line): the first GGA and RMC of an epoch win.
     seq: u32,
     /// The GGA's fix quality (1..=9); 0 without GGA.
     quality: u8,
     flags: u8,
+    /// An inertial solution's roll, pitch and heading (within ±180°), hundredths of a
+    /// degree ([`HAS_INERTIAL`]).
+    attitude: [i16; 3],
+    /// An inertial solution's horizontal position 1σ (mm) and heading 1σ (hundredths
+    /// of a degree), both saturating.
+    sigma: [u16; 2],
+}
+
+/// Degrees as hundredths of a degree within ±180°.
+fn centidegrees(degrees: f32) -> i16 {
+    let wrapped = (degrees + 180.0).rem_euclid(360.0) - 180.0;
+    (wrapped * 100.0).round() as i16
+}
+
+/// A non-negative value in `unit`s, saturating at `u16::MAX`.
+fn saturating(value: f32, per_unit: f32) -> u16 {
+    (value * per_unit).round().clamp(0.0, f32::from(u16::MAX)) as u16
 }
 
 impl Fix {
@@ -56,19 +75,29 @@ impl Fix {
             seq,
             quality: 0,
             flags: 0,
+            attitude: [0; 3],
+            sigma: [0; 2],
         };
         match record.sentence {
             Sentence::Gga(gga) => {
                 (fix.lat, fix.lon, fix.height, fix.quality) =
                     (gga.lat, gga.lon, gga.height, gga.quality);
                 fix.flags = HAS_GGA;
+                if let Some(inertial) = gga.inertial {
+                    fix.attitude = inertial.attitude.map(centidegrees);
+                    fix.sigma = [
+                        saturating(inertial.sigma[0], 1000.0),
+                        saturating(inertial.sigma[1], 100.0),
+                    ];
+                    fix.flags |= HAS_INERTIAL;
+                }
             }
             Sentence::Rmc(rmc) => {
                 fix.time_ms = rmc.day * DAY_MS + record.tod_ms;
                 (fix.lat, fix.lon) = (rmc.lat, rmc.lon);
                 fix.flags = HAS_RMC;
                 if let Some(velocity) = rmc.velocity {
-                    fix.velocity = velocity;
+                    fix.velocity = velocity.map(|v| v as f32);
                     fix.flags |= HAS_VELOCITY;
                 }
             }
@@ -88,6 +117,8 @@ impl Fix {
             seq: 0,
             quality: 0,
             flags: 0,
+            attitude: [0; 3],
+            sigma: [0; 2],
         }
     }
 
@@ -102,7 +133,8 @@ impl Fix {
         if later.has(HAS_GGA) && !self.has(HAS_GGA) {
             (self.lat, self.lon, self.height, self.quality) =
                 (later.lat, later.lon, later.height, later.quality);
-            self.flags |= HAS_GGA;
+            (self.attitude, self.sigma) = (later.attitude, later.sigma);
+            self.flags |= later.flags & (HAS_GGA | HAS_INERTIAL);
         }
         if later.has(HAS_RMC) && !self.has(HAS_RMC) {
             self.velocity = later.velocity;
@@ -113,6 +145,20 @@ impl Fix {
     /// The GGA fix quality; `None` for a fix from an RMC alone.
     pub(super) fn quality(&self) -> Option<u8> {
         self.has(HAS_GGA).then_some(self.quality)
+    }
+
+    /// An inertial solution's attitude (roll, pitch, heading within ±180°, degrees)
+    /// and its horizontal position 1σ (m) and heading 1σ (degrees).
+    pub(super) fn inertial(&self) -> Option<([f64; 3], [f64; 2])> {
+        self.has(HAS_INERTIAL).then(|| {
+            (
+                self.attitude.map(|a| f64::from(a) / 100.0),
+                [
+                    f64::from(self.sigma[0]) / 1000.0,
+                    f64::from(self.sigma[1]) / 100.0,
+                ],
+            )
+        })
     }
 }
 
@@ -247,7 +293,8 @@ impl Epochs {
                     .get(1)
                     .map_or([0.0, 0.0], |next| horizontal_velocity(&entries[0], next)),
                 _ => horizontal_velocity(&entries[i - 1], &entries[i]),
-            };
+            }
+            .map(|v| v as f32);
         }
         (entries, valid_fixes)
     }
@@ -285,7 +332,7 @@ pub(super) fn velocity(fixes: &[Fix], i: usize) -> [f64; 3] {
         Some(prev) => (fix.height - prev.height) / seconds_between(prev, fix),
         None => 0.0,
     };
-    [fix.velocity[0], fix.velocity[1], up]
+    [f64::from(fix.velocity[0]), f64::from(fix.velocity[1]), up]
 }
 
 fn seconds_between(a: &Fix, b: &Fix) -> f64 {

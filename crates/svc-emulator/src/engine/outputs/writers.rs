@@ -8,14 +8,34 @@ use serde_json::{Value, json};
 
 use super::Summary;
 use super::nmea::FileScan;
-use super::trajectory::{Fix, great_circle, velocity};
+use super::solution::Solution;
+use super::trajectory::{Fix, great_circle};
 
 /// `x` with `decimals` decimals, never `-0.000`.
 pub(super) fn fixed(x: f64, decimals: usize) -> String {
-    let s = format!("{x:.decimals$}");
-    match s.strip_prefix('-') {
-        Some(rest) if rest.bytes().all(|b| b == b'0' || b == b'.') => rest.to_string(),
-        _ => s,
+    Fixed(x, decimals).to_string()
+}
+
+/// `x` with `.1` decimals, never `-0.000`, written without allocating (the outputs
+/// write millions of them).
+#[derive(Clone, Copy)]
+pub(super) struct Fixed(pub(super) f64, pub(super) usize);
+
+impl std::fmt::Display for Fixed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Fixed(x, decimals) = *self;
+        let mut buffer = [0_u8; 64];
+        let mut cursor = io::Cursor::new(&mut buffer[..]);
+        if write!(cursor, "{x:.decimals$}").is_err() {
+            // Longer than the buffer (a huge value): written as it is.
+            return write!(f, "{x:.decimals$}");
+        }
+        let len = usize::try_from(cursor.position()).unwrap_or(0);
+        let text = std::str::from_utf8(&buffer[..len]).map_err(|_| std::fmt::Error)?;
+        match text.strip_prefix('-') {
+            Some(rest) if rest.bytes().all(|b| b == b'0' || b == b'.') => f.write_str(rest),
+            _ => f.write_str(text),
+        }
     }
 }
 
@@ -24,27 +44,57 @@ fn rounded(x: f64, decimals: usize) -> Value {
     json!(fixed(x, decimals).parse::<f64>().unwrap_or(x))
 }
 
-fn iso_time(ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(ms)
-        .map(|t| t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
-        .unwrap_or_default()
+pub(super) fn iso_time(ms: i64) -> String {
+    IsoTime(ms).to_string()
 }
 
-/// Writes `trajectory.csv`, one line per fix.
-pub(super) fn trajectory_csv(fixes: &[Fix], out: &mut impl Write) -> io::Result<()> {
-    out.write_all(b"time,latitude,longitude,height,velocity_north,velocity_east,velocity_up\n")?;
-    for (i, f) in fixes.iter().enumerate() {
-        let [north, east, up] = velocity(fixes, i);
+/// A UTC time (ms since 1970-01-01) in ISO 8601 with milliseconds, written without
+/// allocating; nothing for a time out of range.
+#[derive(Clone, Copy)]
+pub(super) struct IsoTime(pub(super) i64);
+
+impl std::fmt::Display for IsoTime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match chrono::DateTime::from_timestamp_millis(self.0) {
+            Some(t) => write!(f, "{}", t.format("%Y-%m-%dT%H:%M:%S%.3fZ")),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The header of `trajectory.csv`.
+pub(super) const TRAJECTORY_HEADER: &str = "time,latitude,longitude,height,velocity_north,\
+velocity_east,velocity_up,roll,pitch,heading,std_north,std_east,std_up,std_velocity_north,\
+std_velocity_east,std_velocity_up,std_roll,std_pitch,std_heading,quality";
+
+/// Writes `trajectory.csv`, one line per fix: the solution at each fix.
+pub(super) fn trajectory_csv(solution: &Solution<'_>, out: &mut impl Write) -> io::Result<()> {
+    writeln!(out, "{TRAJECTORY_HEADER}")?;
+    for i in 0..solution.len() {
+        let s = solution.at(i);
         writeln!(
             out,
-            "{},{},{},{},{},{},{}",
-            iso_time(f.time_ms),
-            fixed(f.lat, 9),
-            fixed(f.lon, 9),
-            fixed(f.height, 3),
-            fixed(north, 3),
-            fixed(east, 3),
-            fixed(up, 3),
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            IsoTime(s.time_ms as i64),
+            Fixed(s.lat, 9),
+            Fixed(s.lon, 9),
+            Fixed(s.height, 3),
+            Fixed(s.velocity[0], 3),
+            Fixed(s.velocity[1], 3),
+            Fixed(s.velocity[2], 3),
+            Fixed(s.attitude[0], 3),
+            Fixed(s.attitude[1], 3),
+            Fixed(s.attitude[2], 3),
+            Fixed(s.position_std[0], 3),
+            Fixed(s.position_std[1], 3),
+            Fixed(s.position_std[2], 3),
+            Fixed(s.velocity_std[0], 3),
+            Fixed(s.velocity_std[1], 3),
+            Fixed(s.velocity_std[2], 3),
+            Fixed(s.attitude_std[0], 3),
+            Fixed(s.attitude_std[1], 3),
+            Fixed(s.attitude_std[2], 3),
+            s.quality,
         )?;
     }
     Ok(())
@@ -53,11 +103,18 @@ pub(super) fn trajectory_csv(fixes: &[Fix], out: &mut impl Write) -> io::Result<
 /// Writes `trajectory.geojson`: the document is built as a JSON value with a placeholder
 /// for the coordinates, whose text is then written around them one position at a time
 /// (the text is that of the whole value written at once, without holding it).
-pub(super) fn trajectory_geojson(fixes: &[Fix], out: &mut impl Write) -> io::Result<()> {
+pub(super) fn trajectory_geojson(
+    fixes: &[Fix],
+    solution: &Solution<'_>,
+    out: &mut impl Write,
+) -> io::Result<()> {
     const PLACEHOLDER: &str = "\u{0}coordinates\u{0}";
-    let position = |f: &Fix| json!([rounded(f.lon, 9), rounded(f.lat, 9), rounded(f.height, 3)]);
+    let position = |i: usize| {
+        let s = solution.at(i);
+        json!([rounded(s.lon, 9), rounded(s.lat, 9), rounded(s.height, 3)])
+    };
     let geometry = match fixes {
-        [only] => json!({ "type": "Point", "coordinates": position(only) }),
+        [_] => json!({ "type": "Point", "coordinates": position(0) }),
         _ => json!({ "type": "LineString", "coordinates": PLACEHOLDER }),
     };
     let properties = json!({
@@ -79,11 +136,11 @@ pub(super) fn trajectory_geojson(fixes: &[Fix], out: &mut impl Write) -> io::Res
             .ok_or_else(|| io::Error::other("the GeoJSON coordinates have no place"))?;
         out.write_all(before.as_bytes())?;
         out.write_all(b"[")?;
-        for (i, f) in fixes.iter().enumerate() {
+        for i in 0..fixes.len() {
             if i > 0 {
                 out.write_all(b",")?;
             }
-            serde_json::to_writer(&mut *out, &position(f))?;
+            serde_json::to_writer(&mut *out, &position(i))?;
         }
         out.write_all(b"]")?;
         out.write_all(after.as_bytes())?;
