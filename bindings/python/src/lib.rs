@@ -22,6 +22,7 @@ mod recordings;
 mod rights;
 mod runtime;
 mod settings;
+mod trajectory;
 mod unit;
 mod webhook;
 mod workflow;
@@ -79,6 +80,7 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     call::register(module)?;
     cloud::register(module)?;
     workflow::register(module)?;
+    trajectory::register(module)?;
     unit::register(module)?;
     emulator::register(module)?;
     Ok(())

@@ -18,6 +18,8 @@ inertial navigation units.
   pandas DataFrames;
 - :mod:`svc_sdk.live`: the output logs a unit streams (serial link, UDP, a growing
   file) as records and batches of tables (:meth:`Unit.subscribe`);
+- :mod:`svc_sdk.trajectory`: processings' trajectories compared along and across the
+  track, SBET exports read, a trajectory on an interactive map;
 - :mod:`svc_sdk.errors`: the exceptions (every one an :class:`SvcError`);
 - :mod:`svc_sdk.samples`: a sample survey (``samples.path("rover.nmea")``) for the
   examples.
@@ -32,7 +34,7 @@ token requests and transfers; level 5 (``TRACE``) the serial frames. No secret i
 logged. While the logger is disabled, the SDK formats nothing.
 """
 
-from svc_sdk import errors, live, records, rights, samples, settings, webhook
+from svc_sdk import errors, live, records, rights, samples, settings, trajectory, webhook
 from svc_sdk._native import __version__
 from svc_sdk.cloud import CloudClient
 from svc_sdk.emulator import Emulator

@@ -48,6 +48,8 @@ __all__ = [
     "__version__",
     "_diff_json_reference",
     "_pump_logs",
+    "_read_sbet",
+    "_compare_trajectories",
     "_sleep",
     "allowed_operations",
     "apply",
@@ -185,6 +187,8 @@ def allowed_operations(user: str, *, logged_in: bool = True) -> list[str]: ...
 
 def _sleep(seconds: float) -> None: ...
 def _pump_logs() -> None: ...
+def _read_sbet(path: str) -> dict[str, list[float]]: ...
+def _compare_trajectories(a: dict[str, list[Any]], b: dict[str, list[Any]]) -> dict[str, Any]: ...
 
 # --- calls, cloud, workflow, unit, emulator --------------------------------------------
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, TypedDict, TypeVar, Union
 
 if TYPE_CHECKING:
+    import pandas as pd
     from typing_extensions import Unpack
 
 from svc_sdk import _native
@@ -44,6 +45,10 @@ __all__ = [
     "WorkflowTask",
     "ProgressCallback",
     "TRAJECTORY_COLUMNS",
+    "Report",
+    "InputFileReport",
+    "BoundingBox",
+    "MissionLocation",
 ]
 
 #: Called with the progress reports: ``{"stage": "uploading", "done_bytes": ..., ...}``; every
@@ -79,6 +84,57 @@ TRAJECTORY_COLUMNS = {
     "std_heading": "float64",
     "quality": "int64",
 }
+
+
+class _InputFileReportRequired(TypedDict):
+    path: str
+    sentences: int
+    validFixes: int
+    skippedLines: int
+
+
+class InputFileReport(_InputFileReportRequired, total=False):
+    """One input file in :class:`Report`: sentences (or binary positions) read, valid
+    fixes, lines skipped, and notes when there are some."""
+
+    notes: list[str]
+
+
+class BoundingBox(TypedDict):
+    """The trajectory's extent (degrees, metres)."""
+
+    minLatitude: float
+    minLongitude: float
+    maxLatitude: float
+    maxLongitude: float
+    minHeight: float
+    maxHeight: float
+
+
+class MissionLocation(TypedDict):
+    """Where the mission took place (``None`` when not known)."""
+
+    country: Optional[str]
+    region: Optional[str]
+    place: Optional[str]
+
+
+class Report(TypedDict):
+    """``report.json`` (:meth:`WorkflowOutcome.report`): times in ISO 8601 UTC,
+    distances in metres, ``fixQuality`` the fix count per GGA quality (``"4"``: RTK
+    fixed) and ``rmcOnly``."""
+
+    fixCount: int
+    inputFiles: list[InputFileReport]
+    startTime: str
+    endTime: str
+    durationSeconds: float
+    missionLengthSeconds: int
+    distanceMeters: float
+    boundingBox: BoundingBox
+    missionLocation: MissionLocation
+    fixQuality: dict[str, int]
+    warnings: int
 
 
 class WorkflowOutcome:
@@ -154,25 +210,28 @@ class WorkflowOutcome:
             reason, kind="io", subsystem="workflow", errno=_errnos.ENOENT, filename=name
         )
 
-    def trajectory(self) -> Any:
+    def trajectory(self) -> pd.DataFrame:
         """``trajectory.csv`` as a pandas ``DataFrame`` with the columns and dtypes of
         :data:`TRAJECTORY_COLUMNS`: ``time`` in UTC (``datetime64[ns, UTC]``), position
         (degrees, ellipsoidal metres), velocity (m/s), attitude (degrees), their 1-sigma
         standard deviations, and ``quality`` (1 RTK fixed to 6 an outage). Needs pandas
         (the ``svc-sdk[pandas]`` extra); without it, use :meth:`trajectory_rows`."""
         try:
-            import pandas as pd  # type: ignore[import-untyped, unused-ignore]
+            import pandas as pd
         except ImportError as e:  # pragma: no cover - depends on the environment
             raise ImportError(
                 "trajectory() needs pandas: pip install 'svc-sdk[pandas]' "
                 "(or use trajectory_rows())"
             ) from e
-        frame = pd.read_csv(self._file("trajectory.csv"))
+        frame: pd.DataFrame = pd.read_csv(self._file("trajectory.csv"))
         frame["time"] = pd.to_datetime(frame["time"], utc=True).astype("datetime64[ns, UTC]")
-        for column in frame.columns:
-            if column != "time":
-                frame[column] = frame[column].astype(TRAJECTORY_COLUMNS.get(column, "float64"))
-        return frame
+        dtypes: dict[Any, Any] = {
+            column: TRAJECTORY_COLUMNS.get(str(column), "float64")
+            for column in frame.columns
+            if column != "time"
+        }
+        typed: pd.DataFrame = frame.astype(dtypes)
+        return typed
 
     def trajectory_rows(self) -> list[dict[str, str]]:
         """``trajectory.csv`` as a list of rows (dicts of the CSV's text)."""
@@ -184,10 +243,11 @@ class WorkflowOutcome:
         with open(self._file("trajectory.geojson"), encoding="utf-8") as f:
             return json.load(f)
 
-    def report(self) -> Any:
-        """``report.json`` as a dict."""
+    def report(self) -> Report:
+        """``report.json``: the figures of the processing's inputs and trajectory."""
         with open(self._file("report.json"), encoding="utf-8") as f:
-            return json.load(f)
+            report: Report = json.load(f)
+        return report
 
     def __repr__(self) -> str:
         return (

@@ -405,3 +405,56 @@ fn an_inertial_session_gives_its_own_attitude() {
     assert_eq!(row[QUALITY], 1.0, "3 cm: RTK-fixed class");
     assert_eq!(row[STD_NORTH], 0.03);
 }
+
+#[test]
+fn a_base_that_does_not_cover_the_rover_is_a_warning() {
+    let rinex = |first: &str, last: &str| {
+        let line = |content: &str, label: &str| format!("{content:<60}{label}\n");
+        [
+            line(
+                "     2.11           OBSERVATION DATA    G (GPS)",
+                "RINEX VERSION / TYPE",
+            ),
+            line(
+                &format!("  2026     1     2    {first}    0.0000000     GPS"),
+                "TIME OF FIRST OBS",
+            ),
+            line(
+                &format!("  2026     1     2    {last}    0.0000000     GPS"),
+                "TIME OF LAST OBS",
+            ),
+            line("", "END OF HEADER"),
+        ]
+        .concat()
+        .into_bytes()
+    };
+    let config = json!({"version": "1.0", "project": {"type": "nmea", "path": "rover/"},
+                        "processing": {"type": "insSingle", "bases": [
+                            {"data": ["base/early.26o", "base/around.26o", "base/absent.26o"]}]}});
+    let outcome = run_with(
+        &[
+            ("rover/r.nmea", drive(0.0)),
+            ("base/early.26o", rinex("11     0", "11    30")),
+            ("base/around.26o", rinex("11    59", "12    10")),
+        ],
+        config,
+    )
+    .expect("a warning does not fail the processing");
+    let about = |name: &str| outcome.warnings.iter().filter(|w| w.contains(name)).count();
+    assert_eq!(about("base/around.26o"), 0, "{:?}", outcome.warnings);
+    assert!(
+        outcome.warnings.iter().any(|w| w
+            .contains("base/early.26o covers 2026-01-02T10:59:42.000Z")
+            && w.contains("does not cover the rover's time")),
+        "{:?}",
+        outcome.warnings
+    );
+    assert!(
+        outcome
+            .warnings
+            .iter()
+            .any(|w| w.contains("base/absent.26o is not among the inputs")),
+        "{:?}",
+        outcome.warnings
+    );
+}

@@ -66,6 +66,7 @@
 //! The outputs depend only on the input bytes and their order: no clock, no randomness, a fixed
 //! key order and fixed decimal formatting (`-0.000` is written `0.000`).
 
+mod bases;
 mod binary;
 #[cfg(test)]
 mod config_tests;
@@ -176,8 +177,8 @@ pub fn process_into<W: Write>(
 ) -> Result<Outcome<Written<W>>, Failure> {
     let mut warnings = Vec::new();
     // The configuration first: a wrong one fails the processing before any input is read.
-    let (settings, planned, profile_name) = match configured(inputs, processing_json, &mut warnings)
-    {
+    let configured = configured(inputs, processing_json, &mut warnings);
+    let (settings, planned, profile_name, base_paths) = match configured {
         Ok(configured) => configured,
         Err(error) => return Err(Failure { error, warnings }),
     };
@@ -210,6 +211,13 @@ pub fn process_into<W: Write>(
         );
         return Err(Failure { error, warnings });
     };
+    let base_paths: Vec<&str> = base_paths.iter().map(String::as_str).collect();
+    warnings.extend(bases::warnings(
+        inputs,
+        &base_paths,
+        first.time_ms,
+        last.time_ms,
+    ));
     let mission_length_s = (last.time_ms - first.time_ms) / 1000;
     let location = location::mission_location(&mut fixes);
     // Back in time order (one fix per time).
@@ -300,15 +308,15 @@ pub fn process_into<W: Write>(
     })
 }
 
-/// The solution's settings, the exports and reports to write and the motion profile's
-/// name, from the configuration (see [`solution::Settings::of`] and [`exports`]).
+/// The solution's settings, the exports and reports to write, the motion profile's
+/// name and the bases' data files, from the configuration (see [`solution::Settings::of`] and [`exports`]).
 fn configured(
     inputs: &[InputFile],
     processing_json: &Map<String, Value>,
     warnings: &mut Vec<String>,
-) -> Result<(solution::Settings, Vec<exports::Output>, String), String> {
+) -> Result<Configured, String> {
     let config = ProcessingConfig::from_map(processing_json).map_err(|e| e.to_string())?;
-    let (planned, sidecar, profile) = match &config {
+    let (planned, sidecar, profile, bases) = match &config {
         ProcessingConfig::Project(project) => (
             exports::planned(project)?,
             sidecar_lever_arm(inputs, &project.project.path, warnings),
@@ -317,12 +325,27 @@ fn configured(
                 .motion_profile
                 .clone()
                 .unwrap_or_else(|| "automotive".to_owned()),
+            project
+                .processing
+                .bases
+                .iter()
+                .flat_map(|base| base.data.iter().cloned())
+                .collect(),
         ),
-        ProcessingConfig::Shorthand(_) => (Vec::new(), None, "automotive".to_owned()),
+        ProcessingConfig::Shorthand(_) => (Vec::new(), None, "automotive".to_owned(), Vec::new()),
     };
     let settings = solution::Settings::of(&config, sidecar)?;
-    Ok((settings, planned, profile))
+    Ok((settings, planned, profile, bases))
 }
+
+/// What [`configured`] gives: the solution's settings, the exports and reports, the
+/// motion profile's name and the bases' data files.
+type Configured = (
+    solution::Settings,
+    Vec<exports::Output>,
+    String,
+    Vec<String>,
+);
 
 /// The lever arm of the vendor's rover settings sidecar: a JSON file in the rover's
 /// folder (`rover`, as `project.path` names it) holding `settings.sensor.leverArm`
