@@ -1283,3 +1283,117 @@ async fn the_vendor_form_gives_exports_the_readers_agree_on() {
     assert!(moved.horizontal.max_abs < 0.1, "{:?}", moved.horizontal);
     emulator.shutdown().await;
 }
+
+/// The vendor's demo configuration as its published samples submit it (SBET and ASCII
+/// at 200 Hz, a JSON and a PDF report, a base station), on a unit's data-logger session
+/// with its settings sidecar and a base's compressed RINEX: every export and report is
+/// written, at the profile's rate, with the unit's own attitude.
+#[tokio::test]
+async fn the_vendor_demo_configuration_processes_a_logger_session() {
+    use svc_core::trajectory::{read_points, read_sbet};
+    let emulator = quick_emulator(Duration::from_millis(300)).await;
+    let workflow = Workflow::new(client_for(emulator.info()));
+    let dir = tempfile::tempdir().unwrap();
+    let mission = dir.path().join("mission");
+    std::fs::create_dir_all(mission.join("rover")).unwrap();
+    std::fs::create_dir_all(mission.join("base")).unwrap();
+    let session = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/recording.sbg");
+    std::fs::copy(&session, mission.join("rover/Navsight-Auto-Demo.002")).unwrap();
+    let sidecar = serde_json::json!({"settings": {"sensor": {"leverArm": [0.0, 0.0, 0.0]}}});
+    std::fs::write(mission.join("rover/settings.json"), sidecar.to_string()).unwrap();
+    let line = |content: &str, label: &str| format!("{content:<60}{label}\n");
+    let rinex = [
+        line(
+            "1.0                 COMPACT RINEX FORMAT",
+            "CRINEX VERS   / TYPE",
+        ),
+        line(
+            "     2.11           OBSERVATION DATA    M (MIXED)",
+            "RINEX VERSION / TYPE",
+        ),
+        line(
+            "  2026    11    29     9    50    0.0000000     GPS",
+            "TIME OF FIRST OBS",
+        ),
+        line(
+            "  2026    11    29    10    30    0.0000000     GPS",
+            "TIME OF LAST OBS",
+        ),
+        line("", "END OF HEADER"),
+    ]
+    .concat();
+    std::fs::write(mission.join("base/sbgs167p.20d"), rinex).unwrap();
+    let config = serde_json::json!({
+        "version": "1.0",
+        "project": {"name": "Qinertia CLI", "author": "Chuck Berry", "organization": "SBG Systems",
+                    "type": "sbgECom", "path": "rover/"},
+        "processing": {"motionProfile": "automotive", "type": "insSingle",
+                       "bases": [{"positionMode": "published",
+                                  "antenna": {"type": "TWIVP6050_CONE  NONE"},
+                                  "data": ["base/sbgs167p.20d"]}]},
+        "exports": [{"name": "Export SBET", "profile": "SBET: 200Hz", "outputDir": "export"},
+                    {"name": "Export ASCII", "profile": "ASCII: INS at 200Hz", "outputDir": "export"}],
+        "reports": [{"name": "JSON report", "template": "Minimal JSON", "outputDir": "reports/json"},
+                    {"name": "PDF report", "template": "Full PDF"}]
+    });
+    let out = dir.path().join("out");
+    let mut job = ProcessingJob::new(vec![mission], config.as_object().cloned().unwrap());
+    job.output_folder = Some(out.clone());
+    let outcome = workflow.run(job, quick_options()).await.expect("processed");
+    assert!(outcome.succeeded(), "{:?}", outcome.errors);
+    assert!(
+        outcome.errors.is_empty(),
+        "the base covers the session: {:?}",
+        outcome.errors
+    );
+    let mut written: Vec<String> = outcome
+        .downloaded
+        .iter()
+        .map(|p| p.strip_prefix(&out).unwrap().to_string_lossy().into_owned())
+        .collect();
+    written.sort();
+    assert_eq!(
+        written,
+        [
+            "export/export_ascii.txt",
+            "export/export_sbet.sbet",
+            "pdf_report.pdf",
+            "report.json",
+            "reports/json/json_report.json",
+            "trajectory.csv",
+            "trajectory.geojson",
+        ]
+    );
+    // The session's navigation: 10 Hz from 10:00:01 UTC, the last 4.8 s (UTC known from
+    // the first utcTime on); the exports at 200 Hz over it.
+    let csv = read_points(std::io::BufReader::new(
+        std::fs::File::open(out.join("trajectory.csv")).unwrap(),
+    ))
+    .unwrap();
+    let sbet =
+        read_sbet(std::fs::File::open(out.join("export/export_sbet.sbet")).unwrap()).unwrap();
+    let seconds = (csv[csv.len() - 1].time - csv[0].time).num_milliseconds() as f64 / 1000.0;
+    assert_eq!(sbet.len(), (seconds * 200.0).floor() as usize + 1);
+    // The unit's own attitude: the recording's ekfEuler, in the trajectory and the SBET.
+    let mut log = svc_logs::LogReader::new(std::fs::File::open(&session).unwrap());
+    let mut euler = None;
+    while let Ok(Some(record)) = log.next_record() {
+        if let svc_logs::Record::EkfEuler(e) = record {
+            euler = Some(e.euler);
+        }
+    }
+    let last_heading = f64::from(euler.expect("ekfEuler records")[2])
+        .to_degrees()
+        .rem_euclid(360.0);
+    let attitude = csv[csv.len() - 1].attitude.expect("an attitude");
+    assert!(
+        (attitude[2] - last_heading).abs() < 0.02,
+        "{attitude:?} {last_heading}"
+    );
+    assert!(
+        (sbet[sbet.len() - 1].heading.to_degrees().rem_euclid(360.0) - last_heading).abs() < 0.02
+    );
+    let pdf = std::fs::read(out.join("pdf_report.pdf")).unwrap();
+    assert!(pdf.starts_with(b"%PDF-"));
+    emulator.shutdown().await;
+}

@@ -105,6 +105,19 @@ fn read_positions(
     let (mut used, mut undated) = (0_u64, 0_u64);
     // The latest ekfEuler: its timestamp and what it gives a position of its time.
     let mut euler: Option<(u32, Inertial)> = None;
+    // A navigation position waiting for the ekfEuler of its instant, which a unit may
+    // log just after it, with the clock of when it was logged.
+    let mut pending: Option<(Position, Option<(u32, i64)>)> = None;
+    let mut emit = |position: Position, clock: Option<(u32, i64)>| match dated(position, clock) {
+        Some(records) => {
+            for record in records {
+                found(record);
+            }
+            used += 1;
+        }
+        None if clock.is_none() && position.is_valid() => undated += 1,
+        None => {}
+    };
     loop {
         let record = match log.next_record() {
             Ok(Some(record)) => record,
@@ -114,104 +127,154 @@ fn read_positions(
                 break;
             }
         };
-        // (timestamp, latitude, longitude, ellipsoidal height, velocity, GGA quality,
-        // inertial attitude and accuracy)
-        let position = match (&record, source) {
+        match (&record, source) {
             (LogRecord::UtcTime(utc), _) => {
                 if let Some(ms) = utc_ms(utc) {
                     clock = Some((utc.timestamp, ms));
                 }
-                None
             }
             (LogRecord::EkfEuler(e), Source::Nav) => {
                 let degrees = |rad: f32| rad.to_degrees();
-                euler = Some((
-                    e.timestamp,
-                    Inertial {
-                        attitude: [
-                            degrees(e.euler[0]),
-                            degrees(e.euler[1]),
-                            degrees(e.euler[2]).rem_euclid(360.0),
-                        ],
-                        sigma: [0.0, degrees(e.euler_std[2])],
-                    },
-                ));
-                None
+                let inertial = Inertial {
+                    attitude: [
+                        degrees(e.euler[0]),
+                        degrees(e.euler[1]),
+                        degrees(e.euler[2]).rem_euclid(360.0),
+                    ],
+                    sigma: [0.0, degrees(e.euler_std[2])],
+                };
+                euler = Some((e.timestamp, inertial));
+                if let Some((mut waiting, its_clock)) = pending.take() {
+                    if waiting.timestamp.abs_diff(e.timestamp) <= SAME_INSTANT_US {
+                        waiting.attach(inertial);
+                    }
+                    emit(waiting, its_clock);
+                }
             }
             (LogRecord::EkfNav(nav), Source::Nav)
                 if solution_mode(nav.status) == Some(SolutionMode::NavPosition) =>
             {
+                if let Some((waiting, its_clock)) = pending.take() {
+                    emit(waiting, its_clock);
+                }
                 let horizontal = nav.position_std[0].max(nav.position_std[1]);
-                // The attitude of the same instant (the unit logs its ekfEuler first).
-                let inertial = euler
-                    .filter(|(at, _)| nav.timestamp.abs_diff(*at) <= SAME_INSTANT_US)
-                    .map(|(_, inertial)| Inertial {
-                        sigma: [horizontal, inertial.sigma[1]],
-                        ..inertial
-                    })
-                    .filter(|i| i.attitude.iter().chain(&i.sigma).all(|v| v.is_finite()));
-                Some((
-                    nav.timestamp,
-                    nav.position[0],
-                    nav.position[1],
-                    nav.position[2] + f64::from(nav.undulation),
-                    Some([f64::from(nav.velocity[0]), f64::from(nav.velocity[1])]),
-                    inertial_quality(horizontal),
-                    inertial,
-                ))
+                let mut position = Position {
+                    timestamp: nav.timestamp,
+                    lat: nav.position[0],
+                    lon: nav.position[1],
+                    height: nav.position[2] + f64::from(nav.undulation),
+                    velocity: Some([f64::from(nav.velocity[0]), f64::from(nav.velocity[1])]),
+                    quality: inertial_quality(horizontal),
+                    horizontal_sigma: Some(horizontal),
+                    inertial: None,
+                };
+                // The attitude of the same instant, logged before the position.
+                match euler.filter(|(at, _)| nav.timestamp.abs_diff(*at) <= SAME_INSTANT_US) {
+                    Some((_, inertial)) => {
+                        position.attach(inertial);
+                        emit(position, clock);
+                    }
+                    None => pending = Some((position, clock)),
+                }
             }
-            (LogRecord::Gps1Pos(pos), Source::Gnss) => quality(pos).map(|quality| {
-                (
-                    pos.timestamp,
-                    pos.latitude,
-                    pos.longitude,
-                    pos.altitude + f64::from(pos.undulation),
-                    None,
-                    quality,
-                    None,
-                )
-            }),
-            _ => None,
-        };
-        let Some((timestamp, lat, lon, height, velocity, quality, inertial)) = position else {
-            continue;
-        };
-        if !(lat.is_finite() && lon.is_finite() && height.is_finite())
-            || lat.abs() > 90.0
-            || lon.abs() > 180.0
-        {
-            continue;
+            (LogRecord::Gps1Pos(pos), Source::Gnss) => {
+                if let Some(quality) = quality(pos) {
+                    let position = Position {
+                        timestamp: pos.timestamp,
+                        lat: pos.latitude,
+                        lon: pos.longitude,
+                        height: pos.altitude + f64::from(pos.undulation),
+                        velocity: None,
+                        quality,
+                        horizontal_sigma: None,
+                        inertial: None,
+                    };
+                    emit(position, clock);
+                }
+            }
+            _ => {}
         }
-        let Some((at, utc)) = clock else {
-            undated += 1;
-            continue;
-        };
-        // The unit's clock wraps every 2^32 µs: the difference is read as signed.
-        let since = i64::from(timestamp.wrapping_sub(at) as i32);
-        let time_ms = utc + since.div_euclid(1000);
-        let (day, tod_ms) = (time_ms.div_euclid(DAY_MS), time_ms.rem_euclid(DAY_MS));
-        found(Record {
-            tod_ms,
-            sentence: Sentence::Rmc(Rmc {
-                lat,
-                lon,
-                day,
-                velocity: velocity.filter(|v| v.iter().all(|c| c.is_finite())),
-            }),
-        });
-        found(Record {
-            tod_ms,
-            sentence: Sentence::Gga(Gga {
-                lat,
-                lon,
-                height,
-                quality,
-                inertial,
-            }),
-        });
-        used += 1;
+    }
+    if let Some((waiting, its_clock)) = pending.take() {
+        emit(waiting, its_clock);
     }
     (used, undated, log.stats())
+}
+
+/// A position of the log, before it is dated.
+#[derive(Clone, Copy, Debug)]
+struct Position {
+    timestamp: u32,
+    lat: f64,
+    lon: f64,
+    /// Ellipsoidal.
+    height: f64,
+    velocity: Option<[f64; 2]>,
+    /// As a GGA gives it.
+    quality: u8,
+    /// An inertial position's own horizontal 1σ, m.
+    horizontal_sigma: Option<f32>,
+    inertial: Option<Inertial>,
+}
+
+impl Position {
+    fn is_valid(&self) -> bool {
+        self.lat.is_finite()
+            && self.lon.is_finite()
+            && self.height.is_finite()
+            && self.lat.abs() <= 90.0
+            && self.lon.abs() <= 180.0
+    }
+
+    /// The attitude of the same instant (with this position's own σ).
+    fn attach(&mut self, inertial: Inertial) {
+        let inertial = Inertial {
+            sigma: [self.horizontal_sigma.unwrap_or(0.0), inertial.sigma[1]],
+            ..inertial
+        };
+        if inertial
+            .attitude
+            .iter()
+            .chain(&inertial.sigma)
+            .all(|v| v.is_finite())
+        {
+            self.inertial = Some(inertial);
+        }
+    }
+}
+
+/// The RMC and GGA records of a valid position dated by `clock` (the unit's timestamp
+/// and UTC of the latest known utcTime); `None` before any or for an invalid position.
+fn dated(p: Position, clock: Option<(u32, i64)>) -> Option<[Record; 2]> {
+    if !p.is_valid() {
+        return None;
+    }
+    let (at, utc) = clock?;
+    // The unit's clock wraps every 2^32 µs: the difference is read as signed.
+    let since = i64::from(p.timestamp.wrapping_sub(at) as i32);
+    let time_ms = utc + since.div_euclid(1000);
+    let (day, tod_ms) = (time_ms.div_euclid(DAY_MS), time_ms.rem_euclid(DAY_MS));
+    Some([
+        Record {
+            tod_ms,
+            sentence: Sentence::Rmc(Rmc {
+                lat: p.lat,
+                lon: p.lon,
+                day,
+                velocity: p.velocity.filter(|v| v.iter().all(|c| c.is_finite())),
+            }),
+        },
+        Record {
+            tod_ms,
+            sentence: Sentence::Gga(Gga {
+                lat: p.lat,
+                lon: p.lon,
+                height: p.height,
+                quality: p.quality,
+                inertial: p.inertial,
+            }),
+        },
+    ])
 }
 
 /// How far apart (µs) an `ekfEuler` and an `ekfNav` may be stamped and still describe

@@ -385,12 +385,24 @@ fn an_inertial_session_gives_its_own_attitude() {
             status: 4,
             ..EkfNav::default()
         });
-        bytes.extend(encode_frame(&euler, 0).expect("a frame"));
-        bytes.extend(encode_frame(&nav, 0).expect("a frame"));
+        // Either order: a unit may log the attitude of an instant after its position.
+        let (first, second) = if i % 2 == 0 {
+            (&euler, &nav)
+        } else {
+            (&nav, &euler)
+        };
+        bytes.extend(encode_frame(first, 0).expect("a frame"));
+        bytes.extend(encode_frame(second, 0).expect("a frame"));
     }
     let outcome = run_with(&[("rover/session.001", bytes)], json!({})).expect("processed");
     let rows = rows(&outcome, "trajectory.csv");
     assert_eq!(rows.len(), 5);
+    for row in &rows {
+        assert!(
+            (row[HEADING] - 3.0_f64.to_degrees()).abs() < 0.01,
+            "{row:?}"
+        );
+    }
     let row = &rows[2];
     assert!((row[ROLL] - 0.02_f64.to_degrees()).abs() < 0.01, "{row:?}");
     assert!((row[PITCH] + 0.01_f64.to_degrees()).abs() < 0.01, "{row:?}");
