@@ -35,7 +35,7 @@ use svc_protocol::processing_config::ProjectConfig;
 
 use super::solution::{Settings, Solution, State, ned_to_body};
 use super::trajectory::{Fix, great_circle};
-use super::writers::{Fixed, IsoTime, fixed, iso_time};
+use super::writers::{Fixed, IsoTime, fixed, iso_time, state_columns};
 
 /// GPS time − UTC, seconds (since 2017-01-01).
 const LEAP_SECONDS: f64 = 18.0;
@@ -282,31 +282,14 @@ pub(crate) fn write_export(
             writeln!(out, "# {ASCII_COLUMNS}")?;
             solution.at_rate(rate_hz, |s| {
                 let (week, seconds) = gps_time(s.time_ms);
-                writeln!(
+                write!(
                     out,
-                    "{} {week} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {} {}",
+                    "{} {week} {} ",
                     IsoTime(s.time_ms.round() as i64),
-                    Fixed(seconds, 3),
-                    Fixed(s.lat, 9),
-                    Fixed(s.lon, 9),
-                    Fixed(s.height, 3),
-                    Fixed(s.velocity[0], 3),
-                    Fixed(s.velocity[1], 3),
-                    Fixed(s.velocity[2], 3),
-                    Fixed(s.attitude[0], 3),
-                    Fixed(s.attitude[1], 3),
-                    Fixed(s.attitude[2], 3),
-                    Fixed(s.position_std[0], 3),
-                    Fixed(s.position_std[1], 3),
-                    Fixed(s.position_std[2], 3),
-                    Fixed(s.velocity_std[0], 3),
-                    Fixed(s.velocity_std[1], 3),
-                    Fixed(s.velocity_std[2], 3),
-                    Fixed(s.attitude_std[0], 3),
-                    Fixed(s.attitude_std[1], 3),
-                    Fixed(s.attitude_std[2], 3),
-                    s.quality,
-                )
+                    Fixed(seconds, 3)
+                )?;
+                state_columns(out, s, ' ')?;
+                out.write_all(b"\n")
             })
         }
         Format::GeoJson => {
@@ -326,15 +309,7 @@ pub(crate) fn write_export(
             out.write_all(
                 b"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<kml xmlns=\"http://www.opengis.net/kml/2.2\"><Document><name>trajectory</name>\n<Placemark><name>track</name><LineString><altitudeMode>absolute</altitudeMode><coordinates>",
             )?;
-            solution.at_rate(rate_hz, |s| {
-                write!(
-                    out,
-                    "{},{},{} ",
-                    Fixed(s.lon, 9),
-                    Fixed(s.lat, 9),
-                    Fixed(s.height, 3)
-                )
-            })?;
+            solution.at_rate(rate_hz, |s| write!(out, "{} ", KmlPosition(s)))?;
             out.write_all(b"</coordinates></LineString></Placemark>\n")?;
             solution.at_rate(rate_hz, |s| {
                 write!(
@@ -355,14 +330,28 @@ pub(crate) fn write_export(
                 }
                 writeln!(
                     out,
-                    "</ExtendedData><Point><altitudeMode>absolute</altitudeMode><coordinates>{},{},{}</coordinates></Point></Placemark>",
-                    fixed(s.lon, 9),
-                    fixed(s.lat, 9),
-                    fixed(s.height, 3)
+                    "</ExtendedData><Point><altitudeMode>absolute</altitudeMode><coordinates>{}</coordinates></Point></Placemark>",
+                    KmlPosition(s)
                 )
             })?;
             out.write_all(b"</Document></kml>\n")
         }
+    }
+}
+
+/// A KML position: `longitude,latitude,height`.
+struct KmlPosition<'a>(&'a State);
+
+impl std::fmt::Display for KmlPosition<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = self.0;
+        write!(
+            f,
+            "{},{},{}",
+            Fixed(s.lon, 9),
+            Fixed(s.lat, 9),
+            Fixed(s.height, 3)
+        )
     }
 }
 

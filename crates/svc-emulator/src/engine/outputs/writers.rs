@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::Summary;
 use super::nmea::FileScan;
-use super::solution::Solution;
+use super::solution::{Solution, State};
 use super::trajectory::{Fix, great_circle};
 
 /// `x` with `decimals` decimals, never `-0.000`.
@@ -67,35 +67,44 @@ pub(super) const TRAJECTORY_HEADER: &str = "time,latitude,longitude,height,veloc
 velocity_east,velocity_up,roll,pitch,heading,std_north,std_east,std_up,std_velocity_north,\
 std_velocity_east,std_velocity_up,std_roll,std_pitch,std_heading,quality";
 
+/// The columns of a state after its time, as `trajectory.csv` and the ASCII export
+/// write them (`separator` between them): position, velocity, attitude, their standard
+/// deviations, quality.
+pub(super) fn state_columns(out: &mut impl Write, s: &State, separator: char) -> io::Result<()> {
+    let values = [
+        Fixed(s.lat, 9),
+        Fixed(s.lon, 9),
+        Fixed(s.height, 3),
+        Fixed(s.velocity[0], 3),
+        Fixed(s.velocity[1], 3),
+        Fixed(s.velocity[2], 3),
+        Fixed(s.attitude[0], 3),
+        Fixed(s.attitude[1], 3),
+        Fixed(s.attitude[2], 3),
+        Fixed(s.position_std[0], 3),
+        Fixed(s.position_std[1], 3),
+        Fixed(s.position_std[2], 3),
+        Fixed(s.velocity_std[0], 3),
+        Fixed(s.velocity_std[1], 3),
+        Fixed(s.velocity_std[2], 3),
+        Fixed(s.attitude_std[0], 3),
+        Fixed(s.attitude_std[1], 3),
+        Fixed(s.attitude_std[2], 3),
+    ];
+    for value in values {
+        write!(out, "{value}{separator}")?;
+    }
+    write!(out, "{}", s.quality)
+}
+
 /// Writes `trajectory.csv`, one line per fix: the solution at each fix.
 pub(super) fn trajectory_csv(solution: &Solution<'_>, out: &mut impl Write) -> io::Result<()> {
     writeln!(out, "{TRAJECTORY_HEADER}")?;
     for i in 0..solution.len() {
         let s = solution.at(i);
-        writeln!(
-            out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-            IsoTime(s.time_ms as i64),
-            Fixed(s.lat, 9),
-            Fixed(s.lon, 9),
-            Fixed(s.height, 3),
-            Fixed(s.velocity[0], 3),
-            Fixed(s.velocity[1], 3),
-            Fixed(s.velocity[2], 3),
-            Fixed(s.attitude[0], 3),
-            Fixed(s.attitude[1], 3),
-            Fixed(s.attitude[2], 3),
-            Fixed(s.position_std[0], 3),
-            Fixed(s.position_std[1], 3),
-            Fixed(s.position_std[2], 3),
-            Fixed(s.velocity_std[0], 3),
-            Fixed(s.velocity_std[1], 3),
-            Fixed(s.velocity_std[2], 3),
-            Fixed(s.attitude_std[0], 3),
-            Fixed(s.attitude_std[1], 3),
-            Fixed(s.attitude_std[2], 3),
-            s.quality,
-        )?;
+        write!(out, "{},", IsoTime(s.time_ms as i64))?;
+        state_columns(out, &s, ',')?;
+        out.write_all(b"\n")?;
     }
     Ok(())
 }
