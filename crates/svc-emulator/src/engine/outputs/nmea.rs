@@ -14,6 +14,9 @@ pub(super) const READ_BUFFER: usize = 64 * 1024;
 /// Largest altitude or geoid separation accepted, in metres: far beyond any receiver's
 /// range, and small enough that heights and vertical velocities stay finite.
 const MAX_HEIGHT_M: f64 = 1.0e6;
+/// The fastest speed over ground an RMC may give, knots (a fix keeps its velocity in
+/// single precision).
+const MAX_SPEED_KNOTS: f64 = 1.0e6;
 
 /// A valid GGA: position, ellipsoidal height and fix quality (1..=9).
 #[derive(Clone, Copy, Debug)]
@@ -290,7 +293,12 @@ fn parse_rmc(f: &[&str]) -> Result<Rmc, String> {
     let (lat, lon) = parse_position("RMC", f, 3)?;
     let speed = match field(f, 7) {
         "" => None,
-        s => Some(unsigned(s).ok_or_else(|| invalid("RMC", "speed", s))? * KNOT_MS),
+        s => Some(
+            unsigned(s)
+                .filter(|v| *v <= MAX_SPEED_KNOTS)
+                .ok_or_else(|| invalid("RMC", "speed", s))?
+                * KNOT_MS,
+        ),
     };
     let course = match field(f, 8) {
         "" => None,

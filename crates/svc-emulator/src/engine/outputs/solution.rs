@@ -288,6 +288,11 @@ impl<'a> Solution<'a> {
             attitude = [0.0, 0.0, 0.0];
             attitude_std = [180.0; 3];
         }
+        if attitude.iter().any(|a| !a.is_finite()) {
+            // Never written: an attitude that cannot be derived is unknown.
+            attitude = [0.0; 3];
+            attitude_std = [180.0; 3];
+        }
         let offset = body_to_ned(attitude, settings.lever_arm);
         let (lat, lon, height) = moved(lat, lon, height, offset.map(|v| -v));
         State {

@@ -583,6 +583,33 @@ fn sample_file_in_tests_data() {
     close(number(&rows[5], 6), 0.1, 1e-3);
 }
 
+/// Found by fuzzing: a speed of 10^45 knots, finite in double precision, was infinite
+/// in the fix's single-precision velocity and made the whole solution NaN.
+#[test]
+fn a_speed_beyond_a_million_knots_is_invalid() {
+    let gnss = lines(&[
+        gga("120000", LAT, LON, 1, 500.0),
+        rmc(
+            "120000",
+            LAT,
+            LON,
+            &format!("1{}.0", "3".repeat(45)),
+            "45.0",
+            "020126",
+        ),
+        gga("120001", LAT, LON, 1, 500.0),
+        rmc("120001", LAT, LON, "19.4", "45.0", "020126"),
+    ]);
+    let outcome = run(&[("gnss.nmea", gnss)]).unwrap();
+    assert!(
+        outcome.warnings[0].starts_with("gnss.nmea:2: RMC with invalid speed"),
+        "{:?}",
+        outcome.warnings
+    );
+    let text = String::from_utf8(output(&outcome, "trajectory.csv").to_vec()).unwrap();
+    assert!(!text.contains("NaN") && !text.contains("inf"), "{text}");
+}
+
 #[test]
 fn heights_and_speeds_too_large_are_invalid_not_infinite() {
     // Found by fuzzing: 400 digits read as infinity, and two huge heights made an
