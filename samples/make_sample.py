@@ -6,7 +6,9 @@ A two-minute survey drive near Paris, deterministic (no randomness, no clock):
   with correct checksums, RTK fix quality, an S-shaped path at about 10 m/s;
 - `imu.csv`: IMU samples at 50 Hz (time, accelerations m/s², angular rates rad/s)
   consistent with the path's turns;
-- `processing.json` is written by hand beside them (a processing configuration).
+- `processing.json` (a processing configuration in the project's shorthand) and
+  `project.json` (the same drive in the vendor's project form, with SBET, ASCII and
+  KML exports and JSON and HTML reports) are written by hand beside them.
 
 Running it again rewrites byte-identical files; `cargo xtask ci` checks that the
 committed files are what this script produces (`--out DIR` writes elsewhere).

@@ -29,3 +29,25 @@ def test_the_readme_example_runs_from_any_folder(tmp_path: Path, monkeypatch: py
     assert outcome.succeeded, outcome
     assert len(outcome.trajectory_rows()) > 10
     assert sorted(os.listdir(tmp_path / "results")) == ["report.json", "trajectory.csv", "trajectory.geojson"]
+
+
+def test_the_vendor_form_sample_writes_its_exports_and_reports(tmp_path: Path) -> None:
+    with Emulator(processing_time=0.5, device=False) as emulator:
+        outcome = Workflow(emulator.cloud()).run(
+            samples.path("rover.nmea"), samples.path("project.json"), out=tmp_path, progress=False
+        )
+    assert outcome.succeeded, outcome
+    written = sorted(str(p.relative_to(tmp_path)) for p in outcome.downloaded)
+    assert written == [
+        "export/export_ascii.txt",
+        "export/export_sbet.sbet",
+        "export/track.kml",
+        "report.json",
+        "reports/html_report.html",
+        "reports/json_report.json",
+        "trajectory.csv",
+        "trajectory.geojson",
+    ]
+    rows = len(outcome.trajectory_rows())
+    # 1 Hz fixes exported at 10 Hz: ten records a second, both ends included.
+    assert (tmp_path / "export/export_sbet.sbet").stat().st_size == ((rows - 1) * 10 + 1) * 17 * 8

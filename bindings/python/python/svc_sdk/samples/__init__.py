@@ -1,6 +1,7 @@
 """The sample survey shipped with the package, so that examples run from any folder:
-``rover.nmea`` (a short GNSS track, NMEA GGA and RMC sentences) and
-``processing.json`` (a processing configuration)::
+``rover.nmea`` (a short GNSS track, NMEA GGA and RMC sentences), ``processing.json`` (a
+processing configuration in the project's shorthand) and ``project.json`` (the vendor's
+project form: SBET, ASCII and KML exports, JSON and HTML reports)::
 
     from svc_sdk import Emulator, Workflow, samples
 
@@ -20,7 +21,7 @@ from pathlib import Path
 __all__ = ["NAMES", "path"]
 
 #: The files of the sample survey.
-NAMES = ("rover.nmea", "processing.json")
+NAMES = ("rover.nmea", "processing.json", "project.json")
 
 
 def path(name: str) -> Path:
