@@ -66,6 +66,50 @@ fn the_readme_command_writes_the_outputs() {
     assert!(run.stdout.contains("succeeded"), "{run:#?}");
 }
 
+/// The vendor's project form from a file: every export and report it names is written
+/// where it says, and the SBET export reads back through svc-core at its rate.
+#[test]
+fn the_vendor_form_sample_writes_its_exports() {
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().join("results");
+    let run = process(
+        &repository(),
+        &[
+            "samples/rover.nmea",
+            "--config",
+            "samples/project.json",
+            "--out",
+            dir.to_str().unwrap(),
+        ],
+    );
+    run.ok();
+    for name in [
+        "export/export_sbet.sbet",
+        "export/export_ascii.txt",
+        "export/track.kml",
+        "reports/json_report.json",
+        "reports/html_report.html",
+    ] {
+        assert!(
+            std::fs::metadata(dir.join(name)).is_ok_and(|m| m.len() > 0),
+            "{name}: {run:#?}"
+        );
+    }
+    let csv = svc_core::trajectory::read_points(std::io::BufReader::new(
+        std::fs::File::open(dir.join("trajectory.csv")).unwrap(),
+    ))
+    .unwrap();
+    let sbet = svc_core::trajectory::read_sbet(
+        std::fs::File::open(dir.join("export/export_sbet.sbet")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        sbet.len(),
+        (csv.len() - 1) * 10 + 1,
+        "10 Hz over 1 Hz fixes"
+    );
+}
+
 #[test]
 fn json_lists_the_outputs_and_the_default_folder_is_per_processing() {
     let cwd = tempfile::tempdir().unwrap();
