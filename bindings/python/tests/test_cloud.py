@@ -487,6 +487,7 @@ def test_a_request_without_an_answer_in_time_is_one_class_whichever_side(
             assert isinstance(error, TimeoutError)
             assert (error.kind, error.side, error.retryable) == ("timeout", side, True), repr(error)
             assert f"side={side!r}" in repr(error)
+            assert f"<td style='text-align:left'>{side}</td>" in error._repr_html_()
     # A connection refused stays unreachable, with its side.
     with pytest.raises(UnreachableError) as refused:
         svc_sdk.Unit.http("http://127.0.0.1:1").info()

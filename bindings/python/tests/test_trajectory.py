@@ -61,6 +61,8 @@ def test_the_trajectory_is_typed_with_attitude_accuracy_and_quality(
     assert (frame["std_north"] > 0).all()
     report = outcomes[0].report()
     assert report["fixCount"] == len(frame)
+    view = outcomes[0]._repr_html_()
+    assert "<caption>report.json</caption>" in view and "export_sbet.sbet" in view, view
     assert report["inputFiles"][0]["path"] == "rover/rover.nmea"
 
 

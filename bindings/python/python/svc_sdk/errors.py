@@ -159,6 +159,30 @@ class SvcError(Exception):
             shown.append(f"side={self.side!r}")
         return f"{type(self).__name__}({', '.join(shown)})"
 
+    def _repr_html_(self) -> str:
+        """The notebook view: the class, the message and what the error says of itself
+        (kind, side, status, title, details, retryable); never a secret."""
+        import html
+
+        shown = [
+            ("kind", self.kind),
+            ("side", self.side),
+            ("status", self.status),
+            ("title", self.title),
+            ("details", self.details),
+            ("retryable", self.retryable),
+        ]
+        rows = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(label)}</th>"
+            f"<td style='text-align:left'>{html.escape(str(value))}</td></tr>"
+            for label, value in shown
+            if value is not None
+        )
+        return (
+            f"<p><b>{html.escape(type(self).__name__)}</b>: {html.escape(self.message)}</p>"
+            f"<table>{rows}</table>"
+        )
+
     def __reduce__(self) -> tuple[Any, ...]:
         # Keyword-only arguments and dynamically made classes: rebuilt by name.
         state = dict(vars(self))

@@ -256,7 +256,39 @@ class WorkflowOutcome:
         )
 
     def _repr_html_(self) -> str:
-        return self.processing._repr_html_()
+        """The notebook view: the processing, its errors and warnings, the figures of
+        ``report.json`` (when downloaded) and the files downloaded."""
+        import html
+
+        parts = [self.processing._repr_html_()]
+        if self.errors:
+            items = "".join(
+                f"<li><b>{html.escape(str(e.level))}</b>: {html.escape(str(e.message))}</li>"
+                for e in self.errors
+            )
+            parts.append(f"<p>Errors and warnings</p><ul>{items}</ul>")
+        try:
+            report = self.report()
+        except (OSError, ValueError, _errors.SvcError):
+            report = None
+        if report is not None:
+            shown = (
+                ("fixes", report.get("fixCount")),
+                ("from", report.get("startTime")),
+                ("to", report.get("endTime")),
+                ("distance (m)", report.get("distanceMeters")),
+                ("where", ", ".join(str(v) for v in (report.get("missionLocation") or {}).values() if v)),
+            )
+            rows = "".join(
+                f"<tr><th style='text-align:left'>{html.escape(label)}</th>"
+                f"<td style='text-align:left'>{html.escape(str(value))}</td></tr>"
+                for label, value in shown
+            )
+            parts.append(f"<table><caption>report.json</caption>{rows}</table>")
+        if self.downloaded:
+            files = "".join(f"<li>{html.escape(str(p))}</li>" for p in self.downloaded)
+            parts.append(f"<p>Downloaded</p><ul>{files}</ul>")
+        return "".join(parts)
 
 
 #: The bar each stage of a report moves: queued and running share the processing's.
