@@ -267,6 +267,8 @@ pub fn process_into<W: Write>(
             })?;
         }
         write("report.json", &|out| out.write_all(&report))?;
+        // The reports' figures, one pass over the epochs whatever the number of reports.
+        let mut figures: Option<Value> = None;
         for output in &planned {
             match output {
                 exports::Output::Export {
@@ -277,20 +279,23 @@ pub fn process_into<W: Write>(
                     exports::write_export(&solution, *format, *rate_hz, out)
                 })?,
                 exports::Output::Report { path, template } => {
-                    let figures = exports::minimal_report(
-                        &fixes,
-                        &solution,
-                        &settings,
-                        &profile_name,
-                        warning_count,
-                    );
+                    let figures = figures.get_or_insert_with(|| {
+                        exports::minimal_report(
+                            &fixes,
+                            &solution,
+                            &settings,
+                            &profile_name,
+                            warning_count,
+                        )
+                    });
+                    let figures = &*figures;
                     write(path, &|out| match template {
                         exports::Template::MinimalJson => {
-                            serde_json::to_writer_pretty(&mut *out, &figures)?;
+                            serde_json::to_writer_pretty(&mut *out, figures)?;
                             out.write_all(b"\n")
                         }
-                        exports::Template::FullHtml => document::html(&figures, &solution, out),
-                        exports::Template::FullPdf => document::pdf(&figures, &solution, out),
+                        exports::Template::FullHtml => document::html(figures, &solution, out),
+                        exports::Template::FullPdf => document::pdf(figures, &solution, out),
                     })?;
                 }
             }
