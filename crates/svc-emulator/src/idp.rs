@@ -6,6 +6,10 @@
 //! `client_secret=<API_SECRET>`. The answer is `{access_token, token_type: "Bearer",
 //! expires_in, scope}`; an administrator's token carries `cloud:api-key` and
 //! `notification:user`, a member's only `openid`. Errors follow RFC 6749 §5.2.
+//!
+//! The token endpoint answers at [`TOKEN_PATH`], which discovery names, and at
+//! [`REALM_TOKEN_PATH`], where the vendor's identity provider (Keycloak) has it and its
+//! published samples post: a client configured for the service only changes the host.
 
 use std::sync::Arc;
 
@@ -20,6 +24,8 @@ use serde_json::json;
 use crate::state::{App, Caller, random_hex};
 
 pub const TOKEN_PATH: &str = "/oauth/token";
+/// The token endpoint of a Keycloak realm (any realm name).
+pub const REALM_TOKEN_PATH: &str = "/realms/{realm}/protocol/openid-connect/token";
 pub const SCOPE_CLOUD: &str = "cloud:api-key";
 pub const SCOPE_NOTIFICATION: &str = "notification:user";
 
@@ -27,6 +33,7 @@ pub fn router(app: Arc<App>) -> Router {
     Router::new()
         .route("/.well-known/openid-configuration", get(discovery))
         .route(TOKEN_PATH, post(token))
+        .route(REALM_TOKEN_PATH, post(token))
         .with_state(app)
 }
 

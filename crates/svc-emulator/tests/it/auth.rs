@@ -78,6 +78,40 @@ async fn password_grant_gives_a_bearer_token_with_both_scopes() {
         .ok();
 }
 
+/// The vendor's samples post to the token endpoint of its Keycloak realm, without a scope.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_keycloak_realm_path_answers_as_the_token_endpoint() {
+    let env = Env::start().await;
+    let form = [
+        ("username", env.info.api_key.as_str()),
+        ("password", env.info.api_secret.as_str()),
+        ("grant_type", "password"),
+        ("client_id", "api-key"),
+    ];
+    let url = format!(
+        "{}/realms/sbg/protocol/openid-connect/token",
+        env.info.auth_url
+    );
+    let r = Resp::read(env.http.post(&url).form(&form).send().await.unwrap()).await;
+    let access = r.ok()["access_token"]
+        .as_str()
+        .expect("access_token")
+        .to_owned();
+    env.call_as(Some(&access), Method::GET, &env.cloud("/api/v1/info"), None)
+        .await
+        .ok();
+    // The same rules as at the discovered endpoint.
+    let wrong = [
+        ("password", "wrong"),
+        ("grant_type", "password"),
+        ("client_id", "api-key"),
+        ("username", env.info.api_key.as_str()),
+    ];
+    let r = Resp::read(env.http.post(&url).form(&wrong).send().await.unwrap()).await;
+    assert_eq!(r.status.as_u16(), 401, "{}", r.text);
+    assert_eq!(r.json["error"], "invalid_grant", "{}", r.text);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn client_credentials_grant_gives_a_working_token() {
     let env = Env::start().await;

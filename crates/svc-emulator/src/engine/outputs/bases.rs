@@ -32,10 +32,7 @@ pub(super) fn warnings(inputs: &[InputFile], paths: &[&str], first: i64, last: i
             ));
             continue;
         };
-        let span = std::fs::File::open(&input.location)
-            .map_err(|e| e.to_string())
-            .and_then(|file| span(BufReader::new(file)));
-        match span {
+        match span_of(input) {
             Err(reason) => warnings.push(format!("base data {path}: {reason}; base not used")),
             Ok(span) => {
                 let end = span
@@ -54,6 +51,13 @@ pub(super) fn warnings(inputs: &[InputFile], paths: &[&str], first: i64, last: i
         }
     }
     warnings
+}
+
+/// The time the input file `input` covers, when it is a RINEX observation file.
+pub(super) fn span_of(input: &InputFile) -> Result<Span, String> {
+    std::fs::File::open(&input.location)
+        .map_err(|e| e.to_string())
+        .and_then(|file| span(BufReader::new(file)))
 }
 
 /// The time a RINEX observation file covers.

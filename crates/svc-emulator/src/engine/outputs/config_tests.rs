@@ -418,28 +418,31 @@ fn an_inertial_session_gives_its_own_attitude() {
     assert_eq!(row[STD_NORTH], 0.03);
 }
 
+/// A RINEX 2 observation header covering 2026-01-02 from `first` to `last` (GPS time,
+/// `HH    MM`).
+fn rinex(first: &str, last: &str) -> Vec<u8> {
+    let line = |content: &str, label: &str| format!("{content:<60}{label}\n");
+    [
+        line(
+            "     2.11           OBSERVATION DATA    G (GPS)",
+            "RINEX VERSION / TYPE",
+        ),
+        line(
+            &format!("  2026     1     2    {first}    0.0000000     GPS"),
+            "TIME OF FIRST OBS",
+        ),
+        line(
+            &format!("  2026     1     2    {last}    0.0000000     GPS"),
+            "TIME OF LAST OBS",
+        ),
+        line("", "END OF HEADER"),
+    ]
+    .concat()
+    .into_bytes()
+}
+
 #[test]
 fn a_base_that_does_not_cover_the_rover_is_a_warning() {
-    let rinex = |first: &str, last: &str| {
-        let line = |content: &str, label: &str| format!("{content:<60}{label}\n");
-        [
-            line(
-                "     2.11           OBSERVATION DATA    G (GPS)",
-                "RINEX VERSION / TYPE",
-            ),
-            line(
-                &format!("  2026     1     2    {first}    0.0000000     GPS"),
-                "TIME OF FIRST OBS",
-            ),
-            line(
-                &format!("  2026     1     2    {last}    0.0000000     GPS"),
-                "TIME OF LAST OBS",
-            ),
-            line("", "END OF HEADER"),
-        ]
-        .concat()
-        .into_bytes()
-    };
     let config = json!({"version": "1.0", "project": {"type": "nmea", "path": "rover/"},
                         "processing": {"type": "insSingle", "bases": [
                             {"data": ["base/early.26o", "base/around.26o", "base/absent.26o"]}]}});
@@ -469,4 +472,48 @@ fn a_base_that_does_not_cover_the_rover_is_a_warning() {
         "{:?}",
         outcome.warnings
     );
+}
+
+#[test]
+fn each_file_plays_the_part_the_vendor_form_gives_it() {
+    // A drive elsewhere: read, it would add 31 epochs 100 km away.
+    let elsewhere = String::from_utf8(drive(0.0))
+        .unwrap()
+        .replace("4807.", "4907.")
+        .replace("*", "");
+    let config = json!({"version": "1.0", "project": {"type": "nmea", "path": "rover/"},
+                        "processing": {"type": "insSingle", "bases": [{"data": ["base/b.26o"]}]}});
+    let outcome = run_with(
+        &[
+            ("rover/r.nmea", drive(0.0)),
+            (
+                "rover/settings.json",
+                br#"{"settings": {"sensor": {"leverArm": [1.5, 0, 0]}}}"#.to_vec(),
+            ),
+            ("base/b.26o", rinex("11    59", "12    10")),
+            ("other/elsewhere.nmea", elsewhere.into_bytes()),
+        ],
+        config,
+    )
+    .expect("processes");
+    assert_eq!(outcome.warnings, Vec::<String>::new());
+    let report: Value = serde_json::from_slice(output_bytes(&outcome, "report.json")).unwrap();
+    assert_eq!(report["fixCount"], 31, "only the rover's epochs: {report}");
+    let files = &report["inputFiles"];
+    assert_eq!(files[0]["validFixes"], 31, "{files}");
+    assert_eq!(
+        files[1]["notes"],
+        json!(["the rover's settings: settings.sensor.leverArm applied"])
+    );
+    assert_eq!(
+        files[2]["notes"],
+        json!([
+            "base station observations from 2026-01-02T11:58:42.000Z to 2026-01-02T12:09:42.000Z"
+        ])
+    );
+    assert_eq!(
+        files[3]["notes"],
+        json!(["not used: neither in the rover's project.path nor a base's data"])
+    );
+    assert_eq!(files[3]["validFixes"], 0);
 }

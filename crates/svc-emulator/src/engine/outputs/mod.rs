@@ -28,6 +28,11 @@
 //! the fixes' median position ([`location`]).
 //!
 //! # Input rules
+//! - Which files are read ([`Role`]): every input in the project's shorthand; in the
+//!   vendor's form, those at or below `project.path` (the rover's settings sidecar there
+//!   excepted), while the bases' data files are read only for the time they cover
+//!   ([`bases`]) and other files not at all. `report.json` notes what each file was
+//!   used for.
 //! - A file whose first bytes hold a valid sbgECom log frame is a unit's binary
 //!   data-logger session: its navigation positions are read as epochs (see [`binary`]).
 //! - A line whose first non-blank byte is `$` is an NMEA sentence. Any other line (IMU CSV,
@@ -177,17 +182,26 @@ pub fn process_into<W: Write>(
 ) -> Result<Outcome<Written<W>>, Failure> {
     let mut warnings = Vec::new();
     // The configuration first: a wrong one fails the processing before any input is read.
-    let configured = configured(inputs, processing_json, &mut warnings);
-    let (settings, planned, profile_name, base_paths) = match configured {
+    let configured = match configured(inputs, processing_json, &mut warnings) {
         Ok(configured) => configured,
         Err(error) => return Err(Failure { error, warnings }),
     };
+    let Configured {
+        settings,
+        planned,
+        profile: profile_name,
+        bases: base_paths,
+        ..
+    } = &configured;
     let mut epochs = Epochs::default();
     let mut scans: Vec<FileScan> = inputs
         .iter()
         .map(|input| {
             epochs.start_file();
-            scan_file(input, &mut warnings, |record| epochs.add(&record))
+            match configured.role(&input.path) {
+                Role::Rover => scan_file(input, &mut warnings, |record| epochs.add(&record)),
+                role => role.scan(input),
+            }
         })
         .collect();
     let has_records = !epochs.is_empty();
@@ -255,7 +269,7 @@ pub fn process_into<W: Write>(
             Err(e) => Err(format!("could not write {path}: {e}")),
         }
     };
-    let solution = solution::Solution::new(&fixes, &settings);
+    let solution = solution::Solution::new(&fixes, settings);
     let warning_count = warnings.len();
     let result = (|| {
         if wanted("csv") {
@@ -269,7 +283,7 @@ pub fn process_into<W: Write>(
         write("report.json", &|out| out.write_all(&report))?;
         // The reports' figures, one pass over the epochs whatever the number of reports.
         let mut figures: Option<Value> = None;
-        for output in &planned {
+        for output in planned {
             match output {
                 exports::Output::Export {
                     path,
@@ -283,8 +297,8 @@ pub fn process_into<W: Write>(
                         exports::minimal_report(
                             &fixes,
                             &solution,
-                            &settings,
-                            &profile_name,
+                            settings,
+                            profile_name,
                             warning_count,
                         )
                     });
@@ -313,63 +327,141 @@ pub fn process_into<W: Write>(
     })
 }
 
-/// The solution's settings, the exports and reports to write, the motion profile's
-/// name and the bases' data files, from the configuration (see [`solution::Settings::of`] and [`exports`]).
+/// What the configuration says: the solution's settings, the exports and reports to
+/// write, the motion profile's name and which input plays which part.
+struct Configured {
+    settings: solution::Settings,
+    planned: Vec<exports::Output>,
+    profile: String,
+    /// The bases' data files (`processing.bases[].data`).
+    bases: Vec<String>,
+    /// The rover's file or folder (`project.path`); `None` in the shorthand form,
+    /// where every file is rover input.
+    rover: Option<String>,
+    /// The rover's settings sidecar and the lever arm read from it.
+    sidecar: Option<(String, [f64; 3])>,
+}
+
+/// The part an input file plays in a processing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    /// Read for the rover's epochs (NMEA or a binary session).
+    Rover,
+    /// A base station's observations: their span is checked ([`bases`]), nothing more.
+    Base,
+    /// The rover's settings sidecar: its lever arm is used.
+    Settings,
+    /// Named by no part of the vendor form: not read.
+    Unused,
+}
+
+impl Configured {
+    fn role(&self, path: &str) -> Role {
+        if self.bases.iter().any(|base| base == path) {
+            return Role::Base;
+        }
+        if self
+            .sidecar
+            .as_ref()
+            .is_some_and(|(sidecar, _)| sidecar == path)
+        {
+            return Role::Settings;
+        }
+        match &self.rover {
+            Some(rover) if !in_rover(path, rover) => Role::Unused,
+            _ => Role::Rover,
+        }
+    }
+}
+
+impl Role {
+    /// The report's entry for a file that is not read for epochs: what it was used for.
+    fn scan(self, input: &InputFile) -> FileScan {
+        let mut scan = FileScan::new(&input.path);
+        let note = match self {
+            Role::Rover => return scan,
+            Role::Base => match bases::span_of(input) {
+                Ok(span) => format!(
+                    "base station observations from {} to {}",
+                    writers::iso_time(span.first),
+                    span.last
+                        .map_or_else(|| "an end it does not say".to_owned(), writers::iso_time)
+                ),
+                Err(reason) => format!("base station data: {reason}"),
+            },
+            Role::Settings => "the rover's settings: settings.sensor.leverArm applied".to_owned(),
+            Role::Unused => {
+                "not used: neither in the rover's project.path nor a base's data".to_owned()
+            }
+        };
+        scan.notes.push(note);
+        scan
+    }
+}
+
+/// What the configuration says ([`Configured`]), from `processing_json` (see
+/// [`solution::Settings::of`] and [`exports`]).
 fn configured(
     inputs: &[InputFile],
     processing_json: &Map<String, Value>,
     warnings: &mut Vec<String>,
 ) -> Result<Configured, String> {
     let config = ProcessingConfig::from_map(processing_json).map_err(|e| e.to_string())?;
-    let (planned, sidecar, profile, bases) = match &config {
-        ProcessingConfig::Project(project) => (
-            exports::planned(project)?,
-            sidecar_lever_arm(inputs, &project.project.path, warnings),
-            project
-                .processing
-                .motion_profile
-                .clone()
-                .unwrap_or_else(|| "automotive".to_owned()),
-            project
-                .processing
-                .bases
-                .iter()
-                .flat_map(|base| base.data.iter().cloned())
-                .collect(),
-        ),
-        ProcessingConfig::Shorthand(_) => (Vec::new(), None, "automotive".to_owned(), Vec::new()),
+    let configured = match &config {
+        ProcessingConfig::Project(project) => {
+            let sidecar = sidecar_lever_arm(inputs, &project.project.path, warnings);
+            Configured {
+                settings: solution::Settings::of(&config, sidecar.as_ref().map(|(_, arm)| *arm))?,
+                planned: exports::planned(project)?,
+                profile: project
+                    .processing
+                    .motion_profile
+                    .clone()
+                    .unwrap_or_else(|| "automotive".to_owned()),
+                bases: project
+                    .processing
+                    .bases
+                    .iter()
+                    .flat_map(|base| base.data.iter().cloned())
+                    .collect(),
+                rover: Some(project.project.path.clone()),
+                sidecar,
+            }
+        }
+        ProcessingConfig::Shorthand(_) => Configured {
+            settings: solution::Settings::of(&config, None)?,
+            planned: Vec::new(),
+            profile: "automotive".to_owned(),
+            bases: Vec::new(),
+            rover: None,
+            sidecar: None,
+        },
     };
-    let settings = solution::Settings::of(&config, sidecar)?;
-    Ok((settings, planned, profile, bases))
+    Ok(configured)
 }
 
-/// What [`configured`] gives: the solution's settings, the exports and reports, the
-/// motion profile's name and the bases' data files.
-type Configured = (
-    solution::Settings,
-    Vec<exports::Output>,
-    String,
-    Vec<String>,
-);
+/// Whether the container path `path` is the rover's file or lies in its folder `rover`
+/// (`project.path`, with or without a trailing `/`).
+fn in_rover(path: &str, rover: &str) -> bool {
+    let folder = rover.trim_end_matches('/');
+    path == folder
+        || path
+            .strip_prefix(folder)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
 
-/// The lever arm of the vendor's rover settings sidecar: a JSON file in the rover's
+/// The vendor's rover settings sidecar and its lever arm: a JSON file in the rover's
 /// folder (`rover`, as `project.path` names it) holding `settings.sensor.leverArm`
 /// (`[x, y, z]`, metres). A sidecar that cannot be read is a warning.
 fn sidecar_lever_arm(
     inputs: &[InputFile],
     rover: &str,
     warnings: &mut Vec<String>,
-) -> Option<[f64; 3]> {
+) -> Option<(String, [f64; 3])> {
     /// A settings sidecar is small; a larger JSON file is not one.
     const MAX_SIDECAR_BYTES: u64 = 1 << 20;
-    let folder = rover.trim_end_matches('/');
     for input in inputs {
-        let in_rover = input.path == folder
-            || input
-                .path
-                .strip_prefix(folder)
-                .is_some_and(|rest| rest.starts_with('/'));
-        if !in_rover || !input.path.to_ascii_lowercase().ends_with(".json") {
+        if !in_rover(&input.path, rover) || !input.path.to_ascii_lowercase().ends_with(".json") {
             continue;
         }
         let small = std::fs::metadata(&input.location).is_ok_and(|m| m.len() <= MAX_SIDECAR_BYTES);
@@ -388,7 +480,7 @@ fn sidecar_lever_arm(
             continue;
         };
         match serde_json::from_value::<[f64; 3]>(arm.clone()) {
-            Ok(arm) => return Some(arm),
+            Ok(arm) => return Some((input.path.clone(), arm)),
             Err(_) => warnings.push(format!(
                 "{}: settings.sensor.leverArm is not [x, y, z] in metres; ignored",
                 input.path
