@@ -63,6 +63,9 @@ def test_the_trajectory_is_typed_with_attitude_accuracy_and_quality(
     assert report["fixCount"] == len(frame)
     view = outcomes[0]._repr_html_()
     assert "<caption>report.json</caption>" in view and "export_sbet.sbet" in view, view
+    # Results of the emulator say so, in the report and in its view.
+    assert "the local emulator, not the cloud service" in report.get("producedBy", ""), report
+    assert "the local emulator, not the cloud service" in view, view
     assert report["inputFiles"][0]["path"] == "rover/rover.nmea"
 
 

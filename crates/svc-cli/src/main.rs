@@ -1,7 +1,7 @@
 //! `svc`: the command-line tool of the SDK.
 //!
 //! - `svc process`: the main job — upload survey files, run a processing, follow it,
-//!   download the outputs (against the embedded emulator when `SVC_BASE_URL` is unset).
+//!   download the outputs (against the embedded emulator when no `SVC_*` service variable is set).
 //! - `svc containers …`, `svc processings …`: the cloud service's resources.
 //! - `svc webhooks endpoints …`, `svc webhooks verify|listen`: webhook endpoints and
 //!   deliveries.
@@ -79,7 +79,7 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Process survey files in the cloud: upload, run, follow, download the outputs.
-    /// Without SVC_BASE_URL, runs against the embedded emulator.
+    /// With no SVC_* service variable set, runs against the embedded emulator.
     Process(process::ProcessArgs),
     /// Containers of the cloud service.
     Containers(resources::ContainersArgs),

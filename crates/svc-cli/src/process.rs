@@ -11,7 +11,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use svc_core::ErrorKind;
 use svc_core::cloud::{
-    ApiSecret, CloudClient, CloudConfig, CloudError, ContainerRegion, ENV_BASE_URL, Metadata,
+    ApiSecret, CloudClient, CloudConfig, CloudError, ContainerRegion, ENV_VARS, Metadata,
     ProcessingStatus,
 };
 use svc_core::transfer::{Progress, TransferError};
@@ -30,8 +30,10 @@ pub const PROCESSING_FAILED: u8 = 8;
 /// The end of `svc process --help`.
 const AFTER_HELP: &str = "\
 The service is given by SVC_BASE_URL, SVC_AUTH_URL, SVC_NOTIFICATION_URL, SVC_API_KEY,
-SVC_API_SECRET and SVC_ORGANIZATION_ID. Without SVC_BASE_URL, the embedded local emulator
-is started in this process and used instead (results then come from the emulator).
+SVC_API_SECRET and SVC_ORGANIZATION_ID. When none of them is set, the embedded local
+emulator is started in this process and used instead (results then come from the
+emulator, and its report.json says so); with some set and others missing, nothing is
+sent and the error names the missing ones.
 
 Exit codes:
   0  the processing succeeded (with --no-wait: it was started)
@@ -67,9 +69,10 @@ const EMULATOR_PROCESSING_TIME: Duration = Duration::from_secs(2);
 /// follow it to its end, download its outputs.
 ///
 /// The service is given by SVC_BASE_URL, SVC_AUTH_URL, SVC_NOTIFICATION_URL,
-/// SVC_API_KEY, SVC_API_SECRET and SVC_ORGANIZATION_ID. When SVC_BASE_URL is not set,
-/// the embedded local emulator is started in this process and used instead (say so on
-/// stderr): it works on a fresh machine, with no account.
+/// SVC_API_KEY, SVC_API_SECRET and SVC_ORGANIZATION_ID. When none of them is set, the
+/// embedded local emulator is started in this process and used instead (say so on
+/// stderr): it works on a fresh machine, with no account. With some set and others
+/// missing, nothing is sent and the error names the missing ones.
 ///
 /// Exit codes: 0 the processing succeeded (or, with --no-wait, was started);
 /// 8 the processing ended with the result `failed`; 1 other failure (it was canceled
@@ -384,16 +387,18 @@ fn check_file(file: &Path) -> Result<(), ProcessFailure> {
     }
 }
 
-/// The client of the configured service, or of the embedded emulator when
-/// SVC_BASE_URL is not set (the emulator runs as long as the returned value lives).
+/// The client of the configured service, or of the embedded emulator when none of the
+/// service's variables ([`ENV_VARS`]) is set (the emulator runs as long as the returned
+/// value lives). With some set and others missing, the error names the missing ones:
+/// a forgotten `SVC_BASE_URL` must not send real data to the emulator.
 async fn connect() -> Result<(CloudClient, Option<svc_emulator::Emulator>), ProcessFailure> {
-    let configured = std::env::var(ENV_BASE_URL).is_ok_and(|v| !v.trim().is_empty());
+    let configured = ENV_VARS.iter().any(|name| std::env::var_os(name).is_some());
     if configured {
         let config = CloudConfig::from_env()?;
         return Ok((CloudClient::new(config)?, None));
     }
     eprintln!(
-        "svc process: {ENV_BASE_URL} is not set: starting the embedded local emulator; results come from the local emulator, not the cloud service"
+        "svc process: no SVC_* service variable is set: starting the embedded local emulator; results come from the local emulator, not the cloud service"
     );
     let emulator = svc_emulator::Emulator::start(svc_emulator::EmulatorConfig {
         processing_time: EMULATOR_PROCESSING_TIME,
@@ -492,7 +497,7 @@ fn exit_code(outcome: &WorkflowOutcome, no_wait: bool) -> ExitCode {
 }
 
 /// The outcome for `--json`. `service` says where it comes from (`emulator`: the
-/// embedded one, as without SVC_BASE_URL; `cloud`: the configured service), so that a
+/// embedded one, when no service variable is set; `cloud`: the configured service), so that a
 /// script cannot take emulated results for the cloud's.
 fn outcome_json(outcome: &WorkflowOutcome, embedded: bool) -> serde_json::Value {
     json!({

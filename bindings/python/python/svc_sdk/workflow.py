@@ -119,11 +119,7 @@ class MissionLocation(TypedDict):
     place: Optional[str]
 
 
-class Report(TypedDict):
-    """``report.json`` (:meth:`WorkflowOutcome.report`): times in ISO 8601 UTC,
-    distances in metres, ``fixQuality`` the fix count per GGA quality (``"4"``: RTK
-    fixed) and ``rmcOnly``."""
-
+class _ReportRequired(TypedDict):
     fixCount: int
     inputFiles: list[InputFileReport]
     startTime: str
@@ -135,6 +131,14 @@ class Report(TypedDict):
     missionLocation: MissionLocation
     fixQuality: dict[str, int]
     warnings: int
+
+
+class Report(_ReportRequired, total=False):
+    """``report.json`` (:meth:`WorkflowOutcome.report`): times in ISO 8601 UTC,
+    distances in metres, ``fixQuality`` the fix count per GGA quality (``"4"``: RTK
+    fixed) and ``rmcOnly``; ``producedBy`` names the emulator when it made the file."""
+
+    producedBy: str
 
 
 class WorkflowOutcome:
@@ -272,13 +276,15 @@ class WorkflowOutcome:
         except (OSError, ValueError, _errors.SvcError):
             report = None
         if report is not None:
-            shown = (
+            shown: list[tuple[str, object]] = [
                 ("fixes", report.get("fixCount")),
                 ("from", report.get("startTime")),
                 ("to", report.get("endTime")),
                 ("distance (m)", report.get("distanceMeters")),
                 ("where", ", ".join(str(v) for v in (report.get("missionLocation") or {}).values() if v)),
-            )
+            ]
+            if "producedBy" in report:
+                shown.append(("made by", report["producedBy"]))
             rows = "".join(
                 f"<tr><th style='text-align:left'>{html.escape(label)}</th>"
                 f"<td style='text-align:left'>{html.escape(str(value))}</td></tr>"

@@ -191,6 +191,64 @@ fn json_names_the_service_that_ran_the_processing() {
     assert!(!run.stderr.contains("emulator"), "{run:#?}");
 }
 
+/// The embedded emulator runs only when no service variable is set at all: a forgotten
+/// `SVC_BASE_URL` beside the others is an error naming it, and nothing is sent anywhere
+/// (the service the other variables name sees no container).
+#[test]
+fn a_partial_configuration_is_an_error_not_the_emulator() {
+    let cwd = tempfile::tempdir().unwrap();
+    let samples = repository().join("samples");
+    let rover = samples.join("rover.nmea");
+    let config = samples.join("processing.json");
+    let args = [
+        "process",
+        rover.to_str().unwrap(),
+        "--config",
+        config.to_str().unwrap(),
+        "--out",
+        "results",
+    ];
+    let cloud = Cloud::start();
+    let without_base: Vec<(&str, String)> = cloud
+        .env()
+        .into_iter()
+        .filter(|(name, _)| *name != "SVC_BASE_URL")
+        .collect();
+    let run = cloud.svc_in(&args, &without_base, Some(cwd.path()));
+    assert_eq!(run.code, 2, "{run:#?}");
+    assert!(run.stderr.contains("SVC_BASE_URL is not set"), "{run:#?}");
+    assert!(!run.stderr.contains("emulator"), "{run:#?}");
+    assert!(!cwd.path().join("results").exists());
+    // Two missing: both named.
+    let only_key: Vec<(&str, String)> = cloud
+        .env()
+        .into_iter()
+        .filter(|(name, _)| !matches!(*name, "SVC_BASE_URL" | "SVC_AUTH_URL"))
+        .collect();
+    let run = cloud.svc_in(&args, &only_key, Some(cwd.path()));
+    assert_eq!(run.code, 2, "{run:#?}");
+    assert!(
+        run.stderr.contains("SVC_BASE_URL") && run.stderr.contains("SVC_AUTH_URL"),
+        "{run:#?}"
+    );
+    let containers = cloud.svc(&["containers", "list"]);
+    assert_eq!(containers.code, 0, "{containers:#?}");
+    assert_eq!(containers.stdout.trim(), "", "{containers:#?}");
+
+    // With none set, the emulator runs, and its report says it made it.
+    let run = process(cwd.path(), &args[1..]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert!(run.stderr.contains("embedded local emulator"), "{run:#?}");
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(cwd.path().join("results/report.json")).unwrap())
+            .unwrap();
+    let produced_by = report["producedBy"].as_str().unwrap_or_default();
+    assert!(
+        produced_by.contains("the local emulator, not the cloud service"),
+        "{report}"
+    );
+}
+
 #[test]
 fn a_missing_input_is_refused_before_anything_is_sent() {
     let cwd = tempfile::tempdir().unwrap();

@@ -29,7 +29,7 @@ pub(crate) struct Cloud {
 }
 
 impl Cloud {
-    fn start() -> Cloud {
+    pub(crate) fn start() -> Cloud {
         Cloud::with(EmulatorConfig {
             processing_time: Duration::from_millis(500),
             device: None,
@@ -76,7 +76,7 @@ impl Cloud {
     }
 
     /// Runs `svc ARGS` with the emulator's `SVC_*` variables.
-    fn svc(&self, args: &[&str]) -> Run {
+    pub(crate) fn svc(&self, args: &[&str]) -> Run {
         self.svc_in(args, &self.env(), None)
     }
 

@@ -157,7 +157,16 @@ pub(super) fn trajectory_geojson(
     out.write_all(b"\n")
 }
 
+/// What `report.json` says made it: the emulator, so that results computed locally are
+/// never mistaken for the service's.
+pub(super) const PRODUCED_BY: &str = concat!(
+    "svc-emulator ",
+    env!("CARGO_PKG_VERSION"),
+    " (the local emulator, not the cloud service)"
+);
+
 /// `report.json`, pretty-printed with keys in this order:
+/// - `producedBy`: [`PRODUCED_BY`];
 /// - `fixCount`;
 /// - `inputFiles`: per file `path`, `sentences` (lines starting with `$`), `validFixes`
 ///   (distinct epochs with a usable GGA or RMC), `skippedLines` (sentences skipped with a
@@ -210,6 +219,7 @@ pub(super) fn report_json(
         fixes.last().map_or(0, |f| f.time_ms),
     );
     let report = json!({
+        "producedBy": PRODUCED_BY,
         "fixCount": fixes.len(),
         "inputFiles": files,
         "startTime": iso_time(start),
