@@ -8,7 +8,7 @@
 //!   `version`, the `project` (its `name`, `type` — `sbgECom` for a unit's data-logger
 //!   session — and `path`, the rover's folder among the input files), the `processing`
 //!   (its `type`, e.g. `insSingle`, a `motionProfile`, base stations with their data
-//!   files), `exports` (each with a `profile`, e.g. `SBET: 200Hz`) and `reports` (each
+//!   files, `estimateLeverArm`), `exports` (each with a `profile`, e.g. `SBET: 200Hz`) and `reports` (each
 //!   with a `template`, e.g. `Minimal JSON`);
 //! - the project's **shorthand** for its own NMEA samples: `type`, `mode`, `gnss`
 //!   (`elevationMaskDegrees`, `constellations`), `imu` (`file`, `leverArm`) and
@@ -124,6 +124,10 @@ pub struct Processing {
     /// Base stations.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bases: Vec<Base>,
+    /// Whether to estimate the lever arm from the IMU to the GNSS antenna (reported by
+    /// the `Minimal JSON` report).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimate_lever_arm: Option<bool>,
     /// Fields this SDK does not know, kept.
     #[serde(flatten)]
     pub other: Map<String, Value>,

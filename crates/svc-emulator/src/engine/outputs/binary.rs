@@ -22,6 +22,7 @@ use svc_logs::records::{GnssPos, GnssPosType, SolutionMode, UtcTime, solution_mo
 use svc_logs::{LogDecoder, LogReader, Record as LogRecord};
 
 use super::nmea::{FileScan, Gga, Inertial, Record, Rmc, Sentence};
+use super::solution::LeverArmEstimate;
 use super::trajectory::DAY_MS;
 
 /// How many bytes at the start of a file decide whether it is a binary log.
@@ -58,7 +59,14 @@ pub(super) fn scan_log<R: BufRead>(
                 return scan;
             }
         };
-        let (used, undated, stats) = read_positions(reader, source, &mut found, warnings, path);
+        let (used, undated, stats) = read_positions(
+            reader,
+            source,
+            &mut found,
+            &mut scan.lever_arm,
+            warnings,
+            path,
+        );
         scan.sentences += used + undated;
         if undated > 0 {
             scan.notes.push(format!(
@@ -81,6 +89,7 @@ pub(super) fn scan_log<R: BufRead>(
         // No navigation position at all: read the GNSS positions instead.
         scan.notes.clear();
         scan.sentences = 0;
+        scan.lever_arm = LeverArmEstimate::default();
     }
     scan
 }
@@ -91,14 +100,54 @@ fn utc_ms(utc: &UtcTime) -> Option<i64> {
     svc_logs::tables::utc_micros(utc).map(|micros| micros.div_euclid(1000))
 }
 
+/// The GNSS antenna's and the navigation's positions of one instant, paired for the
+/// lever-arm estimate whichever the unit logs first.
+#[derive(Default)]
+struct Pairing {
+    /// The latest `gps1Pos` with a fix: its timestamp, latitude, longitude, ellipsoidal
+    /// height.
+    antenna: Option<(u32, [f64; 3])>,
+    /// The latest navigation position with its attitude: timestamp, position, attitude.
+    nav: Option<(u32, [f64; 3], [f64; 3])>,
+}
+
+impl Pairing {
+    fn antenna(&mut self, timestamp: u32, position: [f64; 3], estimate: &mut LeverArmEstimate) {
+        if let Some((at, nav, attitude)) = self.nav
+            && at.abs_diff(timestamp) <= SAME_INSTANT_US
+        {
+            estimate.add(attitude, position, nav);
+        }
+        self.antenna = Some((timestamp, position));
+    }
+
+    fn nav(&mut self, p: &Position, estimate: &mut LeverArmEstimate) {
+        let Some(inertial) = p.inertial.filter(|_| p.is_valid()) else {
+            return;
+        };
+        let attitude = inertial.attitude.map(f64::from);
+        let position = [p.lat, p.lon, p.height];
+        if let Some((at, antenna)) = self.antenna
+            && at.abs_diff(p.timestamp) <= SAME_INSTANT_US
+        {
+            estimate.add(attitude, antenna, position);
+        }
+        self.nav = Some((p.timestamp, position, attitude));
+    }
+}
+
 /// Reads one pass of the log: (positions handed out, positions without UTC, stats).
+/// In the navigation pass, the antenna's offsets of the instants with both positions go
+/// to `lever_arm`.
 fn read_positions(
     reader: impl Read,
     source: Source,
     found: &mut impl FnMut(Record),
+    lever_arm: &mut LeverArmEstimate,
     warnings: &mut Vec<String>,
     path: &str,
 ) -> (u64, u64, svc_logs::Stats) {
+    let mut pairing = Pairing::default();
     let mut log = LogReader::new(reader);
     // The unit's timestamp and the UTC time of the latest utcTime with a known UTC.
     let mut clock: Option<(u32, i64)> = None;
@@ -149,6 +198,7 @@ fn read_positions(
                         waiting.attach(inertial);
                     }
                     emit(waiting, its_clock);
+                    pairing.nav(&waiting, lever_arm);
                 }
             }
             (LogRecord::EkfNav(nav), Source::Nav)
@@ -173,9 +223,18 @@ fn read_positions(
                     Some((_, inertial)) => {
                         position.attach(inertial);
                         emit(position, clock);
+                        pairing.nav(&position, lever_arm);
                     }
                     None => pending = Some((position, clock)),
                 }
+            }
+            (LogRecord::Gps1Pos(pos), Source::Nav) if quality(pos).is_some() => {
+                let height = pos.altitude + f64::from(pos.undulation);
+                pairing.antenna(
+                    pos.timestamp,
+                    [pos.latitude, pos.longitude, height],
+                    lever_arm,
+                );
             }
             (LogRecord::Gps1Pos(pos), Source::Gnss) => {
                 if let Some(quality) = quality(pos) {

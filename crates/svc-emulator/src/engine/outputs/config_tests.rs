@@ -517,3 +517,111 @@ fn each_file_plays_the_part_the_vendor_form_gives_it() {
     );
     assert_eq!(files[3]["validFixes"], 0);
 }
+
+/// A session whose GNSS antenna sits 1.2 m ahead, 0.4 m left and 0.8 m above its
+/// navigation point, turning through every heading, rolled and pitched: asked for, the
+/// estimate finds that lever arm; not asked, the report has none.
+#[test]
+fn the_lever_arm_is_estimated_when_the_configuration_asks() {
+    use super::solution::{body_to_ned, moved};
+    use svc_logs::records::{EkfEuler, EkfNav, GnssPos, UtcTime};
+    use svc_logs::{Record, encode_frame};
+    let arm = [1.2, -0.4, -0.8];
+    let utc = Record::UtcTime(UtcTime {
+        timestamp: 1_000_000,
+        status: 2 << 6,
+        year: 2026,
+        month: 11,
+        day: 29,
+        hour: 10,
+        ..UtcTime::default()
+    });
+    let mut bytes = encode_frame(&utc, 0).expect("a frame");
+    for i in 0..36_u32 {
+        let timestamp = 1_000_000 + i * 200_000;
+        let euler = [0.05_f32, -0.03, (f64::from(i) * 10.0).to_radians() as f32];
+        let nav = [48.0 + f64::from(i) * 1e-5, 2.35, 35.0];
+        let attitude = euler.map(|r| f64::from(r).to_degrees());
+        let (lat, lon, height) = moved(nav[0], nav[1], nav[2], body_to_ned(attitude, arm));
+        let records = [
+            Record::EkfEuler(EkfEuler {
+                timestamp,
+                euler,
+                euler_std: [0.001, 0.001, 0.004],
+                ..EkfEuler::default()
+            }),
+            Record::EkfNav(EkfNav {
+                timestamp,
+                velocity: [1.0, 0.0, 0.0],
+                position: nav,
+                position_std: [0.02, 0.02, 0.03],
+                status: 4,
+                ..EkfNav::default()
+            }),
+            Record::Gps1Pos(GnssPos {
+                timestamp,
+                // Solution computed, RTK fixed.
+                status: 7 << 6,
+                latitude: lat,
+                longitude: lon,
+                altitude: height,
+                ..GnssPos::default()
+            }),
+        ];
+        // The antenna's position before, between or after the navigation's records.
+        let order: [usize; 3] = match i % 3 {
+            0 => [2, 0, 1],
+            1 => [0, 2, 1],
+            _ => [1, 0, 2],
+        };
+        for k in order {
+            bytes.extend(encode_frame(&records[k], 0).expect("a frame"));
+        }
+    }
+    let config = |estimate: bool| {
+        json!({"version": "1.0", "project": {"type": "sbgECom", "path": "rover/"},
+               "processing": {"type": "insSingle", "estimateLeverArm": estimate},
+               "reports": [{"name": "r", "template": "Minimal JSON"}]})
+    };
+    let outcome = run_with(&[("rover/session.001", bytes.clone())], config(true)).unwrap();
+    assert_eq!(outcome.warnings, Vec::<String>::new());
+    let report: Value = serde_json::from_slice(output_bytes(&outcome, "r.json")).unwrap();
+    let estimate = &report["estimatedLeverArm"];
+    assert_eq!(estimate["epochs"], 36, "{report}");
+    for (k, expected) in arm.iter().enumerate() {
+        let got = estimate["leverArm"][k].as_f64().unwrap();
+        assert!((got - expected).abs() <= 0.002, "{k}: {estimate}");
+        assert!(estimate["std"][k].as_f64().unwrap() <= 0.002, "{estimate}");
+    }
+
+    let outcome = run_with(&[("rover/session.001", bytes)], config(false)).unwrap();
+    let report: Value = serde_json::from_slice(output_bytes(&outcome, "r.json")).unwrap();
+    assert!(report.get("estimatedLeverArm").is_none(), "{report}");
+
+    // Asked of NMEA, which gives no such instant: null, and a warning says why.
+    let outcome = run_with(&[("rover/r.nmea", drive(0.0))], {
+        let mut c = config(true);
+        c["project"]["type"] = json!("nmea");
+        c
+    })
+    .unwrap();
+    let report: Value = serde_json::from_slice(output_bytes(&outcome, "r.json")).unwrap();
+    assert_eq!(report["estimatedLeverArm"], Value::Null, "{report}");
+    assert!(
+        outcome
+            .warnings
+            .iter()
+            .any(|w| w.starts_with("lever arm not estimated")),
+        "{:?}",
+        outcome.warnings
+    );
+    // A wrong type is an error naming the field.
+    let mut wrong = config(true);
+    wrong["processing"]["estimateLeverArm"] = json!("yes");
+    let failure = run_with(&[("rover/r.nmea", drive(0.0))], wrong).unwrap_err();
+    assert!(
+        failure.error.contains("processing.estimateLeverArm"),
+        "{}",
+        failure.error
+    );
+}

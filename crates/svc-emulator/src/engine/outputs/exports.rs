@@ -33,7 +33,7 @@ use std::io::{self, Write};
 use serde_json::{Value, json};
 use svc_protocol::processing_config::ProjectConfig;
 
-use super::solution::{Settings, Solution, State, ned_to_body};
+use super::solution::{LeverArmEstimate, Settings, Solution, State, ned_to_body};
 use super::trajectory::{Fix, great_circle};
 use super::writers::{Fixed, IsoTime, fixed, iso_time, state_columns};
 
@@ -406,11 +406,14 @@ fn point_feature(s: &State) -> Value {
 /// `endTime`, `durationSeconds`, `epochs` (fixes), `distanceMeters`, `qualityShares`
 /// (the share of the epochs of each quality, `"1"` to `"6"`, those present),
 /// `meanStd` (`north`, `east`, `up`, metres), `motionProfile`, `leverArm` (the one
-/// applied, metres), `warnings`.
+/// applied, metres), `warnings`; when the configuration asks for it,
+/// `estimatedLeverArm`: `{leverArm, std, epochs}` from `lever_arm` (x, y, z and their
+/// spread in metres; the instants it rests on), or `null` when the inputs give none.
 pub(crate) fn minimal_report(
     fixes: &[Fix],
     solution: &Solution<'_>,
     settings: &Settings,
+    lever_arm: &LeverArmEstimate,
     profile_name: &str,
     warnings: usize,
 ) -> Value {
@@ -441,7 +444,7 @@ pub(crate) fn minimal_report(
     );
     let distance: f64 = fixes.windows(2).map(|w| great_circle(&w[0], &w[1])).sum();
     let mean = |k: usize| number(std_sum[k] / n.max(1) as f64, 3);
-    json!({
+    let mut report = json!({
         "startTime": iso_time(start),
         "endTime": iso_time(end),
         "durationSeconds": number((end - start) as f64 / 1000.0, 3),
@@ -452,7 +455,21 @@ pub(crate) fn minimal_report(
         "motionProfile": profile_name,
         "leverArm": settings.lever_arm,
         "warnings": warnings,
-    })
+    });
+    if let (true, Some(map)) = (settings.estimate_lever_arm, report.as_object_mut()) {
+        let estimate = lever_arm.result().map(|(arm, std)| {
+            json!({
+                "leverArm": arm.map(|v| number(v, 3)),
+                "std": std.map(|v| number(v, 3)),
+                "epochs": lever_arm.epochs,
+            })
+        });
+        map.insert(
+            "estimatedLeverArm".to_owned(),
+            estimate.unwrap_or(Value::Null),
+        );
+    }
+    report
 }
 
 #[cfg(test)]

@@ -232,6 +232,15 @@ pub fn process_into<W: Write>(
         first.time_ms,
         last.time_ms,
     ));
+    let mut lever_arm = solution::LeverArmEstimate::default();
+    for scan in &scans {
+        lever_arm.merge(&scan.lever_arm);
+    }
+    if settings.estimate_lever_arm && lever_arm.epochs == 0 {
+        warnings.push(
+            "lever arm not estimated: no input gives an instant with both the GNSS antenna's position (gps1Pos) and the navigation position and attitude (ekfNav, ekfEuler) of a unit's session".to_owned(),
+        );
+    }
     let mission_length_s = (last.time_ms - first.time_ms) / 1000;
     let location = location::mission_location(&mut fixes);
     // Back in time order (one fix per time).
@@ -298,6 +307,7 @@ pub fn process_into<W: Write>(
                             &fixes,
                             &solution,
                             settings,
+                            &lever_arm,
                             profile_name,
                             warning_count,
                         )

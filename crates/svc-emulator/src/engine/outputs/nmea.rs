@@ -69,6 +69,8 @@ pub(super) struct FileScan {
     pub(super) skipped: u64,
     pub(super) notes: Vec<String>,
     pub(super) valid_fixes: usize,
+    /// The antenna's offsets a unit's session gives (binary logs only).
+    pub(super) lever_arm: super::solution::LeverArmEstimate,
 }
 
 /// Reads one input file line by line ([`scan`]), handing each usable sentence to `found`.
@@ -117,6 +119,7 @@ impl FileScan {
             skipped: 0,
             notes: Vec::new(),
             valid_fixes: 0,
+            lever_arm: super::solution::LeverArmEstimate::default(),
         }
     }
 }

@@ -114,6 +114,9 @@ pub(crate) struct Settings {
     /// Elevation mask, degrees.
     pub(crate) elevation_mask: f64,
     pub(crate) mode: Mode,
+    /// Whether the configuration asks for the lever arm to be estimated
+    /// (`processing.estimateLeverArm` of the vendor's form): see [`LeverArmEstimate`].
+    pub(crate) estimate_lever_arm: bool,
 }
 
 impl Default for Settings {
@@ -123,6 +126,7 @@ impl Default for Settings {
             lever_arm: [0.0; 3],
             elevation_mask: 10.0,
             mode: Mode::Kinematic,
+            estimate_lever_arm: false,
         }
     }
 }
@@ -154,6 +158,7 @@ impl Settings {
                 if let Some(arm) = sidecar {
                     settings.lever_arm = arm;
                 }
+                settings.estimate_lever_arm = project.processing.estimate_lever_arm == Some(true);
             }
             ProcessingConfig::Shorthand(short) => {
                 if let Some(arm) = short.imu.as_ref().and_then(|imu| imu.lever_arm) {
@@ -492,8 +497,69 @@ pub(crate) fn ned_to_body(attitude: [f64; 3], v: [f64; 3]) -> [f64; 3] {
     columns.map(|c| c[0] * v[0] + c[1] * v[1] + c[2] * v[2])
 }
 
+/// A lever-arm estimate: over the instants where a unit's session gives both its GNSS
+/// antenna's position (`gps1Pos`) and its navigation position and attitude (`ekfNav`,
+/// `ekfEuler`), the antenna's offset from the navigation point turned into the body
+/// frame (x forward, y right, z down, m). Its mean is the lever arm from the IMU to the
+/// antenna; its spread, how well the data determine it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct LeverArmEstimate {
+    /// How many instants.
+    pub(crate) epochs: u64,
+    sum: [f64; 3],
+    sum_sq: [f64; 3],
+}
+
+impl LeverArmEstimate {
+    /// Adds the instant where the antenna is at `antenna` and the navigation point at
+    /// `nav` (latitude, longitude in degrees, ellipsoidal height in m) with `attitude`
+    /// (roll, pitch, heading, degrees). Offsets of more than 100 m (a GNSS outlier, or
+    /// positions of different instants) are left out.
+    pub(crate) fn add(&mut self, attitude: [f64; 3], antenna: [f64; 3], nav: [f64; 3]) {
+        let phi = nav[0].to_radians();
+        let w = (1.0 - WGS84_E2 * phi.sin().powi(2)).sqrt();
+        let meridian = WGS84_A * (1.0 - WGS84_E2) / (w * w * w);
+        let prime_vertical = WGS84_A / w;
+        let ned = [
+            (antenna[0] - nav[0]).to_radians() * (meridian + nav[2]),
+            (antenna[1] - nav[1]).to_radians() * (prime_vertical + nav[2]) * phi.cos(),
+            nav[2] - antenna[2],
+        ];
+        let body = ned_to_body(attitude, ned);
+        if body.iter().any(|v| !v.is_finite() || v.abs() > 100.0) {
+            return;
+        }
+        self.epochs += 1;
+        for ((sum, sum_sq), v) in self.sum.iter_mut().zip(&mut self.sum_sq).zip(body) {
+            *sum += v;
+            *sum_sq += v * v;
+        }
+    }
+
+    /// Both estimates' instants together.
+    pub(crate) fn merge(&mut self, other: &LeverArmEstimate) {
+        self.epochs += other.epochs;
+        for k in 0..3 {
+            self.sum[k] += other.sum[k];
+            self.sum_sq[k] += other.sum_sq[k];
+        }
+    }
+
+    /// The lever arm (x, y, z, m) and its per-axis standard deviation over the
+    /// instants; `None` without any.
+    pub(crate) fn result(&self) -> Option<([f64; 3], [f64; 3])> {
+        if self.epochs == 0 {
+            return None;
+        }
+        let n = self.epochs as f64;
+        let mean = self.sum.map(|s| s / n);
+        let std = [0, 1, 2].map(|k| (self.sum_sq[k] / n - mean[k] * mean[k]).max(0.0).sqrt());
+        Some((mean, std))
+    }
+}
+
 /// The position moved by `ned` metres (north, east, down).
-fn moved(lat: f64, lon: f64, height: f64, ned: [f64; 3]) -> (f64, f64, f64) {
+pub(crate) fn moved(lat: f64, lon: f64, height: f64, ned: [f64; 3]) -> (f64, f64, f64) {
     if ned == [0.0; 3] {
         return (lat, lon, height);
     }
