@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError, mpsc};
 use std::thread::JoinHandle;
 
 use arrow::array::{
@@ -328,13 +328,9 @@ impl Format {
     }
 }
 
-/// A message's file: its writer (CSV: the file itself, each batch's text written at
-/// once).
-enum Open {
-    Csv(File),
-    #[cfg(feature = "parquet")]
-    Parquet(Box<parquet::arrow::ArrowWriter<File>>),
-}
+/// A Parquet file's writer, which takes its batches one after the other.
+#[cfg(feature = "parquet")]
+type ParquetWriter = Box<parquet::arrow::ArrowWriter<File>>;
 
 /// Encoded bytes of a Parquet row group, about: a file's writer holds the row group
 /// being made in memory, so this bounds its memory (its rows are as many as fit,
@@ -370,33 +366,100 @@ pub enum FilesError {
     },
 }
 
-/// How a message's file stands: its writer at hand, or the job writing its last
+/// How a Parquet file stands: its writer at hand, or the job writing its last
 /// batch, which hands the writer back.
+#[cfg(feature = "parquet")]
 enum Slot {
-    Idle(Open),
-    Busy(JoinHandle<Result<Open, FilesError>>),
+    Idle(ParquetWriter),
+    Busy(JoinHandle<Result<ParquetWriter, FilesError>>),
 }
 
+#[cfg(feature = "parquet")]
 impl Slot {
     /// The writer, once the batches given to it are written.
-    fn wait(self, part: &Path) -> Result<Open, FilesError> {
+    fn wait(self, part: &Path) -> Result<ParquetWriter, FilesError> {
         match self {
-            Slot::Idle(open) => Ok(open),
-            Slot::Busy(job) => job.join().unwrap_or_else(|_| {
-                Err(FilesError::Io {
-                    path: part.to_owned(),
-                    source: io::Error::other("the thread writing the file stopped"),
-                })
-            }),
+            Slot::Idle(writer) => Ok(writer),
+            Slot::Busy(job) => job.join().unwrap_or_else(|_| Err(stopped(part))),
         }
     }
+}
+
+/// The error of a writing thread that panicked.
+fn stopped(part: &Path) -> FilesError {
+    FilesError::Io {
+        path: part.to_owned(),
+        source: io::Error::other("the thread writing the file stopped"),
+    }
+}
+
+/// A CSV file: each batch's text is made by a job of its own and written at its place
+/// in the file, which the lengths of the earlier batches' texts give, so that the texts
+/// of successive batches are made and copied into the file at the same time.
+struct CsvFile {
+    file: Arc<File>,
+    /// Where the text of the last batch given ends, once its job knows it (`Err`: that
+    /// job or an earlier one failed).
+    end: mpsc::Receiver<u64>,
+    /// The jobs still running or not yet joined, oldest first.
+    jobs: Vec<JoinHandle<Result<(), FilesError>>>,
+}
+
+impl CsvFile {
+    fn new(file: File) -> CsvFile {
+        let (start, end) = mpsc::sync_channel(1);
+        // The first batch's text starts the file.
+        let _ = start.send(0);
+        CsvFile {
+            file: Arc::new(file),
+            end,
+            jobs: Vec::new(),
+        }
+    }
+
+    /// Joins the jobs that ended; the first error among them.
+    fn reap(&mut self, part: &Path) -> Result<(), FilesError> {
+        let mut result = Ok(());
+        let mut running = Vec::with_capacity(self.jobs.len());
+        for job in self.jobs.drain(..) {
+            if job.is_finished() {
+                let ended = job.join().unwrap_or_else(|_| Err(stopped(part)));
+                if result.is_ok() {
+                    result = ended;
+                }
+            } else {
+                running.push(job);
+            }
+        }
+        self.jobs = running;
+        result
+    }
+
+    /// Waits for every job; the first error among them.
+    fn wait(&mut self, part: &Path) -> Result<(), FilesError> {
+        let mut result = Ok(());
+        for job in self.jobs.drain(..) {
+            let ended = job.join().unwrap_or_else(|_| Err(stopped(part)));
+            if result.is_ok() {
+                result = ended;
+            }
+        }
+        result
+    }
+}
+
+/// A message's file being written.
+enum Writer {
+    Csv(CsvFile),
+    /// `None` only while a batch is being handed over.
+    #[cfg(feature = "parquet")]
+    Parquet(Option<Slot>),
 }
 
 /// A message's file being written.
 struct Entry {
     part: PathBuf,
-    /// `None` only while a batch is being handed over.
-    slot: Option<Slot>,
+    writer: Writer,
     /// Whether the CSV header lines were written (with the first batch).
     header: bool,
 }
@@ -517,49 +580,56 @@ impl TableFiles {
         let Some(entry) = self.open.get_mut(&kind) else {
             return Ok(());
         };
-        let previous = match entry.slot.take() {
-            // A job done: its error, if any, now.
-            Some(Slot::Busy(job)) if job.is_finished() => Slot::Busy(job).wait(&entry.part)?,
-            Some(Slot::Busy(job)) => {
-                entry.slot = Some(Slot::Busy(job));
-                return self.chain(kind, batch, ticket);
-            }
-            Some(Slot::Idle(open)) => open,
-            None => return Ok(()),
-        };
-        entry.slot = Some(Slot::Idle(previous));
-        self.chain(kind, batch, ticket)
-    }
-
-    /// Starts the job writing a batch after the file's earlier ones.
-    fn chain(
-        &mut self,
-        kind: MessageKind,
-        batch: &RecordBatch,
-        ticket: Ticket,
-    ) -> Result<(), FilesError> {
-        let format = self.format;
-        let Some(entry) = self.open.get_mut(&kind) else {
-            return Ok(());
-        };
-        let Some(previous) = entry.slot.take() else {
-            return Ok(());
-        };
         let header = !entry.header;
         entry.header = true;
         let part = entry.part.clone();
         let batch = batch.clone();
-        let job = std::thread::Builder::new()
-            .name(format!("svc-logs {kind}"))
-            .spawn(move || {
-                let _ticket = ticket;
-                write_batch(previous, &batch, format, header, &part)
-            })
-            .map_err(|source| FilesError::Io {
-                path: entry.part.clone(),
-                source,
-            })?;
-        entry.slot = Some(Slot::Busy(job));
+        match &mut entry.writer {
+            Writer::Csv(csv) => {
+                // An earlier job's error, now.
+                csv.reap(&part)?;
+                let (done, end) = mpsc::sync_channel(1);
+                let start = std::mem::replace(&mut csv.end, end);
+                let file = csv.file.clone();
+                let job = std::thread::Builder::new()
+                    .name(format!("svc-logs {kind}"))
+                    .spawn(move || {
+                        let _ticket = ticket;
+                        write_text(&file, &batch, header, &start, &done, &part)
+                    })
+                    .map_err(|source| FilesError::Io {
+                        path: entry.part.clone(),
+                        source,
+                    })?;
+                csv.jobs.push(job);
+            }
+            #[cfg(feature = "parquet")]
+            Writer::Parquet(slot) => {
+                let previous = match slot.take() {
+                    // A job done: its error, if any, now.
+                    Some(Slot::Busy(job)) if job.is_finished() => {
+                        Slot::Idle(Slot::Busy(job).wait(&part)?)
+                    }
+                    Some(previous) => previous,
+                    None => return Ok(()),
+                };
+                let job = std::thread::Builder::new()
+                    .name(format!("svc-logs {kind}"))
+                    .spawn(move || {
+                        let _ticket = ticket;
+                        let mut writer = previous.wait(&part)?;
+                        writer
+                            .write(&batch)
+                            .map_err(|source| FilesError::Parquet { path: part, source })?;
+                        Ok(writer)
+                    })
+                    .map_err(|source| FilesError::Io {
+                        path: entry.part.clone(),
+                        source,
+                    })?;
+                *slot = Some(Slot::Busy(job));
+            }
+        }
         Ok(())
     }
 
@@ -570,8 +640,8 @@ impl TableFiles {
             path: part.clone(),
             source,
         })?;
-        let open = match self.format {
-            Format::Csv => Open::Csv(file),
+        let writer = match self.format {
+            Format::Csv => Writer::Csv(CsvFile::new(file)),
             #[cfg(feature = "parquet")]
             Format::Parquet => {
                 // A small dictionary page: a column of few values (status words,
@@ -589,14 +659,14 @@ impl TableFiles {
                             path: part.clone(),
                             source,
                         })?;
-                Open::Parquet(Box::new(writer))
+                Writer::Parquet(Some(Slot::Idle(Box::new(writer))))
             }
         };
         #[cfg(not(feature = "parquet"))]
         let _ = batch;
         Ok(Entry {
             part,
-            slot: Some(Slot::Idle(open)),
+            writer,
             header: false,
         })
     }
@@ -612,14 +682,10 @@ impl TableFiles {
             let Some(entry) = self.open.remove(&kind) else {
                 continue;
             };
-            let part = entry.part;
-            let closed = match entry.slot {
-                Some(slot) => slot.wait(&part).and_then(|open| close(open, &part)),
-                None => Err(FilesError::Io {
-                    path: part.clone(),
-                    source: io::Error::other("an earlier batch could not be written"),
-                }),
-            };
+            let Entry {
+                part, mut writer, ..
+            } = entry;
+            let closed = close(&mut writer, &part);
             let done = closed.and_then(|()| {
                 let path = self.path(kind);
                 std::fs::rename(&part, &path)
@@ -647,70 +713,105 @@ impl TableFiles {
     }
 }
 
-/// Writes a batch to a file once the earlier ones are: CSV text made first (at the
-/// same time as the earlier batches'), a Parquet batch in turn.
-fn write_batch(
-    previous: Slot,
+/// Writes a batch's CSV text at its place in the file: made first (at the same time as
+/// the earlier batches' texts), then written where the earlier batch's text ends
+/// (`start`), once that is known; where this one ends goes to `done` first, so that
+/// the next batch's text is copied into the file at the same time.
+fn write_text(
+    file: &File,
     batch: &RecordBatch,
-    format: Format,
     header: bool,
+    start: &mpsc::Receiver<u64>,
+    done: &mpsc::SyncSender<u64>,
     part: &Path,
-) -> Result<Open, FilesError> {
-    let text = (format == Format::Csv).then(|| {
-        let mut text = Vec::new();
-        if header {
-            csv_header(batch, &mut text);
-        }
-        csv_rows(batch, &mut text);
-        text
-    });
-    let mut open = previous.wait(part)?;
-    match &mut open {
-        Open::Csv(file) => {
-            let text = text.unwrap_or_default();
-            file.write_all(&text).map_err(|source| FilesError::Io {
-                path: part.to_owned(),
-                source,
-            })?;
-        }
-        #[cfg(feature = "parquet")]
-        Open::Parquet(writer) => {
-            writer.write(batch).map_err(|source| FilesError::Parquet {
-                path: part.to_owned(),
-                source,
-            })?;
-        }
+) -> Result<(), FilesError> {
+    let mut text = Vec::new();
+    if header {
+        csv_header(batch, &mut text);
     }
-    Ok(open)
+    csv_rows(batch, &mut text);
+    // No offset: an earlier batch failed, and said so.
+    let offset = start.recv().map_err(|_| FilesError::Io {
+        path: part.to_owned(),
+        source: io::Error::other("an earlier batch could not be written"),
+    })?;
+    let _ = done.send(offset + text.len() as u64);
+    write_all_at(file, &text, offset).map_err(|source| FilesError::Io {
+        path: part.to_owned(),
+        source,
+    })
 }
 
-/// Closes a file: flushed to the disk.
-fn close(open: Open, part: &Path) -> Result<(), FilesError> {
-    match open {
-        Open::Csv(file) => file.sync_all().map_err(|source| FilesError::Io {
-            path: part.to_owned(),
-            source,
-        }),
-        #[cfg(feature = "parquet")]
-        Open::Parquet(writer) => {
-            let file = writer.into_inner().map_err(|source| FilesError::Parquet {
-                path: part.to_owned(),
-                source,
-            })?;
-            file.sync_all().map_err(|source| FilesError::Io {
-                path: part.to_owned(),
-                source,
-            })
+/// Writes all of `bytes` at `offset` of `file`, whatever its cursor.
+#[cfg(unix)]
+fn write_all_at(file: &File, bytes: &[u8], offset: u64) -> io::Result<()> {
+    std::os::unix::fs::FileExt::write_all_at(file, bytes, offset)
+}
+
+/// Writes all of `bytes` at `offset` of `file` (Windows moves the cursor too: no
+/// writer here uses it).
+#[cfg(windows)]
+fn write_all_at(file: &File, mut bytes: &[u8], mut offset: u64) -> io::Result<()> {
+    use std::os::windows::fs::FileExt as _;
+    while !bytes.is_empty() {
+        match file.seek_write(bytes, offset) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => {
+                bytes = &bytes[n..];
+                offset += n as u64;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
         }
     }
+    Ok(())
+}
+
+/// Closes a file once every batch given is written: flushed to the disk.
+fn close(writer: &mut Writer, part: &Path) -> Result<(), FilesError> {
+    let file = match writer {
+        Writer::Csv(csv) => {
+            csv.wait(part)?;
+            csv.file.clone()
+        }
+        #[cfg(feature = "parquet")]
+        Writer::Parquet(slot) => {
+            let Some(slot) = slot.take() else {
+                return Err(FilesError::Io {
+                    path: part.to_owned(),
+                    source: io::Error::other("an earlier batch could not be written"),
+                });
+            };
+            let file = slot
+                .wait(part)?
+                .into_inner()
+                .map_err(|source| FilesError::Parquet {
+                    path: part.to_owned(),
+                    source,
+                })?;
+            Arc::new(file)
+        }
+    };
+    file.sync_all().map_err(|source| FilesError::Io {
+        path: part.to_owned(),
+        source,
+    })
 }
 
 impl Drop for TableFiles {
     fn drop(&mut self) {
         for entry in self.open.values_mut() {
             // The jobs still writing end first.
-            if let Some(slot) = entry.slot.take() {
-                let _ = slot.wait(&entry.part);
+            match &mut entry.writer {
+                Writer::Csv(csv) => {
+                    let _ = csv.wait(&entry.part);
+                }
+                #[cfg(feature = "parquet")]
+                Writer::Parquet(slot) => {
+                    if let Some(slot) = slot.take() {
+                        let _ = slot.wait(&entry.part);
+                    }
+                }
             }
             let _ = std::fs::remove_file(&entry.part);
         }
