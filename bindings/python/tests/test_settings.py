@@ -168,7 +168,6 @@ def test_trees_that_contain_themselves_or_nest_too_deep_are_refused() -> None:
         lambda: settings.diff({"a": [listed]}, {"a": [listed, 1]}),
         lambda: settings.diff({"x": 1}, deep),
         lambda: settings.diff(deep, json.loads(json.dumps(deep))),
-        lambda: getattr(_native, "_diff_reference")(looped, other),
         lambda: settings.apply({"a": 1}, looped),
         lambda: settings.apply(looped, {"b": 1}),
         lambda: settings.merge({"a": 1}, looped, {"a": 1}),
@@ -430,16 +429,12 @@ def test_edits_diff_like_their_json(pair: tuple[dict[str, Any], dict[str, Any]])
     same_patch(settings.diff(old, new), settings.diff_json(json.dumps(old), json.dumps(new)))
 
 
-# --- The walk on borrowed references against the walk through `Bound` references -------
+# --- Any Python objects --------------------------------------------------------------
 #
-# `settings.diff` is svc-core's one settings walk. It reads trees of exact builtin types
-# on borrowed references (`dict_walk`) and leaves anything else to the same walk through
-# `Bound` references, which also refuses what is not JSON: both must give the same patch,
-# or the same error, on any input.
-
-# Test hooks of the extension (not API, not in its stubs).
-diff_reference: Callable[[Any, Any], settings.Patch] = getattr(_native, "_diff_reference")
-diff_walk: Callable[[Any, Any], "settings.Patch | None"] = getattr(_native, "_diff_walk")
+# `settings.diff` reads any mappings and sequences through svc-core's one settings walk.
+# Trees that are JSON (subclasses of its types included) give the patch of their JSON
+# text; anything else gives that patch or a clear `InvalidInputError` naming the node,
+# never another exception.
 
 
 class Level(enum.IntEnum):
@@ -463,27 +458,36 @@ class Items(list):  # type: ignore[type-arg]
     pass
 
 
-def outcome(call: Callable[[Any, Any], "settings.Patch | None"], old: Any, new: Any) -> Any:
-    """What a diff gives: the patch (its tree with the types of its scalars and its key
-    order, its paths), or the error (message and paths)."""
+def is_json(tree: Any) -> bool:
+    """Whether ``json.dumps`` writes the tree as the same JSON value: string keys, finite
+    numbers, integers of 64 bits, the JSON types and their subclasses."""
+    if isinstance(tree, dict):
+        return all(isinstance(k, str) and is_json(v) for k, v in tree.items())
+    if isinstance(tree, (list, tuple)):
+        return all(is_json(v) for v in tree)
+    if isinstance(tree, bool) or tree is None or isinstance(tree, str):
+        return True
+    if isinstance(tree, int):
+        return -(2**63) <= tree < 2**64
+    if isinstance(tree, float):
+        return math.isfinite(tree)
+    return False
+
+
+def diffs_as_its_json(old: Any, new: Any) -> None:
+    """The patch of the trees' JSON text when both are JSON; otherwise a patch or an
+    `InvalidInputError`."""
     try:
-        patch = call(old, new)
+        patch = settings.diff(old, new)
     except SettingsError as error:
-        return ("error", str(error), error.paths)
-    if patch is None:
-        return None
-    return ("patch", strict(patch.tree), text(patch.tree), patch.changed, patch.removed)
+        assert isinstance(error, InvalidInputError), error
+        assert not (is_json(old) and is_json(new)), (old, new, error)
+        return
+    if is_json(old) and is_json(new):
+        same_patch(patch, settings.diff_json(json.dumps(old), json.dumps(new)))
 
 
-def same_as_reference(old: Any, new: Any) -> None:
-    expected = outcome(diff_reference, old, new)
-    assert outcome(settings.diff, old, new) == expected
-    walked = outcome(diff_walk, old, new)
-    assert walked is None or walked == expected, (walked, expected)
-
-
-# Leaves only the walk through `Bound` references handles (subclasses), or that no walk
-# accepts.
+# Leaves of subclasses of the JSON types, and leaves that are not JSON.
 odd_leaves = st.sampled_from(
     [Level.HIGH, Level.LOW, Name("x"), Name(""), Ratio(1.5), Ratio(0.0), (1, 2.0), (), float("nan"),
      math.inf, -math.inf, 2**64, 2**63, -(2**63) - 1, {1}, b"x", None, True]
@@ -507,22 +511,19 @@ some_trees = st.dictionaries(st.text(max_size=2), some_values, max_size=5)
 
 @hypothesis_settings(max_examples=400, deadline=None)
 @given(some_trees, some_trees)
-def test_the_walk_is_the_safe_walk_on_any_trees(old: dict[str, Any], new: dict[str, Any]) -> None:
-    same_as_reference(old, new)
-    same_as_reference(new, old)
+def test_any_trees_diff_as_their_json_or_fail_clearly(old: dict[str, Any], new: dict[str, Any]) -> None:
+    diffs_as_its_json(old, new)
+    diffs_as_its_json(new, old)
 
 
 @hypothesis_settings(max_examples=300, deadline=None)
 @given(tree_and_edit())
-def test_the_walk_is_the_safe_walk_on_edits(pair: tuple[dict[str, Any], dict[str, Any]]) -> None:
+def test_edits_of_shared_and_parsed_trees_diff_alike(pair: tuple[dict[str, Any], dict[str, Any]]) -> None:
     old, new = pair
-    same_as_reference(old, new)  # Shared objects (edits of a tree)...
+    diffs_as_its_json(old, new)  # Shared objects (edits of a tree)...
     parsed_old, parsed_new = json.loads(json.dumps(old)), json.loads(json.dumps(new))
-    same_as_reference(parsed_old, parsed_new)  # ...and trees parsed separately.
-    # Plain trees are the walk's own (no fallback), unless a changed integer does not fit
-    # `i64` (the walk through `Bound` references copies those).
-    if not any(isinstance(n, int) and not -(2**63) <= n < 2**63 for n in numbers(new)):
-        assert diff_walk(parsed_old, parsed_new) is not None
+    diffs_as_its_json(parsed_old, parsed_new)  # ...and trees parsed separately.
+    same_patch(settings.diff(old, new), settings.diff(parsed_old, parsed_new))
 
 
 def numbers(tree: Any) -> list[Any]:
@@ -548,9 +549,9 @@ def test_the_walk_pairs_keys_of_repeated_schemas(old: list[dict[str, Any]], new:
     def tree(objects: list[dict[str, Any]]) -> Any:
         return json.loads(json.dumps({"n": {str(i): o for i, o in enumerate(objects)}, "list": objects}))
 
-    same_as_reference(tree(old), tree(new))
-    same_as_reference(tree(old), tree(old[::-1]))
-    same_as_reference(tree(old + new), tree(new + old))
+    diffs_as_its_json(tree(old), tree(new))
+    diffs_as_its_json(tree(old), tree(old[::-1]))
+    diffs_as_its_json(tree(old + new), tree(new + old))
 
 
 # Trees with subclasses of the JSON types (walked through `Bound` references) that
@@ -573,11 +574,10 @@ json_like_trees = st.dictionaries(st.text(max_size=2), json_like_values, max_siz
 @hypothesis_settings(max_examples=300, deadline=None)
 @given(json_like_trees, json_like_trees)
 def test_every_walk_gives_the_patch_of_the_json(old: dict[str, Any], new: dict[str, Any]) -> None:
-    """One semantics: objects walked through `Bound` references (subclasses), on borrowed
-    references (their JSON parsed again) and as text give one patch."""
+    """One semantics: objects with subclasses, the same parsed again, and their text give
+    one patch."""
     expected = settings.diff_json(json.dumps(old), json.dumps(new))
     same_patch(settings.diff(old, new), expected)
-    same_patch(diff_reference(old, new), expected)
     same_patch(settings.diff(json.loads(json.dumps(old)), json.loads(json.dumps(new))), expected)
     written = settings.apply(old, expected.tree)
     if not expected.removed:
@@ -596,46 +596,33 @@ def test_objects_of_one_subclass_are_walked_key_by_key() -> None:
                settings.diff({"a": {"x": 1}}, {"a": {"x": 1, "z": [1]}}))
 
 
-def test_the_unit_tree_is_walked_on_borrowed_references() -> None:
+def test_the_unit_tree_with_subclasses_gives_the_same_patch() -> None:
     old_text, new_text = unit_trees(0.01)
     old, new = json.loads(old_text), json.loads(new_text)
-    walked = diff_walk(old, new)
-    assert walked is not None
-    assert outcome(diff_walk, old, new) == outcome(diff_reference, old, new)
-    assert diff_walk(old, change_leaves(old, 0.01)) is not None
-    # A subclass anywhere: the walk through `Bound` references, the same patch.
     odd = json.loads(new_text)
     odd["output"]["comA"]["messages"] = Node(odd["output"]["comA"]["messages"])
-    odd["clock"]["leapSec"] = Level.HIGH
-    assert diff_walk(old, odd) is None
-    same_as_reference(old, odd)
+    same_patch(settings.diff(old, odd), settings.diff(old, new))
+    diffs_as_its_json(old, change_leaves(old, 0.01))
 
 
-def test_the_walk_leaves_odd_keys_unread() -> None:
-    """A key that is not an exact `str` is never compared by the walk (its `__eq__` could
-    change the trees under it): the walk through `Bound` references takes over."""
-
+def test_a_key_that_is_not_a_string_is_refused() -> None:
     class Colliding:
-        calls = 0
-
         def __hash__(self) -> int:
             return hash("k")
 
         def __eq__(self, other: object) -> bool:
-            Colliding.calls += 1
             return False
 
     cases: list[tuple[dict[Any, Any], dict[Any, Any]]] = [
-        ({"z": 2, Colliding(): 1, "k": 1}, {"k": 1, "z": 2}),  # Out of step, then a lookup.
-        ({"k": 1, Colliding(): 1}, {"k": 1}),  # A removed key.
+        ({"z": 2, Colliding(): 1, "k": 1}, {"k": 1, "z": 2}),
+        ({"k": 1, Colliding(): 1}, {"k": 1}),
         ({"k": 1}, {"k": 1, Colliding(): 1}),
-        ({"a": [{"z": 2, Colliding(): 1}]}, {"a": [{"k": 1, "z": 2}]}),  # Inside an array.
+        ({"a": [{"z": 2, Colliding(): 1}]}, {"a": [{"k": 1, "z": 2}]}),
     ]
-    Colliding.calls = 0  # Building the dicts compared them.
     for old, new in cases:
-        assert diff_walk(old, new) is None
-        assert diff_walk(new, old) is None
-    assert Colliding.calls == 0
+        for a, b in ((old, new), (new, old)):
+            with pytest.raises(InvalidInputError, match="not a string"):
+                settings.diff(a, b)
 
 
 @pytest.mark.parametrize(
@@ -659,8 +646,8 @@ def test_the_walk_leaves_odd_keys_unread() -> None:
         ({"a": {1: "x"}}, {"a": {1: "x"}}),
     ],
 )
-def test_the_walk_is_the_safe_walk_at_the_edges(old: Any, new: Any) -> None:
-    same_as_reference(old, new)
-    same_as_reference(new, old)
+def test_the_edges_diff_as_their_json_or_fail_clearly(old: Any, new: Any) -> None:
+    diffs_as_its_json(old, new)
+    diffs_as_its_json(new, old)
     nan = float("nan")
-    same_as_reference({"a": nan, "b": [nan]}, {"a": nan, "b": [nan]})  # The same objects.
+    diffs_as_its_json({"a": nan, "b": [nan]}, {"a": nan, "b": [nan]})  # The same objects.

@@ -2,8 +2,6 @@
 //! written) to trees of Python objects through `Bound` references: any objects,
 //! subclasses of the JSON types included, anything else refused with its path. Also the
 //! checked copies and the write that `diff` and `apply` build their results with.
-//! Trees of exact builtin types are read on borrowed references instead (`dict_walk`),
-//! which falls back to this access for anything else.
 
 use pyo3::prelude::*;
 use pyo3::types::dict::BoundDictIterator;

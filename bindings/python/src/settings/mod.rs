@@ -4,20 +4,17 @@
 //! [`diff`] and [`apply`] work on the Python objects themselves, with svc-core's
 //! settings walk (`svc_core::settings::walk`: what a change, a removal, an equal leaf
 //! and a write are, written once for every representation): this binding gives it
-//! access to Python objects. It skips shared sub-trees by identity, compares leaves
-//! with exact JSON semantics (`True` is not `1`, `1` is not `1.0`: the types are
+//! access to Python objects through pyo3's safe `Bound` references
+//! ([`Objects`](differ::Objects)). It skips shared sub-trees by identity, compares
+//! leaves with exact JSON semantics (`True` is not `1`, `1` is not `1.0`: the types are
 //! compared before the values) and builds the partial tree only along changed nodes
 //! (the tests check it against [`diff_json`], the walk of the same trees as text).
-//! Trees of exact builtin types are read on borrowed references (`dict_walk`, the only
-//! unsafe code of the crate), the others through `Bound` references
-//! ([`Objects`](differ::Objects)), which the borrowed access is tested against.
 //!
 //! One file per seam: `paths` (node paths, kept as keys until read), `errors` and `text`
 //! (JSON given as `str` or `bytes`), `differ` (the access through `Bound` references,
 //! checked copies, the write), `patch` (`Patch` and the diff and apply functions),
 //! `three_way` (`merge`), `tree` (`SettingsTree`, `TreePatch`), `files` (`fleet_diff`).
 
-mod dict_walk;
 mod differ;
 mod errors;
 mod files;
@@ -30,7 +27,7 @@ mod tree;
 use pyo3::prelude::*;
 
 use files::fleet_diff;
-use patch::{_diff_json_reference, _diff_reference, _diff_walk, Patch, apply, diff, diff_json};
+use patch::{_diff_json_reference, Patch, apply, diff, diff_json};
 use three_way::{Absent, Conflict, Merge, absent, merge};
 use tree::{SettingsTree, TreePatch};
 
@@ -44,13 +41,6 @@ pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<Absent>()?;
     module.add("ABSENT", absent(py)?)?;
     module.add_function(wrap_pyfunction!(diff, module)?)?;
-    // Test hooks: attributes of the module, not exported (not in `__all__` nor in the
-    // stubs).
-    module.setattr(
-        "_diff_reference",
-        wrap_pyfunction!(_diff_reference, module)?,
-    )?;
-    module.setattr("_diff_walk", wrap_pyfunction!(_diff_walk, module)?)?;
     module.add_function(wrap_pyfunction!(diff_json, module)?)?;
     module.add_function(wrap_pyfunction!(_diff_json_reference, module)?)?;
     module.add_function(wrap_pyfunction!(apply, module)?)?;

@@ -1,18 +1,16 @@
 //! `Patch` and the functions that make one (`diff`, `diff_json` and their reference
 //! versions for the tests), and `apply`.
 
-use std::sync::Arc;
-
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use serde_json::Value;
 use svc_core::settings::{self as core, walk};
 
-use super::differ::{Objects, Writer, copy_value};
+use super::differ::{Objects, Writer};
 use super::errors::{removal_error, settings_error};
-use super::paths::{KeyTree, Paths, node_paths};
+use super::paths::{Paths, node_paths};
 use super::text::{Text, not_json_text};
-use crate::convert::{Kind, Types, to_python};
+use crate::convert::to_python;
 
 /// What turns one settings tree into another: the partial tree to write (`tree`), the
 /// changed nodes and the removed ones (which a write cannot express). Made by `diff`
@@ -95,97 +93,10 @@ impl Patch {
 }
 
 /// The minimal patch from `old` to `new` (see `Patch`): objects compared key by key,
-/// arrays and scalars whole, with JSON semantics.
-///
-/// Trees of builtin types (the usual ones, from `json.loads` or a unit) are compared
-/// in place, without copying them; other mappings and sequences are read as JSON too.
+/// arrays and scalars whole, with JSON semantics; any mappings and sequences are read
+/// as JSON, through svc-core's settings walk.
 #[pyfunction]
 pub(super) fn diff<'py>(
-    py: Python<'py>,
-    old: &Bound<'py, PyAny>,
-    new: &Bound<'py, PyAny>,
-) -> PyResult<Patch> {
-    if let (Ok(old_dict), Ok(new_dict)) = (old.cast_exact::<PyDict>(), new.cast_exact::<PyDict>())
-        && let Some(changes) = super::dict_walk::diff(old_dict, new_dict)?
-    {
-        return patch_of_changes(py, changes);
-    }
-    _diff_reference(py, old, new)
-}
-
-/// The patch of what `dict_walk` found: the partial tree built along the changed paths
-/// (keys in the new tree's order, as [`Objects`] builds it: a `dict` is made for a node
-/// when the first change under it comes), with copies of the changed values.
-fn patch_of_changes(py: Python<'_>, changes: super::dict_walk::Changes) -> PyResult<Patch> {
-    let super::dict_walk::Changes {
-        keys,
-        changed,
-        removed,
-    } = changes;
-    let types = Types::new(py);
-    let root = PyDict::new(py);
-    // The `dict` made for each node of `keys`, once made.
-    let mut dicts: Vec<Option<Bound<'_, PyDict>>> = vec![None; keys.len()];
-    let mut missing = Vec::new();
-    let mut changed_nodes = Vec::with_capacity(changed.len());
-    for (node, value) in changed {
-        // The `dict` of the parent: made, with those of its parents not made yet.
-        let mut at = keys.parent(node);
-        while at != KeyTree::ROOT && dicts[at].is_none() {
-            missing.push(at);
-            at = keys.parent(at);
-        }
-        // (`at` is the root, or a node whose `dict` is made.)
-        let mut dict = match dicts.get(at) {
-            Some(Some(made)) => made.clone(),
-            _ => root.clone(),
-        };
-        while let Some(next) = missing.pop() {
-            let child = PyDict::new(py);
-            dict.set_item(keys.key(py, next), &child)?;
-            dicts[next] = Some(child.clone());
-            dict = child;
-        }
-        // The walk checked the value (exact builtin JSON types): a scalar is kept as it
-        // is, anything else copied, without error (the keys to it, for messages, are not
-        // needed).
-        let value = value.into_bound(py);
-        let value = match types.kind(&value) {
-            Kind::Array | Kind::Object => copy_value(py, &types, &mut Vec::new(), 0, &value)?,
-            _ => value,
-        };
-        dict.set_item(keys.key(py, node), value)?;
-        changed_nodes.push(node);
-    }
-    let keys = Arc::new(keys);
-    Ok(Patch {
-        tree: root.into_any().unbind(),
-        changed: Paths::from_nodes(Arc::clone(&keys), changed_nodes),
-        removed: Paths::from_nodes(keys, removed),
-    })
-}
-
-/// `diff` by the walk on borrowed references alone (`dict_walk`), `None` when it leaves
-/// the trees to the access through `Bound` references: for the tests (not API).
-#[pyfunction]
-pub(super) fn _diff_walk<'py>(
-    py: Python<'py>,
-    old: &Bound<'py, PyAny>,
-    new: &Bound<'py, PyAny>,
-) -> PyResult<Option<Patch>> {
-    match (old.cast_exact::<PyDict>(), new.cast_exact::<PyDict>()) {
-        (Ok(old), Ok(new)) => match super::dict_walk::diff(old, new)? {
-            Some(changes) => patch_of_changes(py, changes).map(Some),
-            None => Ok(None),
-        },
-        _ => Ok(None),
-    }
-}
-
-/// `diff` through `Bound` references alone ([`Objects`]): what the walk on borrowed
-/// references is tested against (not API).
-#[pyfunction]
-pub(super) fn _diff_reference<'py>(
     py: Python<'py>,
     old: &Bound<'py, PyAny>,
     new: &Bound<'py, PyAny>,

@@ -1,5 +1,5 @@
-//! Node paths: the keys of a patch's nodes as a tree ([`KeyTree`], shared with
-//! `dict_walk`), joined into `"a/b/c"` strings only when read ([`Paths`]).
+//! Node paths: the keys of a patch's nodes as a tree ([`KeyTree`]), joined into
+//! `"a/b/c"` strings only when read ([`Paths`]).
 
 use std::sync::Arc;
 
@@ -22,21 +22,10 @@ impl KeyTree {
     /// The parent of the keys of the root.
     pub(crate) const ROOT: usize = usize::MAX;
 
-    /// An empty tree, with room for `nodes` nodes.
-    pub(crate) fn with_capacity(nodes: usize) -> Self {
-        Self {
-            nodes: Vec::with_capacity(nodes),
-        }
-    }
-
     /// Adds the node `key` under `parent`, and returns it.
     pub(crate) fn push(&mut self, parent: usize, key: Py<PyAny>) -> usize {
         self.nodes.push((parent, key));
         self.nodes.len() - 1
-    }
-
-    pub(super) fn len(&self) -> usize {
-        self.nodes.len()
     }
 
     pub(super) fn parent(&self, node: usize) -> usize {
