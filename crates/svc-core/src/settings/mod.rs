@@ -78,7 +78,7 @@ pub use diff::{Patch, apply, apply_in_place, diff};
 pub use files::{FileDiff, diff_files, parse_tree, read_tree};
 pub use merge::{Conflict, Merge, merge};
 pub use path::{ACTION_ROUTES, NodePath, get, leaf_paths, set};
-pub use text::{PatchText, diff_json, diff_json_bytes, diff_json_text, diff_json_text_same_shape};
+pub use text::{PatchText, diff_json, diff_json_bytes, diff_json_text};
 pub use tree::{ChangedPaths, SettingsTree, TreePatch};
 pub use typed::{diff_typed, from_value, from_value_lossy, to_value};
 

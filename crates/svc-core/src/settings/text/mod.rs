@@ -136,11 +136,11 @@ pub fn diff_json_text(old: &[u8], new: &[u8]) -> Result<PatchText, SettingsError
 /// [`diff_json_text`] where the two texts have the same shape (the same keys in the
 /// same order, values alone differing; white space may differ): one pass over each
 /// text, in time linear in their length. `None` otherwise, and when a text is not JSON
-/// or not UTF-8: then [`diff_json_text`] gives the patch or the error. For callers that
-/// must bound the time of a call (the JNI entry point of the bindings, which holds the
-/// JVM's collector back while it reads the texts in place).
+/// or not UTF-8: then [`diff_json_text`] gives the patch or the error. The first step
+/// of [`diff_json_text`], on its own for the tests.
+#[cfg(test)]
 #[must_use]
-pub fn diff_json_text_same_shape(old: &[u8], new: &[u8]) -> Option<PatchText> {
+pub(crate) fn diff_json_text_same_shape(old: &[u8], new: &[u8]) -> Option<PatchText> {
     let (old, new) = (
         std::str::from_utf8(old).ok()?,
         std::str::from_utf8(new).ok()?,
