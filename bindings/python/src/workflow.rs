@@ -328,10 +328,11 @@ impl Workflow {
 
 /// A workflow under way: wait for it (progress reported to the callback on the
 /// waiting thread), cancel it, or ask what it has created. Dropped before its end, it
-/// cancels the workflow (a processing already started goes on in the cloud).
+/// cancels the workflow (a processing already started goes on in the cloud), unless
+/// detached.
 #[pyclass(module = "svc_sdk._native", frozen)]
 pub(crate) struct WorkflowTask {
-    /// The workflow (not detached: dropping the task cancels it).
+    /// The workflow (dropping the task cancels it, unless `detach` was called).
     handle: WorkflowHandle,
     /// The outcome once a wait has seen the end: the outcome `dict`, or the exception,
     /// never raised itself (each `wait` raises a copy, with its own traceback: the one
@@ -528,6 +529,12 @@ impl WorkflowTask {
     /// started goes on in the cloud. `wait` then raises a `canceled` error.
     fn cancel(&self) {
         self.handle.cancel();
+    }
+
+    /// Lets the workflow run to its end even when this task is dropped; `cancel` still
+    /// stops it.
+    fn detach(&self) {
+        self.handle.detach();
     }
 
     /// Whether the workflow has ended (its outcome is ready).

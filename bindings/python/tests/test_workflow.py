@@ -252,6 +252,35 @@ def test_cancel_names_the_processing_that_goes_on(tmp_path: Path) -> None:
         client.cancel_processing(task.processing_id)
 
 
+def test_a_dropped_task_cancels_its_workflow_unless_detached(tmp_path: Path) -> None:
+    """The rule of every binding: dropping what the caller holds cancels the work, and
+    ``detach()`` keeps it running."""
+    with Emulator(processing_time=1, device=False) as emulator:
+        client = emulator.cloud()
+        for detached in (False, True):
+            out = tmp_path / str(detached)
+            task = Workflow(client).start(INPUTS, CONFIG, out=out, wait_for_organization=True)
+            deadline = time.monotonic() + 30
+            while task.processing_id is None and time.monotonic() < deadline:
+                time.sleep(0.02)
+            processing_id = task.processing_id
+            assert processing_id is not None
+            if detached:
+                task.detach()
+            del task
+            gc.collect()
+            # The processing ends in the cloud either way; only a detached workflow
+            # goes on to download its outputs.
+            deadline = time.monotonic() + 30
+            while client.get_processing(processing_id).status != "processed":
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+            deadline = time.monotonic() + (30 if detached else 2)
+            while not (out / "report.json").exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert (out / "report.json").exists() == detached
+
+
 def test_errors_name_what_was_created(tmp_path: Path) -> None:
     with Emulator(processing_time=30, device=False) as emulator:
         client = emulator.cloud()

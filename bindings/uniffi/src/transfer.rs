@@ -250,10 +250,10 @@ impl Transfers {
     }
 }
 
-/// A transfer under way. It runs until it ends or `cancel()` is called: neither
-/// dropping (or closing) this object nor cancelling a `wait()` stops it. `wait()` gives
-/// its report (any number of times); cancelling the coroutine or task that waits ends
-/// that wait only.
+/// A transfer under way, scoped to what holds it: `cancel()`, cancelling the coroutine
+/// or task that waits for it, or dropping (closing) this object stops it (no partial
+/// download is left), unless `detach()` was called, after which it runs to its end
+/// (`cancel()` still stops it). `wait()` gives its report any number of times.
 #[derive(uniffi::Object)]
 pub struct TransferTask {
     handle: st::TransferHandle,
@@ -261,7 +261,6 @@ pub struct TransferTask {
 
 impl TransferTask {
     fn new(handle: st::TransferHandle) -> Arc<Self> {
-        handle.detach();
         Arc::new(Self { handle })
     }
 }
@@ -279,15 +278,21 @@ impl TransferTask {
         self.handle.cancel();
     }
 
+    /// Lets the transfer run to its end even if the waits are cancelled or this object
+    /// is dropped; `cancel()` still stops it.
+    pub fn detach(&self) {
+        self.handle.detach();
+    }
+
     /// Whether the transfer has ended (`wait()` answers at once).
     pub fn is_finished(&self) -> bool {
         self.handle.is_finished()
     }
 
-    /// Waits for the end of the transfer. Cancelling the wait does not cancel the
-    /// transfer.
+    /// Waits for the end of the transfer. Cancelling the wait cancels the transfer too,
+    /// unless it was detached.
     pub async fn wait(&self) -> Result<TransferReport, SvcError> {
         let handle = self.handle.clone();
-        run(async move { Ok(handle.wait().await?.into()) }).await
+        run(async move { Ok(handle.wait_or_cancel().await?.into()) }).await
     }
 }

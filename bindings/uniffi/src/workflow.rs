@@ -313,12 +313,12 @@ impl Workflow {
     }
 }
 
-/// A workflow under way. It runs until it ends or `cancel()` is called: neither
-/// dropping (or closing) this object nor cancelling a `wait()` stops it, so that a
-/// screen rotation or a garbage collection never cancels an upload. `wait()` only waits:
-/// cancelling the coroutine or task that waits ends that wait, and a later `wait()`
-/// gives the outcome. `cancel()` stops the work (a processing already started goes on in
-/// the cloud); `wait()` then fails with `Canceled`.
+/// A workflow under way, scoped to what holds it: `cancel()`, cancelling the coroutine
+/// or task that waits for it, or dropping (closing) this object stops it (a processing
+/// already started goes on in the cloud), unless `detach()` was called, after which it
+/// runs to its end whatever happens to its waits and to this object (`cancel()` still
+/// stops it). `wait()` gives its outcome any number of times; after a stop it fails
+/// with `Canceled`.
 #[derive(uniffi::Object)]
 pub struct WorkflowTask {
     handle: sw::WorkflowHandle,
@@ -326,7 +326,6 @@ pub struct WorkflowTask {
 
 impl WorkflowTask {
     fn new(handle: sw::WorkflowHandle) -> Arc<Self> {
-        handle.detach();
         Arc::new(Self { handle })
     }
 }
@@ -348,6 +347,13 @@ impl WorkflowTask {
         self.handle.cancel();
     }
 
+    /// Lets the workflow run to its end even if the waits are cancelled or this object
+    /// is dropped (an upload that must survive the screen that started it); `cancel()`
+    /// still stops it.
+    pub fn detach(&self) {
+        self.handle.detach();
+    }
+
     /// Whether the workflow has ended (`wait()` answers at once).
     pub fn is_finished(&self) -> bool {
         self.handle.is_finished()
@@ -355,10 +361,10 @@ impl WorkflowTask {
 
     /// Waits for the end of the workflow (any number of times, from any number of
     /// callers: each gets the outcome). A processing that ended `failed` is not an
-    /// error: see `WorkflowOutcome.succeeded`. Cancelling the wait does not cancel the
-    /// workflow.
+    /// error: see `WorkflowOutcome.succeeded`. Cancelling the wait cancels the workflow
+    /// too, unless it was detached.
     pub async fn wait(&self) -> Result<WorkflowOutcome, SvcError> {
         let handle = self.handle.clone();
-        run(async move { Ok(handle.wait().await?.into()) }).await
+        run(async move { Ok(handle.wait_or_cancel().await?.into()) }).await
     }
 }

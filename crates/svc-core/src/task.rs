@@ -85,6 +85,38 @@ where
             .unwrap_or_else(|| Err((self.lost)("it ended without an outcome".to_owned())))
     }
 
+    /// As [`Running::wait`], the caller's wait being the work's scope: dropped before
+    /// the end (its caller cancelled: a coroutine, a task, a view going away), it
+    /// cancels the work too, unless the handles were detached.
+    pub(crate) async fn wait_or_cancel(&self) -> Result<T, E> {
+        /// Cancels the work when dropped armed and not detached.
+        struct Scope<'a> {
+            cancel: &'a CancellationToken,
+            guard: &'a Mutex<Option<DropGuard>>,
+            armed: bool,
+        }
+        impl Drop for Scope<'_> {
+            fn drop(&mut self) {
+                let attached = self
+                    .guard
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .is_some();
+                if self.armed && attached {
+                    self.cancel.cancel();
+                }
+            }
+        }
+        let mut scope = Scope {
+            cancel: &self.cancel,
+            guard: &self.guard,
+            armed: true,
+        };
+        let ended = self.wait().await;
+        scope.armed = false;
+        ended
+    }
+
     /// As [`Running::wait`], for at most `timeout`: `None` when the work still runs
     /// then. Work that has ended by the deadline gives its outcome, even with a zero
     /// `timeout`.
@@ -167,6 +199,33 @@ mod tests {
         assert!(work.is_finished());
         assert_eq!(work.wait_timeout(Duration::ZERO).await, Some(Ok(7)));
         assert_eq!(work.outcome(), Some(Ok(7)));
+    }
+
+    #[tokio::test]
+    async fn a_scoped_wait_dropped_cancels_unless_detached() {
+        for detached in [false, true] {
+            let token = CancellationToken::new();
+            let watched = token.clone();
+            let running: Running<u8, String> = Running::spawn(token, |m| m, async move {
+                watched.cancelled().await;
+                Err("canceled".to_owned())
+            });
+            if detached {
+                running.detach();
+            }
+            let waited =
+                tokio::time::timeout(Duration::from_millis(20), running.wait_or_cancel()).await;
+            assert!(waited.is_err(), "the work runs until canceled");
+            assert_eq!(running.cancel.is_cancelled(), !detached);
+            // A plain wait dropped leaves it as it is.
+            let plain = tokio::time::timeout(Duration::from_millis(20), running.wait()).await;
+            assert_eq!(plain.is_ok(), !detached, "{plain:?}");
+        }
+        // A scoped wait that sees the end cancels nothing.
+        let token = CancellationToken::new();
+        let running: Running<u8, String> = Running::spawn(token, |m| m, async { Ok(7) });
+        assert_eq!(running.wait_or_cancel().await, Ok(7));
+        assert!(!running.cancel.is_cancelled());
     }
 
     #[tokio::test]

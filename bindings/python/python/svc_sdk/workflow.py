@@ -375,7 +375,8 @@ def _progress(progress: Union[bool, ProgressCallback, None]) -> Optional[Progres
 
 class WorkflowTask:
     """A workflow under way (:meth:`Workflow.start`). Dropping it before its end
-    cancels it."""
+    cancels it (a processing already started goes on in the cloud), unless
+    :meth:`detach` was called."""
 
     def __init__(
         self, native: _native.WorkflowTask, progress: Optional[ProgressCallback] = None
@@ -418,6 +419,11 @@ class WorkflowTask:
         """Stops the workflow (transfers aborted); a started processing goes on in the
         cloud. :meth:`wait` then raises ``CanceledError``."""
         self._n.cancel()
+
+    def detach(self) -> None:
+        """Lets the workflow run to its end even when this task is dropped (work that
+        must outlive the code that started it); :meth:`cancel` still stops it."""
+        self._n.detach()
 
     def done(self) -> bool:
         return self._n.done()

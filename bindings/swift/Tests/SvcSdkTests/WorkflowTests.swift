@@ -98,20 +98,33 @@ final class WorkflowTests: XCTestCase {
         XCTAssertEqual(ours, theirs)
     }
 
-    func testACancelledWaitLeavesTheWorkflowRunningCancelStopsIt() async throws {
+    func testACancelledWaitCancelsTheWorkflowUnlessDetachedCancelStopsIt() async throws {
         enableTaskCancellation()
         let client = try CloudClient.create(config: Env.config())
+        // The Task that waits is cancelled (a view going away): the wait ends, and so
+        // does the workflow.
+        let scoped = try Workflow(client: client).start(job: job(nil), options: options)
+        let began = await eventually { scoped.processingId() != nil }
+        XCTAssertTrue(began, "the processing never started")
+        let waitingScoped = Task { try await scoped.wait() }
+        try await Task.sleep(nanoseconds: 100_000_000)
+        waitingScoped.cancel()
+        let first = await svcError { try await waitingScoped.value }
+        XCTAssertEqual(first?.kind, .canceled)
+        let after = await svcError { try await scoped.wait() }
+        XCTAssertEqual(after?.kind, .canceled)
+
+        // Detached, it goes on to its end when its wait is cancelled.
         let recorder = Recorder()
         let task = try Workflow(client: client).start(job: job(nil), options: options, listener: recorder)
+        task.detach()
         let started = await eventually { task.processingId() != nil }
         XCTAssertTrue(started, "the processing never started")
-        // The Task that waits is cancelled (a view going away): the wait ends at once…
         let waiting = Task { try await task.wait() }
         try await Task.sleep(nanoseconds: 100_000_000)
         waiting.cancel()
         let waited = await svcError { try await waiting.value }
         XCTAssertEqual(waited?.kind, .canceled)
-        // …and the workflow goes on to its end.
         let ended = await eventually { recorder.done }
         XCTAssertTrue(ended, "the workflow stopped")
         let outcome = try await task.wait()
@@ -167,7 +180,9 @@ final class WorkflowTests: XCTestCase {
         }
         let recorder = TransferRecorder()
         let upload = try Transfers(options: TransferOptions(parallelism: 2, progressInterval: 0.01), listener: recorder).upload(jobs: jobs)
-        // A cancelled wait ends (the transfer is held in its first report meanwhile)…
+        // Detached, a cancelled wait ends (the transfer is held in its first report
+        // meanwhile)…
+        upload.detach()
         let waiting = Task { try await upload.wait() }
         try await Task.sleep(nanoseconds: 100_000_000)
         waiting.cancel()

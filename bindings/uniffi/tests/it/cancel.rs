@@ -90,11 +90,26 @@ fn child_a_cancelled_foreign_task_ends_its_calls() {
     let pager = hung.list_containers();
     cancelled_soon(&flag, pager.next_page());
 
-    // A wait for a workflow ends; the workflow goes on (only `cancel()` stops it).
-    let client = CloudClient::create(config(&rig.info)).expect("client");
-    let task = Workflow::new(client)
-        .start(super::workflow::sample_job(None), super::options(), None)
+    // A cancelled wait for a workflow cancels the workflow, its scope... (processings
+    // of 2 s: the wait is cancelled before their end.)
+    let slow = super::rig(Duration::from_secs(2));
+    let client = CloudClient::create(config(&slow.info)).expect("client");
+    // (The cloud runs one processing at a time: the one started goes on there.)
+    let queued = || WorkflowOptions {
+        wait_for_free_organization: true,
+        ..super::options()
+    };
+    let task = Workflow::new(client.clone())
+        .start(super::workflow::sample_job(None), queued(), None)
         .expect("start");
+    cancelled_soon(&flag, task.wait());
+    let (name, e) = kind(block_on(task.wait()));
+    assert_eq!(name, "canceled", "{e}");
+    // ...unless it was detached: then the wait ends and the workflow goes on.
+    let task = Workflow::new(client)
+        .start(super::workflow::sample_job(None), queued(), None)
+        .expect("start");
+    task.detach();
     cancelled_soon(&flag, task.wait());
     assert!(block_on(task.wait()).expect("the outcome").succeeded);
 

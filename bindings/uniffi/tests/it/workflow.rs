@@ -122,42 +122,84 @@ fn a_whole_workflow_from_a_foreign_executor_with_progress_and_outputs() {
 }
 
 #[test]
-fn the_workflow_runs_on_when_its_wait_or_its_task_object_goes_and_stops_at_cancel() {
+fn a_workflow_is_scoped_to_its_waits_and_its_object_unless_detached() {
     let rig = rig(Duration::from_secs(2));
     let client = CloudClient::create(config(&rig.info)).expect("client");
-    let recorder = Arc::new(Recorder::default());
-    let task = Workflow::new(client.clone())
-        .start(sample_job(None), options(), Some(recorder.clone()))
-        .expect("start");
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("runtime");
-    runtime.block_on(async {
-        // A wait given up (a cancelled coroutine, a screen rotation): the work goes on.
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let started = |task: &WorkflowTask| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
         while task.processing_id().is_none() {
-            assert!(tokio::time::Instant::now() < deadline, "never started");
-            tokio::time::sleep(Duration::from_millis(20)).await;
+            assert!(std::time::Instant::now() < deadline, "never started");
+            std::thread::sleep(Duration::from_millis(20));
         }
-        let waited = tokio::time::timeout(Duration::from_millis(100), task.wait()).await;
-        assert!(waited.is_err(), "the processing takes 2 s");
-    });
-    // The object dropped (the garbage collector, `close()`): the work goes on too.
-    let processing_id = task.processing_id().expect("started");
-    assert!(!task.is_finished());
-    drop(task);
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        let done = recorder
+    };
+    // The cloud runs one processing at a time: a workflow cancelled here leaves its
+    // processing running there.
+    let queued = || WorkflowOptions {
+        wait_for_free_organization: true,
+        ..options()
+    };
+    let done = |recorder: &Recorder| {
+        recorder
             .0
             .lock()
             .expect("seen")
             .iter()
-            .any(|p| matches!(p, WorkflowProgress::Done { .. }));
-        if done {
+            .any(|p| matches!(p, WorkflowProgress::Done { .. }))
+    };
+
+    // A wait given up (a cancelled coroutine, a view going away) cancels the workflow.
+    let task = Workflow::new(client.clone())
+        .start(sample_job(None), queued(), None)
+        .expect("start");
+    started(&task);
+    let waited = runtime
+        .block_on(async { tokio::time::timeout(Duration::from_millis(100), task.wait()).await });
+    assert!(waited.is_err(), "the processing takes 2 s");
+    let (name, e) = kind(block_on(task.wait()));
+    assert_eq!(name, "canceled", "{e}");
+    // So does the object dropped (`close()`, the garbage collector): nothing is
+    // downloaded after, though the processing ends in the cloud.
+    let recorder = Arc::new(Recorder::default());
+    let task = Workflow::new(client.clone())
+        .start(sample_job(None), queued(), Some(recorder.clone()))
+        .expect("start");
+    started(&task);
+    let processing_id = task.processing_id().expect("started");
+    drop(task);
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let p = block_on(client.get_processing(processing_id.clone())).expect("get");
+        if p.status == ProcessingStatus::Processed {
             break;
         }
+        assert!(std::time::Instant::now() < deadline, "{p:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        !done(&recorder),
+        "the workflow went on after its object was dropped"
+    );
+
+    // Detached, it runs on when its wait is given up and its object dropped.
+    let recorder = Arc::new(Recorder::default());
+    let task = Workflow::new(client.clone())
+        .start(sample_job(None), queued(), Some(recorder.clone()))
+        .expect("start");
+    task.detach();
+    started(&task);
+    let waited = runtime
+        .block_on(async { tokio::time::timeout(Duration::from_millis(100), task.wait()).await });
+    assert!(waited.is_err(), "the processing takes 2 s");
+    let processing_id = task.processing_id().expect("started");
+    assert!(!task.is_finished());
+    drop(task);
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !done(&recorder) {
         assert!(std::time::Instant::now() < deadline, "the workflow stopped");
         std::thread::sleep(Duration::from_millis(20));
     }

@@ -471,6 +471,18 @@ impl TransferHandle {
         self.running.wait().await
     }
 
+    /// As [`wait`](Self::wait), the caller's wait being the transfer's scope: dropped
+    /// before the end (its caller cancelled), it cancels the transfer too, unless the
+    /// handles were [`detach`](Self::detach)ed. What the bindings' `wait` is: cancelling
+    /// or dropping what the caller holds stops the work, `detach` keeps it running.
+    ///
+    /// # Errors
+    ///
+    /// As [`wait`](Self::wait).
+    pub async fn wait_or_cancel(&self) -> Result<TransferReport, TransferError> {
+        self.running.wait_or_cancel().await
+    }
+
     /// As [`wait`](Self::wait), for at most `timeout`: `None` when the transfer still
     /// runs then (it goes on). A transfer that has ended by then gives its outcome,
     /// even with a zero `timeout`.

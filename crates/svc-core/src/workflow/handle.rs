@@ -86,6 +86,17 @@ impl WorkflowHandle {
         self.running.wait().await
     }
 
+    /// As [`wait`](Self::wait), the caller's wait being the workflow's scope: dropped
+    /// before the end (its caller cancelled), it cancels the workflow too, unless the
+    /// handles were [`detach`](Self::detach)ed. What the bindings' `wait` is: cancelling
+    /// or dropping what the caller holds stops the work, `detach` keeps it running.
+    ///
+    /// # Errors
+    /// See [`WorkflowError`].
+    pub async fn wait_or_cancel(&self) -> Result<WorkflowOutcome, WorkflowError> {
+        self.running.wait_or_cancel().await
+    }
+
     /// As [`wait`](Self::wait), for at most `timeout`: `None` when the workflow still
     /// runs then (it goes on). A workflow that has ended by then gives its outcome, even
     /// with a zero `timeout`.

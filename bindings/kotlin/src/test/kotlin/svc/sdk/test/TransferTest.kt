@@ -68,7 +68,8 @@ class TransferTest {
         assertTrue(!jobs[0].uploadInfo.redactedUrl().contains("?"))
         val progress = Progress()
         val upload = Transfers(TransferOptions(parallelism = 2, progressInterval = Duration.ofMillis(10)), progress).upload(jobs)
-        // A wait given up (the transfer held in its first report meanwhile)…
+        // Detached, a wait given up (the transfer held in its first report meanwhile)…
+        upload.detach()
         val waiting = async { upload.wait() }
         delay(100)
         waiting.cancelAndJoin()

@@ -105,16 +105,25 @@ class WorkflowTest {
     }
 
     @Test
-    fun `a cancelled wait or a closed task leaves the workflow running, cancel() stops it`() = runBlocking {
+    fun `a cancelled wait or a closed task cancels the workflow unless detached, cancel() stops it`() = runBlocking {
         val client = emulator.client()
+        // A screen going away: the coroutine that waits is cancelled, and so is the work.
+        val scoped = Workflow(client).start(job(null), options)
+        val waitingScoped = async { scoped.wait() }
+        eventually(what = "the processing's start") { scoped.processingId() != null }
+        waitingScoped.cancelAndJoin()
+        val cancelled = assertThrows<SvcException.Canceled> { runBlocking { scoped.wait() } }
+        assertEquals(ErrorKind.CANCELED, cancelled.kind())
+        scoped.close()
+
+        // Detached, it runs on: its wait cancelled, the object closed (or collected).
         val recorder = Recorder()
         val task = Workflow(client).start(job(null), options, recorder)
-        // A screen rotation: the coroutine that waits is cancelled.
+        task.detach()
         val waiting = async { task.wait() }
         eventually(what = "the processing's start") { task.processingId() != null }
         waiting.cancelAndJoin()
         assertFalse(task.isFinished())
-        // The object closed (or collected): the work goes on.
         val processingId = requireNotNull(task.processingId())
         task.close()
         assertThrows<IllegalStateException> { task.processingId() }
