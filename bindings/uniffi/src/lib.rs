@@ -75,5 +75,5 @@ pub use unit::{ByteLink, InsUnit, LinkError, SerialOptions};
 pub use webhook::Webhook;
 pub use workflow::{
     ProcessingJob, Workflow, WorkflowListener, WorkflowOptions, WorkflowOutcome, WorkflowProgress,
-    WorkflowTask,
+    WorkflowProgressStream, WorkflowTask,
 };

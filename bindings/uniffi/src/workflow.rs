@@ -354,6 +354,17 @@ impl WorkflowTask {
         self.handle.detach();
     }
 
+    /// The workflow's progress reports from its start, as a stream of their own (each
+    /// call makes one; Kotlin `asFlow()`, Swift `reports`). A reader that falls behind
+    /// is not held up by and does not hold up the workflow: it gets every change of
+    /// stage, in order, and the latest report of each (the buffer holds one report per
+    /// stage at most).
+    pub fn progress(&self) -> Arc<WorkflowProgressStream> {
+        Arc::new(WorkflowProgressStream {
+            reports: Arc::new(tokio::sync::Mutex::new(self.handle.subscribe())),
+        })
+    }
+
     /// Whether the workflow has ended (`wait()` answers at once).
     pub fn is_finished(&self) -> bool {
         self.handle.is_finished()
@@ -366,5 +377,27 @@ impl WorkflowTask {
     pub async fn wait(&self) -> Result<WorkflowOutcome, SvcError> {
         let handle = self.handle.clone();
         run(async move { Ok(handle.wait_or_cancel().await?.into()) }).await
+    }
+}
+
+/// A workflow's progress reports (see `WorkflowTask.progress()`).
+#[derive(uniffi::Object)]
+pub struct WorkflowProgressStream {
+    reports: Arc<tokio::sync::Mutex<sw::WorkflowReports>>,
+}
+
+#[uniffi::export]
+impl WorkflowProgressStream {
+    /// The next report, waiting for it; `None` once the workflow has ended and every
+    /// report was read. Cancelling the wait takes nothing from the stream.
+    pub async fn next(&self) -> Result<Option<WorkflowProgress>, SvcError> {
+        let reports = Arc::clone(&self.reports);
+        run(async move {
+            let mut reports = reports.lock().await;
+            Ok(futures::StreamExt::next(&mut *reports)
+                .await
+                .map(|p| (&p).into()))
+        })
+        .await
     }
 }

@@ -74,7 +74,17 @@ final class WorkflowTests: XCTestCase {
         let out = temporaryFolder()
         let recorder = Recorder()
         let task = try Workflow(client: client).start(job: job(out), options: options, listener: recorder)
+        // The same reports as an AsyncSequence, read beside the listener.
+        let reading = Task { () throws -> [WorkflowProgress] in
+            var seen: [WorkflowProgress] = []
+            for try await progress in task.reports { seen.append(progress) }
+            return seen
+        }
         let outcome = try await task.wait()
+        let read = try await reading.value
+        guard case .creatingContainer = read.first else { return XCTFail("\(read)") }
+        XCTAssertTrue(read.contains { if case .running = $0 { true } else { false } }, "\(read)")
+        guard case .done = read.last else { return XCTFail("\(read)") }
         XCTAssertTrue(outcome.succeeded, "\(outcome)")
         XCTAssertTrue(task.isFinished())
         XCTAssertEqual(outcome.processing.status, .processed)

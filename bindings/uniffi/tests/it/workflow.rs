@@ -121,6 +121,46 @@ fn a_whole_workflow_from_a_foreign_executor_with_progress_and_outputs() {
     assert_eq!(errors.len(), outcome.errors.len());
 }
 
+/// The reports as a stream of their own: read beside the wait, and again after the end
+/// (the whole history), each ending with `Done` then `None`.
+#[test]
+fn the_progress_stream_gives_every_stage_and_ends() {
+    let rig = rig(Duration::from_millis(300));
+    let client = CloudClient::create(config(&rig.info)).expect("client");
+    let task = Workflow::new(client)
+        .start(sample_job(None), options(), None)
+        .expect("start");
+    let read = |stream: Arc<WorkflowProgressStream>| {
+        std::thread::spawn(move || {
+            let mut seen = Vec::new();
+            while let Some(progress) = block_on(stream.next()).expect("a report") {
+                seen.push(progress);
+            }
+            seen
+        })
+    };
+    let reader = read(task.progress());
+    assert!(block_on(task.wait()).expect("the outcome").succeeded);
+    for seen in [
+        reader.join().expect("reader"),
+        read(task.progress()).join().expect("reader"),
+    ] {
+        assert!(
+            matches!(seen.first(), Some(WorkflowProgress::CreatingContainer)),
+            "{seen:?}"
+        );
+        assert!(
+            seen.iter()
+                .any(|p| matches!(p, WorkflowProgress::Running { .. })),
+            "{seen:?}"
+        );
+        assert!(
+            matches!(seen.last(), Some(WorkflowProgress::Done { .. })),
+            "{seen:?}"
+        );
+    }
+}
+
 #[test]
 fn a_workflow_is_scoped_to_its_waits_and_its_object_unless_detached() {
     let rig = rig(Duration::from_secs(2));

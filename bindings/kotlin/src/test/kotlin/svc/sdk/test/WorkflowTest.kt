@@ -8,6 +8,7 @@ import java.util.Collections
 import kotlinx.coroutines.async
 import kotlinx.coroutines.cancelAndJoin
 import kotlinx.coroutines.delay
+import kotlinx.coroutines.flow.toList
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withTimeoutOrNull
@@ -30,6 +31,7 @@ import svc.sdk.Workflow
 import svc.sdk.WorkflowListener
 import svc.sdk.WorkflowOptions
 import svc.sdk.WorkflowProgress
+import svc.sdk.progressFlow
 
 /** Collects the progress a workflow reports, from the SDK's threads. */
 class Recorder : WorkflowListener {
@@ -69,7 +71,15 @@ class WorkflowTest {
         val recorder = Recorder()
         Workflow(emulator.client()).use { workflow ->
             val task = workflow.start(job(out), options, recorder)
+            // The same reports as a Flow, collected beside the listener.
+            val flowed = async { task.progressFlow().toList() }
             val outcome = task.wait()
+            val collected = flowed.await()
+            assertTrue(collected.first() is WorkflowProgress.CreatingContainer, "$collected")
+            assertTrue(collected.any { it is WorkflowProgress.Running }, "$collected")
+            assertTrue(collected.last() is WorkflowProgress.Done, "$collected")
+            // Collected again after the end: the whole history, then the end.
+            assertTrue(task.progressFlow().toList().last() is WorkflowProgress.Done)
             assertTrue(outcome.succeeded, "$outcome")
             assertTrue(task.isFinished())
             assertEquals(ProcessingStatus.Processed, outcome.processing.status)
