@@ -364,6 +364,11 @@ class AsyncWorkflowTask:
         cloud. :meth:`wait` then raises ``CanceledError``."""
         self.sync.cancel()
 
+    def detach(self) -> None:
+        """Lets the workflow run to its end even when this task is dropped;
+        :meth:`cancel` still stops it."""
+        self.sync.detach()
+
     async def wait(self, timeout: Optional[float] = None) -> WorkflowOutcome:
         """The outcome, once the workflow ends (at most ``timeout`` seconds: then
         ``WaitTimeoutError``, the workflow still running)."""
