@@ -1323,19 +1323,7 @@ async fn the_vendor_demo_configuration_processes_a_logger_session() {
     ]
     .concat();
     std::fs::write(mission.join("base/sbgs167p.20d"), rinex).unwrap();
-    let config = serde_json::json!({
-        "version": "1.0",
-        "project": {"name": "Qinertia CLI", "author": "Chuck Berry", "organization": "SBG Systems",
-                    "type": "sbgECom", "path": "rover/"},
-        "processing": {"motionProfile": "automotive", "type": "insSingle",
-                       "bases": [{"positionMode": "published",
-                                  "antenna": {"type": "TWIVP6050_CONE  NONE"},
-                                  "data": ["base/sbgs167p.20d"]}]},
-        "exports": [{"name": "Export SBET", "profile": "SBET: 200Hz", "outputDir": "export"},
-                    {"name": "Export ASCII", "profile": "ASCII: INS at 200Hz", "outputDir": "export"}],
-        "reports": [{"name": "JSON report", "template": "Minimal JSON", "outputDir": "reports/json"},
-                    {"name": "PDF report", "template": "Full PDF"}]
-    });
+    let config = svc_test_support::vendor_sample_config();
     let out = dir.path().join("out");
     let mut job = ProcessingJob::new(vec![mission], config.as_object().cloned().unwrap());
     job.output_folder = Some(out.clone());

@@ -8,7 +8,8 @@ use serde_json::{Value, json};
 use svc_emulator::EmulatorConfig;
 
 use crate::common::{
-    Env, NO_BEARER, Resp, client_credentials_grant, config, discovery, password_grant, poll, token,
+    Env, NO_BEARER, Resp, client_credentials_grant, config, discovery, password_grant, poll,
+    realm_token, token,
 };
 
 fn scopes(answer: &Value) -> Vec<String> {
@@ -82,17 +83,7 @@ async fn password_grant_gives_a_bearer_token_with_both_scopes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_keycloak_realm_path_answers_as_the_token_endpoint() {
     let env = Env::start().await;
-    let form = [
-        ("username", env.info.api_key.as_str()),
-        ("password", env.info.api_secret.as_str()),
-        ("grant_type", "password"),
-        ("client_id", "api-key"),
-    ];
-    let url = format!(
-        "{}/realms/sbg/protocol/openid-connect/token",
-        env.info.auth_url
-    );
-    let r = Resp::read(env.http.post(&url).form(&form).send().await.unwrap()).await;
+    let r = realm_token(&env, &env.info.api_secret).await;
     let access = r.ok()["access_token"]
         .as_str()
         .expect("access_token")
@@ -101,13 +92,7 @@ async fn the_keycloak_realm_path_answers_as_the_token_endpoint() {
         .await
         .ok();
     // The same rules as at the discovered endpoint.
-    let wrong = [
-        ("password", "wrong"),
-        ("grant_type", "password"),
-        ("client_id", "api-key"),
-        ("username", env.info.api_key.as_str()),
-    ];
-    let r = Resp::read(env.http.post(&url).form(&wrong).send().await.unwrap()).await;
+    let r = realm_token(&env, "wrong").await;
     assert_eq!(r.status.as_u16(), 401, "{}", r.text);
     assert_eq!(r.json["error"], "invalid_grant", "{}", r.text);
 }

@@ -188,6 +188,31 @@ pub async fn password_grant(http: &Client, auth_url: &str, key: &str, secret: &s
     .await
 }
 
+/// The raw answer of a `password` grant posted as the vendor's samples post it: to the
+/// token endpoint of a Keycloak realm, without a scope, with the administrator's key
+/// and `secret`.
+pub async fn realm_token(env: &Env, secret: &str) -> Resp {
+    let form = [
+        ("username", env.info.api_key.as_str()),
+        ("password", secret),
+        ("grant_type", "password"),
+        ("client_id", "api-key"),
+    ];
+    let url = format!(
+        "{}/realms/sbg/protocol/openid-connect/token",
+        env.info.auth_url
+    );
+    Resp::read(
+        env.http
+            .post(url)
+            .form(&form)
+            .send()
+            .await
+            .expect("token request"),
+    )
+    .await
+}
+
 /// The raw answer of a `client_credentials` grant.
 pub async fn client_credentials_grant(
     http: &Client,

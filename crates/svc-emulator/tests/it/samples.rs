@@ -111,17 +111,7 @@ async fn the_vendor_samples_flow_processes_a_session_written_by_the_vendor_libra
     ];
 
     let env = Env::start().await;
-    let form = [
-        ("username", env.info.api_key.as_str()),
-        ("password", env.info.api_secret.as_str()),
-        ("grant_type", "password"),
-        ("client_id", "api-key"),
-    ];
-    let url = format!(
-        "{}/realms/sbg/protocol/openid-connect/token",
-        env.info.auth_url
-    );
-    let token = Resp::read(env.http.post(&url).form(&form).send().await.unwrap()).await;
+    let token = realm_token(&env, &env.info.api_secret).await;
     let token = token.ok()["access_token"].as_str().unwrap().to_owned();
     let container = env
         .call_as(
@@ -150,21 +140,7 @@ async fn the_vendor_samples_flow_processes_a_session_written_by_the_vendor_libra
         let (status, body) = upload(&env.http, file, bytes.clone()).await;
         assert_eq!(status, 204, "{path}: {body}");
     }
-    // The vendor samples' configuration, as they submit it.
-    let config = json!({
-      "version": "1.0",
-      "project": {"name": "Qinertia CLI", "author": "Chuck Berry", "organization": "SBG Systems",
-                  "description": "Simple Qinertia CLI project to showcase NAVSIGHT-S with an APOGEE-I tightly coupled post processing.",
-                  "type": "sbgECom", "path": "rover/"},
-      "processing": {"motionProfile": "automotive", "type": "insSingle",
-                     "bases": [{"positionMode": "published",
-                                "antenna": {"type": "TWIVP6050_CONE  NONE"},
-                                "data": ["base/sbgs167p.20d"]}]},
-      "exports": [{"name": "Export SBET", "profile": "SBET: 200Hz", "outputDir": "export"},
-                  {"name": "Export ASCII", "profile": "ASCII: INS at 200Hz", "outputDir": "export"}],
-      "reports": [{"name": "JSON report", "template": "Minimal JSON", "outputDir": "reports/json"},
-                  {"name": "PDF report", "template": "Full PDF"}]
-    });
+    let config = svc_test_support::vendor_sample_config();
     let started = env
         .start_processing_raw(&json!({"containerId": container_id, "processingJson": config}))
         .await;
