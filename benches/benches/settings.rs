@@ -115,21 +115,6 @@ fn bench_diff_text(c: &mut Criterion) {
             group.bench_with_input(BenchmarkId::new("svc_core", &id), &texts, |b, (o, n)| {
                 b.iter(|| settings::diff_json(black_box(o), black_box(n)));
             });
-            // The same patch with its tree as text (what the bindings hand on).
-            assert!(
-                settings::diff_json_text(old_text.as_bytes(), new_text.as_bytes())
-                    == Ok(settings::PatchText::from(patch.clone())),
-                "the text patch is the patch written"
-            );
-            group.bench_with_input(
-                BenchmarkId::new("svc_core_text", &id),
-                &texts,
-                |b, (o, n)| {
-                    b.iter(|| {
-                        settings::diff_json_text(black_box(o.as_bytes()), black_box(n.as_bytes()))
-                    });
-                },
-            );
             group.bench_with_input(
                 BenchmarkId::new("serde_json_parse_then_diff", &id),
                 &texts,

@@ -10,17 +10,15 @@
 //! 2. a path parses exactly when no segment is empty or reserved (`.`, `..`, `\`, a
 //!    control character, an action's name first), and reads back as written;
 //!    `set` then `get` gives the value set;
-//! 3. `diff_json` and `diff_json_bytes` of two texts are `diff` of their parsed values,
-//!    and fail exactly when a text is not JSON; so is a kept `SettingsTree`'s
-//!    `diff_json` of the new text; `diff_json_text` is the same patch, its tree written
-//!    (in one pass where the texts have the same shape); the old text with its
-//!    keys in another order (walked as nodes, not in lockstep) gives `diff` of that
-//!    tree;
+//! 3. `diff_json` of two texts (as bytes or as `str`) is `diff` of their parsed values,
+//!    and fails exactly when a text is not JSON; so is a kept `SettingsTree`'s
+//!    `diff_json` of the new text; the old text with its keys in another order (walked
+//!    as nodes, not in lockstep) gives `diff` of that tree;
 //! 4. `apply(old, diff(old, new).tree)` is `new` when the patch has no removals;
 //!    `SettingsTree` gives the same diff, the same equality (whatever the key order)
 //!    and the same applied tree as the values, and reads a text (`from_json`) as the
-//!    parsed value. `diff` is the settings walk (`settings::walk`) over values: every
-//!    other representation and fast path is held to it;
+//!    parsed value. `diff` is the settings walk over values: every other
+//!    representation and fast path is held to it;
 //! 5. three-way merge: one side unchanged gives the other side; both sides alike give
 //!    that side; a clean merge does not depend on which side is ours;
 //! 6. the typed tree: what the schema accepts converts back to a JSON tree that the
@@ -31,9 +29,8 @@
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 use svc_core::settings::{
-    ACTION_ROUTES, NodePath, PatchText, SettingsError, SettingsTree, apply, diff, diff_json,
-    diff_json_bytes, diff_json_text, diff_typed, from_value, from_value_lossy, get, leaf_paths,
-    merge, set, to_value,
+    ACTION_ROUTES, NodePath, SettingsError, SettingsTree, apply, diff, diff_json, from_value,
+    from_value_lossy, get, leaf_paths, merge, set, to_value,
 };
 
 fuzz_target!(|input: &[u8]| {
@@ -141,18 +138,12 @@ fn reserved(segment: &str, first: bool) -> bool {
 
 /// 3: the text diff is the value diff.
 fn check_diff_json(old: &[u8], new: &[u8], old_value: Option<&Value>, new_value: Option<&Value>) {
-    let from_bytes = diff_json_bytes(old, new);
-    let text = diff_json_text(old, new);
-    assert_eq!(
-        text,
-        from_bytes.clone().map(PatchText::from),
-        "diff_json_text is not diff_json_bytes written"
-    );
+    let from_bytes = diff_json(old, new);
     if let (Ok(old_text), Ok(new_text)) = (std::str::from_utf8(old), std::str::from_utf8(new)) {
         assert_eq!(
             diff_json(old_text, new_text),
             from_bytes,
-            "diff_json and diff_json_bytes differ"
+            "diff_json of bytes and of str differ"
         );
     }
     // A kept tree's `diff_json` is the same diff, of the text as given and of its
@@ -346,9 +337,5 @@ fn check_typed(tree: &Value) {
         again, settings,
         "the typed tree changed through its JSON form"
     );
-    assert!(
-        diff_typed(&settings, &again)
-            .expect("finite numbers")
-            .is_empty()
-    );
+    assert!(diff(&back, &to_value(&again).expect("finite numbers")).is_empty());
 }

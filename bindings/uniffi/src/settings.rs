@@ -34,16 +34,6 @@ impl From<ss::Patch> for SettingsPatch {
     }
 }
 
-impl From<ss::PatchText> for SettingsPatch {
-    fn from(p: ss::PatchText) -> Self {
-        Self {
-            changed: paths(&p.changed),
-            removed: paths(&p.removed),
-            tree: p.tree,
-        }
-    }
-}
-
 /// A node both sides changed, differently; each version as JSON, `None` where that
 /// tree lacks the node.
 #[derive(Clone, Debug, PartialEq, Eq, uniffi::Record)]
@@ -66,7 +56,7 @@ pub struct SettingsMerge {
 /// what is the same in both texts.
 #[uniffi::export]
 pub fn settings_diff(old: JsonText, new: JsonText) -> Result<SettingsPatch, SvcError> {
-    Ok(ss::diff_json_text(old.as_ref(), new.as_ref())?.into())
+    Ok(ss::diff_json(old.as_ref(), new.as_ref())?.into())
 }
 
 /// `patch` (a partial tree) written into `tree`, as the unit merges a write (JSON in,
@@ -161,7 +151,7 @@ impl SettingsTree {
     ///
     /// Errors: `InvalidInput` for text that is not JSON.
     pub fn diff_json(&self, new: JsonText) -> Result<SettingsPatch, SvcError> {
-        Ok(self.inner.diff_json_bytes(new.as_ref())?.into())
+        Ok(self.inner.diff_json(new.as_ref())?.into())
     }
 }
 

@@ -121,7 +121,7 @@ pub(super) fn diff_json<'py>(
     let (old_text, new_text) = (Text::from_object(old_text)?, Text::from_object(new_text)?);
     let (old_bytes, new_bytes) = (old_text.as_bytes(), new_text.as_bytes());
     let patch = py
-        .detach(|| core::diff_json_bytes(old_bytes, new_bytes))
+        .detach(|| core::diff_json(old_bytes, new_bytes))
         .map_err(|e| settings_error(py, &e))?;
     Patch::from_core(py, &patch)
 }

@@ -68,7 +68,7 @@ impl SettingsTree {
         let text = Text::from_object(new)?;
         let bytes = text.as_bytes();
         let patch = py
-            .detach(|| self.tree.diff_json_bytes(bytes))
+            .detach(|| self.tree.diff_json(bytes))
             .map_err(|e| settings_error(py, &e))?;
         Patch::from_core(py, &patch)
     }

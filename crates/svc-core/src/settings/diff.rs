@@ -84,8 +84,8 @@ impl fmt::Debug for Patch {
 }
 
 /// The minimal patch from `old` to `new`: only the changed nodes, each written once,
-/// with the objects on their paths (see [`Patch`], and the semantics in
-/// [`walk`](super::walk)). `apply(old, &diff(old, new).tree)` equals `new` whenever the
+/// with the objects on their paths (see [`Patch`], and the semantics in the
+/// [module documentation](super)). `apply(old, &diff(old, new).tree)` equals `new` whenever the
 /// patch has no removals.
 ///
 /// Equal sub-trees are skipped without allocating: keys are compared in order (the
@@ -452,7 +452,7 @@ pub(crate) fn str_eq(a: &str, b: &str) -> bool {
 }
 
 /// `tree` with the partial tree `patch` written into it, as the unit writes settings
-/// (see [`walk`](super::walk)): objects merged key by key (keys absent from `patch` are
+/// (see the [module documentation](super)): objects merged key by key (keys absent from `patch` are
 /// kept, keys absent from `tree` are added), everything else (arrays, scalars, null)
 /// replacing the node whole; an object written over a non-object replaces it. `tree`
 /// is not modified.

@@ -20,11 +20,34 @@
 //!   against a reference): trees of one shape share it, and diff by comparing their
 //!   leaves as two flat arrays, with the same result as [`diff`].
 //!
-//! What a change, a removal and a write are is written once, in [`walk`]: the diff,
-//! the equality and the write, over a small trait of node access that each
-//! representation implements (`Value`s, the nodes of a JSON text, a [`SettingsTree`]'s
-//! shape, the Python binding's objects). The fast paths that stay (trees of one shape,
-//! texts that differ in values only) are checked against it by the tests.
+//! The semantics, as the unit writes settings:
+//!
+//! - **Objects** are compared and written key by key. Everything else is a **leaf**:
+//!   strings, numbers, booleans, null, and arrays (an array is compared item by item
+//!   and replaced whole).
+//! - **A change** is a key of the new tree whose node differs from the old one's: a
+//!   leaf not equal to the old node, a node of another kind (an object replaced by
+//!   a leaf or the reverse: one change, at that node), or a key the old tree lacks (an
+//!   added node). Changes come in the new tree's document order; the partial tree holds
+//!   each changed node as the new tree has it, with the objects on its path.
+//! - **A removal** is a key of the old tree that the new one lacks: reported (a write
+//!   cannot express it), the top of the removed sub-tree only, each object's removed
+//!   keys in the old tree's order after those found deeper in its kept children.
+//! - **Equality** is JSON's: kinds first (`true` is not `1`, `1` is not `1.0`), then
+//!   values; objects whatever their key order, arrays item by item.
+//! - **A write** merges an object into an object key by key (keys it lacks are kept,
+//!   keys the tree lacks are added); anything else replaces the node whole, an object
+//!   written over a leaf included. Null is a value like any other (unlike a JSON merge
+//!   patch, RFC 7386, it removes nothing).
+//!
+//! Four ways to diff, one semantics: [`diff`] of two values, [`diff_json`] of two texts
+//! (read without building what is the same in both), [`SettingsTree::diff`] and
+//! [`SettingsTree::diff_json`] against a tree kept for repeated diffs, and
+//! [`diff_files`] of a fleet of files against a reference. What a change, a removal, an
+//! equal leaf and a write are is written once, in a private walk over node access that
+//! each representation gives (values, the nodes of a text, a tree's shape); the fast
+//! paths that stay (trees of one shape, texts that differ in values only) are held to it
+//! by property tests and a fuzz target.
 //!
 //! ```
 //! use serde_json::json;
@@ -72,15 +95,19 @@ mod strict;
 mod text;
 mod tree;
 pub(crate) mod typed;
+#[cfg(feature = "unstable-settings-walk")]
+#[doc(hidden)]
 pub mod walk;
+#[cfg(not(feature = "unstable-settings-walk"))]
+pub(crate) mod walk;
 
 pub use diff::{Patch, apply, apply_in_place, diff};
 pub use files::{FileDiff, diff_files, parse_tree, read_tree};
 pub use merge::{Conflict, Merge, merge};
 pub use path::{ACTION_ROUTES, NodePath, get, leaf_paths, set};
-pub use text::{PatchText, diff_json, diff_json_bytes, diff_json_text};
+pub use text::diff_json;
 pub use tree::{ChangedPaths, SettingsTree, TreePatch};
-pub use typed::{diff_typed, from_value, from_value_lossy, to_value};
+pub use typed::{from_value, from_value_lossy, to_value};
 
 /// Why a settings operation failed.
 ///

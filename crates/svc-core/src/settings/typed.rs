@@ -4,7 +4,7 @@ use ins_device_api::types::Settings;
 use serde_json::Value;
 
 use super::SettingsError;
-use super::diff::{Patch, diff};
+use super::diff::diff;
 use super::path::NodePath;
 
 /// The typed tree as a JSON tree (the form the unit reads and writes). Fields that are
@@ -62,29 +62,6 @@ pub fn from_value_lossy(tree: Value) -> Result<(Settings, Vec<NodePath>), Settin
     // (Numbers may come back in another form, `0` as `0.0`: that is no loss.)
     let dropped = diff(&tree, &back).removed;
     Ok((settings, dropped))
-}
-
-/// The minimal patch between two typed trees: [`diff`] of their JSON forms (see
-/// [`to_value`]).
-///
-/// # Errors
-///
-/// As [`to_value`]: [`SettingsError::NonFiniteNumber`] when a number of either tree is
-/// NaN or infinite.
-///
-/// ```
-/// use ins_device_api::types::{ClockSettings, Settings};
-/// use svc_core::settings::diff_typed;
-///
-/// let old = Settings { clock: Some(ClockSettings { leap_sec: Some(18), ..Default::default() }), ..Default::default() };
-/// let mut new = old.clone();
-/// new.clock.as_mut().map(|clock| clock.leap_sec = Some(19));
-/// let patch = diff_typed(&old, &new)?;
-/// assert_eq!(patch.tree, serde_json::json!({"clock": {"leapSec": 19}}));
-/// # Ok::<(), svc_core::settings::SettingsError>(())
-/// ```
-pub fn diff_typed(old: &Settings, new: &Settings) -> Result<Patch, SettingsError> {
-    Ok(diff(&to_value(old)?, &to_value(new)?))
 }
 
 /// `tree` as the typed settings tree, or what is wrong: the node and what it takes,
@@ -282,7 +259,6 @@ mod tests {
                 path: NodePath::parse("aiding/gnss1/leverArmPrimary").unwrap()
             }
         );
-        assert!(diff_typed(&settings, &Settings::default()).is_err());
     }
 
     #[test]
@@ -295,7 +271,8 @@ mod tests {
             .and_then(|aiding| aiding.gnss1.as_mut())
             .unwrap();
         gnss1.lever_arm_primary = Some(Vector3([0.5, 0.0, -1.2]));
-        let patch = diff_typed(&old, &new).unwrap();
+        // Typed trees are compared through their JSON forms.
+        let patch = diff(&to_value(&old).unwrap(), &to_value(&new).unwrap());
         assert_eq!(
             patch.tree,
             json!({"aiding": {"gnss1": {"leverArmPrimary": [0.5, 0.0, -1.2]}}})

@@ -7,29 +7,14 @@
 //! write through [`Write`] (a write). Each representation implements those traits for
 //! itself: `serde_json::Value` ([`diff`](super::diff()), [`apply`](super::apply())), the
 //! flat nodes of a JSON text (the general path of [`diff_json`](super::diff_json)), the
-//! shape of a [`SettingsTree`](super::SettingsTree) (its write of leaves), and the
-//! Python binding's objects (its `settings.diff` and `settings.apply`, one of them on
-//! borrowed references).
+//! shape of a [`SettingsTree`](super::SettingsTree) (its write of leaves), and, with the
+//! `unstable-settings-walk` feature, trees a binding holds as its own objects.
 //!
-//! The semantics, as the unit writes settings:
+//! Private to the crate unless that feature is on; then reachable but not part of the
+//! stable API (hidden from the documentation, outside semantic versioning).
 //!
-//! - **Objects** are compared and written key by key. Everything else is a **leaf**:
-//!   strings, numbers, booleans, null, and arrays (an array is compared item by item
-//!   and replaced whole).
-//! - **A change** is a key of the new tree whose node differs from the old one's: a
-//!   leaf not [`equal`] to the old node, a node of another kind (an object replaced by
-//!   a leaf or the reverse: one change, at that node), or a key the old tree lacks (an
-//!   added node). Changes come in the new tree's document order; the partial tree holds
-//!   each changed node as the new tree has it, with the objects on its path.
-//! - **A removal** is a key of the old tree that the new one lacks: reported (a write
-//!   cannot express it), the top of the removed sub-tree only, each object's removed
-//!   keys in the old tree's order after those found deeper in its kept children.
-//! - **Equality** is JSON's: kinds first (`true` is not `1`, `1` is not `1.0`), then
-//!   values; objects whatever their key order, arrays item by item.
-//! - **A write** merges an object into an object key by key (keys it lacks are kept,
-//!   keys the tree lacks are added); anything else replaces the node whole, an object
-//!   written over a leaf included. Null is a value like any other (unlike a JSON merge
-//!   patch, RFC 7386, it removes nothing).
+//! The semantics it defines is written out in the [settings module](super)'s
+//! documentation.
 //!
 //! Fast paths that stay specialised (two [`SettingsTree`](super::SettingsTree)s of one
 //! shape compared as two arrays of leaves; two texts that differ in values only,

@@ -26,7 +26,6 @@
 
 use serde_json::{Map, Value};
 
-use super::PatchText;
 use super::scan::{SameString, ends_bare_value, same_span, same_string};
 pub(super) use super::scan::{common_prefix, number_end, skip_space, string_end};
 use crate::settings::diff::values_equal;
@@ -72,8 +71,7 @@ struct Walk<'a> {
 }
 
 /// The changes the walk found, in the order of the texts, when the texts differ in
-/// values only (see the module documentation): finished as a [`Patch`] or as a
-/// [`PatchText`].
+/// values only (see the module documentation): finished as a [`Patch`].
 pub(super) struct Changes<'a> {
     keys: Vec<&'a str>,
     /// Where the keys of each change are in `keys`, and its new value.
@@ -107,14 +105,6 @@ pub(super) fn diff(old: &str, new: &str) -> Option<Patch> {
 }
 
 impl<'a> Changes<'a> {
-    /// Each change: the keys from the root to it, its new value.
-    fn list(&self) -> Option<Vec<(&[&'a str], &Value)>> {
-        self.changes
-            .iter()
-            .map(|(from, len, value)| Some((self.keys.get(*from..*from + *len)?, value)))
-            .collect()
-    }
-
     /// The [`Patch`]; `None` when the changes do not make one tree (a key twice in
     /// the texts: the caller gives up).
     pub(super) fn into_patch(self) -> Option<Patch> {
@@ -135,54 +125,6 @@ impl<'a> Changes<'a> {
         Some(Patch {
             tree: Value::Object(tree),
             changed,
-            removed: Vec::new(),
-        })
-    }
-
-    /// The [`PatchText`]: its tree written as the [`Patch`]'s would be, straight from
-    /// the changes (no `Value` tree built); `None` as for [`Changes::into_patch`].
-    pub(super) fn into_text(self) -> Option<PatchText> {
-        let list = self.list()?;
-        let mut tree = Vec::with_capacity(2 + 48 * list.len());
-        tree.push(b'{');
-        // The keys of the objects open below the root, and the keys written in each
-        // open object (with its depth, the root's 0): one key written twice in an object
-        // (a change at or above another) is not one tree.
-        let mut open: &[&str] = &[];
-        let mut written: Vec<(usize, &str)> = Vec::new();
-        for (at, &(keys, value)) in list.iter().enumerate() {
-            let (_, parents) = keys.split_last()?;
-            let common = open.iter().zip(parents).take_while(|(a, b)| a == b).count();
-            tree.extend(std::iter::repeat_n(b'}', open.len() - common));
-            while written.last().is_some_and(|&(depth, _)| depth > common) {
-                written.pop();
-            }
-            // Not the first change: something is written already in the object this one
-            // goes into (the previous change, or an object it closed).
-            if at > 0 {
-                tree.push(b',');
-            }
-            for (depth, key) in keys.iter().enumerate().skip(common) {
-                if written.contains(&(depth, *key)) {
-                    return None;
-                }
-                written.push((depth, *key));
-                serde_json::to_writer(&mut tree, key).ok()?;
-                tree.push(b':');
-                if depth < parents.len() {
-                    tree.push(b'{');
-                }
-            }
-            serde_json::to_writer(&mut tree, value).ok()?;
-            open = parents;
-        }
-        tree.extend(std::iter::repeat_n(b'}', open.len() + 1));
-        Some(PatchText {
-            tree: String::from_utf8(tree).ok()?,
-            changed: list
-                .iter()
-                .map(|(keys, _)| NodePath::from_tree_stack(keys))
-                .collect(),
             removed: Vec::new(),
         })
     }
@@ -536,24 +478,20 @@ mod tests {
     }
 
     #[test]
-    fn the_tree_is_written_as_the_patch_holds_it() {
+    fn the_tree_is_built_as_the_changes_nest() {
         let keys = ["a", "b", "x", "a", "c", "y", "z", "q\"u\"o", "t"];
         // a/b/x, a/c/y, z, "q\"u\"o"/t: objects opened, closed, a key to escape.
         let spans = [(0, 3), (3, 3), (6, 1), (7, 2)];
-        let Some(text) = changes(&keys, &spans).into_text() else {
-            panic!("one tree")
-        };
         let Some(patch) = changes(&keys, &spans).into_patch() else {
             panic!("one tree")
         };
         assert_eq!(
-            text.tree,
+            patch.tree.to_string(),
             r#"{"a":{"b":{"x":0},"c":{"y":1}},"z":2,"q\"u\"o":{"t":3}}"#
         );
-        assert_eq!(text, PatchText::from(patch));
         assert_eq!(
-            changes(&keys, &[]).into_text().map(|text| text.tree),
-            Some("{}".into())
+            changes(&keys, &[]).into_patch().map(|patch| patch.tree),
+            Some(serde_json::json!({}))
         );
     }
 
@@ -569,7 +507,6 @@ mod tests {
             // A key twice in one object, not together: a/x, b/y, a/z.
             vec![(3, 2), (5, 2), (7, 2)],
         ] {
-            assert!(changes(&keys, &spans).into_text().is_none(), "{spans:?}");
             assert!(changes(&keys, &spans).into_patch().is_none(), "{spans:?}");
         }
     }

@@ -30,9 +30,10 @@ use std::fmt;
 use serde::de::{self, Deserializer, Visitor};
 use serde_json::Value;
 
-use super::{NodePath, Patch, SettingsError, diff};
+use super::{Patch, SettingsError, diff};
 
-/// The minimal patch from the JSON text `old` to the JSON text `new`: the same
+/// The minimal patch from the JSON text `old` to the JSON text `new` (each a `str`,
+/// `String`, `&[u8]` or `Vec<u8>`, as read or received; JSON is UTF-8): the same
 /// [`Patch`] as [`diff`] of the two parsed trees, found without parsing what is the
 /// same in both.
 ///
@@ -49,116 +50,23 @@ use super::{NodePath, Patch, SettingsError, diff};
 ///
 /// # Errors
 ///
-/// [`SettingsError::NotJson`] when a text is not JSON: which one, and where (never a
-/// value of it).
-pub fn diff_json(old: &str, new: &str) -> Result<Patch, SettingsError> {
-    if let Some(patch) = lockstep::changes(old, new).and_then(lockstep::Changes::into_patch) {
+/// [`SettingsError::NotJson`] when a text is not JSON (or not UTF-8): which one, and
+/// where (never a value of it).
+pub fn diff_json(old: impl AsRef<[u8]>, new: impl AsRef<[u8]>) -> Result<Patch, SettingsError> {
+    let (old, new) = (old.as_ref(), new.as_ref());
+    let (Ok(old_text), Ok(new_text)) = (std::str::from_utf8(old), std::str::from_utf8(new)) else {
+        // The parser names where the text stops being UTF-8.
+        return through_values(old, new);
+    };
+    if let Some(patch) =
+        lockstep::changes(old_text, new_text).and_then(lockstep::Changes::into_patch)
+    {
         return Ok(patch);
     }
-    general(old, new)
-}
-
-/// [`diff_json`] past the fast path.
-fn general(old: &str, new: &str) -> Result<Patch, SettingsError> {
-    match nodes::diff(old, new) {
+    match nodes::diff(old_text, new_text) {
         Ok(Some(patch)) => Ok(patch),
-        Ok(None) => through_values(old.as_bytes(), new.as_bytes()),
+        Ok(None) => through_values(old, new),
         Err(error) => Err(error.into()),
-    }
-}
-
-/// A [`Patch`] with its tree written as JSON, as `patch.tree.to_string()` writes it:
-/// what [`diff_json_text`] gives, for callers that hand the tree on as text.
-#[derive(Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct PatchText {
-    /// [`Patch::tree`], written compact.
-    pub tree: String,
-    /// [`Patch::changed`].
-    pub changed: Vec<NodePath>,
-    /// [`Patch::removed`].
-    pub removed: Vec<NodePath>,
-}
-
-impl From<Patch> for PatchText {
-    fn from(patch: Patch) -> Self {
-        Self {
-            tree: patch.tree.to_string(),
-            changed: patch.changed,
-            removed: patch.removed,
-        }
-    }
-}
-
-impl std::fmt::Debug for PatchText {
-    /// The tree's size, not its text (it may hold a secret, as [`Patch`]'s `Debug`
-    /// redacts).
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PatchText")
-            .field("tree", &format_args!("<{} bytes of JSON>", self.tree.len()))
-            .field("changed", &self.changed)
-            .field("removed", &self.removed)
-            .finish()
-    }
-}
-
-/// [`diff_json_bytes`] with the tree written as JSON: the same patch, the tree as
-/// `patch.tree.to_string()` writes it. Where the texts differ in values only, the
-/// tree is written straight from the changes, without building a `Value` (what the
-/// bindings call: they hand the tree on as text).
-///
-/// ```
-/// use svc_core::settings::{diff_json_bytes, diff_json_text};
-///
-/// let old = br#"{"aiding": {"gnss1": {"model": "internal", "leverArmPrimary": [0.0, 0.0, 0.0]}}}"#;
-/// let new = br#"{"aiding": {"gnss1": {"model": "internal", "leverArmPrimary": [0.5, 0.0, -1.2]}}}"#;
-/// let patch = diff_json_text(old, new)?;
-/// assert_eq!(patch.tree, r#"{"aiding":{"gnss1":{"leverArmPrimary":[0.5,0.0,-1.2]}}}"#);
-/// assert_eq!(patch.tree, diff_json_bytes(old, new)?.tree.to_string());
-/// # Ok::<(), svc_core::settings::SettingsError>(())
-/// ```
-///
-/// # Errors
-///
-/// As [`diff_json_bytes`].
-pub fn diff_json_text(old: &[u8], new: &[u8]) -> Result<PatchText, SettingsError> {
-    match (std::str::from_utf8(old), std::str::from_utf8(new)) {
-        (Ok(old), Ok(new)) => {
-            match lockstep::changes(old, new).and_then(lockstep::Changes::into_text) {
-                Some(patch) => Ok(patch),
-                None => general(old, new).map(PatchText::from),
-            }
-        }
-        _ => through_values(old, new).map(PatchText::from),
-    }
-}
-
-/// [`diff_json_text`] where the two texts have the same shape (the same keys in the
-/// same order, values alone differing; white space may differ): one pass over each
-/// text, in time linear in their length. `None` otherwise, and when a text is not JSON
-/// or not UTF-8: then [`diff_json_text`] gives the patch or the error. The first step
-/// of [`diff_json_text`], on its own for the tests.
-#[cfg(test)]
-#[must_use]
-pub(crate) fn diff_json_text_same_shape(old: &[u8], new: &[u8]) -> Option<PatchText> {
-    let (old, new) = (
-        std::str::from_utf8(old).ok()?,
-        std::str::from_utf8(new).ok()?,
-    );
-    lockstep::changes(old, new)?.into_text()
-}
-
-/// [`diff_json`] of two texts given as bytes (as read from files or received), which
-/// must be UTF-8 as JSON is.
-///
-/// # Errors
-///
-/// [`SettingsError::NotJson`] when a text is not JSON (or not UTF-8).
-pub fn diff_json_bytes(old: &[u8], new: &[u8]) -> Result<Patch, SettingsError> {
-    match (std::str::from_utf8(old), std::str::from_utf8(new)) {
-        (Ok(old), Ok(new)) => diff_json(old, new),
-        // The parser names where the text stops being UTF-8.
-        _ => through_values(old, new),
     }
 }
 

@@ -109,27 +109,17 @@ impl SettingsTree {
     ///
     /// # Errors
     ///
-    /// [`SettingsError::NotJson`] naming "the new tree" when `new` is not JSON (where,
-    /// never a value of it).
-    pub fn diff_json(&self, new: &str) -> Result<crate::settings::Patch, SettingsError> {
-        match self.text_reference() {
-            Some(reference) => reference.diff(new),
-            None => self.diff_through_values(new.as_bytes()),
-        }
-    }
-
-    /// [`diff_json`](Self::diff_json) of a text given as bytes (as received), which must
-    /// be UTF-8 as JSON is.
-    ///
-    /// # Errors
-    ///
-    /// [`SettingsError::NotJson`] naming "the new tree" when `new` is not JSON (or not
-    /// UTF-8: the parser says where).
-    pub fn diff_json_bytes(&self, new: &[u8]) -> Result<crate::settings::Patch, SettingsError> {
-        match std::str::from_utf8(new) {
-            Ok(new) => self.diff_json(new),
-            // The parser says where the text stops being UTF-8.
-            Err(_) => self.diff_through_values(new),
+    /// [`SettingsError::NotJson`] naming "the new tree" when `new` is not JSON or not
+    /// UTF-8 (where, never a value of it).
+    pub fn diff_json(
+        &self,
+        new: impl AsRef<[u8]>,
+    ) -> Result<crate::settings::Patch, SettingsError> {
+        let new = new.as_ref();
+        match (self.text_reference(), std::str::from_utf8(new)) {
+            (Some(reference), Ok(new)) => reference.diff(new),
+            // The parser says where a text stops being UTF-8.
+            _ => self.diff_through_values(new),
         }
     }
 
@@ -466,18 +456,18 @@ mod tests {
             tree.insert("added".into(), json!({"x": 1}));
             tree.remove("clock");
         }
-        let patch = reference.diff_json(&other.to_string()).expect("JSON");
+        let patch = reference.diff_json(other.to_string()).expect("JSON");
         assert_eq!(patch, crate::settings::diff(&unit, &other));
         assert!(!patch.removed.is_empty());
         // A clone shares the reference's text and index; a tree of it diffs the same.
         let clone = reference.clone();
         assert!(clone.reference.get().is_some_and(Option::is_some));
-        assert_eq!(clone.diff_json(&other.to_string()).expect("JSON"), patch);
+        assert_eq!(clone.diff_json(other.to_string()).expect("JSON"), patch);
         for bad in [
             &br#"{"clock": {"password": "hunter2"#[..],
             b"{\"a\": \"\xff\"}",
         ] {
-            match reference.diff_json_bytes(bad) {
+            match reference.diff_json(bad) {
                 Err(SettingsError::NotJson { document, .. }) => {
                     assert_eq!(document, "the new tree")
                 }
