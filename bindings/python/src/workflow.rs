@@ -416,7 +416,8 @@ impl WorkflowTask {
     /// `on_progress(dict)` on this thread with each report; returns the outcome as a
     /// dict or raises the workflow's error. A timeout raises a `timeout` error and
     /// leaves the workflow running (wait again, or cancel). Ctrl-C raises
-    /// KeyboardInterrupt saying what goes on in the cloud, the workflow still running.
+    /// KeyboardInterrupt saying what goes on in the cloud (the Python layer then stops
+    /// the workflow unless it is detached).
     /// Any number of threads may wait at once, each gets the outcome; each report
     /// reaches the callback of one of them (a wait without a callback takes none).
     #[pyo3(signature = (timeout=None, on_progress=None))]
@@ -531,10 +532,16 @@ impl WorkflowTask {
         self.handle.cancel();
     }
 
-    /// Lets the workflow run to its end even when this task is dropped; `cancel` still
-    /// stops it.
+    /// Lets the workflow run to its end even when this task is dropped or its wait
+    /// cancelled; `cancel` still stops it.
     fn detach(&self) {
         self.handle.detach();
+    }
+
+    /// The caller's wait was cancelled (Ctrl-C, a cancelled asyncio task): stops the
+    /// workflow unless detached (svc-core's rule for work handles); whether it did.
+    fn cancel_unless_detached(&self) -> bool {
+        self.handle.cancel_unless_detached()
     }
 
     /// Whether the workflow has ended (its outcome is ready).

@@ -127,10 +127,6 @@ def test_an_async_workflow_task_waits_without_a_thread(emulator: Emulator, tmp_p
         with pytest.raises(WaitTimeoutError):
             await task.wait(timeout=0.01)
         assert not task.done()
-        # Cancelling the await (here by a timeout) leaves the workflow running.
-        with pytest.raises(asyncio.TimeoutError):
-            await asyncio.wait_for(task.wait(), 0.05)
-        assert not task.done()
         outcome = await task.wait()
         assert threading.active_count() == threads  # no worker thread was used
         assert outcome.succeeded and task.done()
@@ -140,6 +136,30 @@ def test_an_async_workflow_task_waits_without_a_thread(emulator: Emulator, tmp_p
         assert (tmp_path / "trajectory.csv").exists()
 
     asyncio.run(main())
+
+
+def test_a_cancelled_await_stops_the_workflow_unless_detached(emulator: Emulator) -> None:
+    """The task awaiting ``wait`` is the workflow's scope: cancelling it (here through
+    ``wait_for``'s timeout) cancels the workflow; ``detach()`` keeps it running."""
+
+    async def main(detached: bool) -> None:
+        client = AsyncCloudClient.of(emulator.cloud())
+        task = AsyncWorkflow(client).start(INPUTS, CONFIG, progress=None)
+        if detached:
+            task.detach()
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(task.wait(), 0.05)
+        if detached:
+            assert (await task.wait(timeout=30)).succeeded
+        else:
+            with pytest.raises(CanceledError):
+                await task.wait(timeout=10)
+            # A processing it had started goes on in the cloud (one at a time): ended.
+            if task.processing_id is not None:
+                await client.cancel_processing(task.processing_id)
+
+    for detached in (False, True):
+        asyncio.run(main(detached))
 
 
 def test_async_progress_like_the_sync_one(emulator: Emulator, tmp_path: Path) -> None:

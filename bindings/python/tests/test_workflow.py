@@ -356,6 +356,51 @@ def test_ctrl_c_says_which_processing_goes_on() -> None:
             child.wait()
 
 
+CHILD_TASK = """
+import sys, time
+from svc_sdk import Emulator, Workflow
+with Emulator(processing_time=60, device=False) as emulator:
+    said = []
+    def report(p):
+        if p["stage"] in ("queued", "running") and not said:
+            said.append(True)
+            print("running", flush=True)
+    task = Workflow(emulator.cloud()).start(sys.argv[1:3], sys.argv[3], progress=report)
+    if sys.argv[4] == "detached":
+        task.detach()
+    try:
+        task.wait()
+    except KeyboardInterrupt:
+        time.sleep(0.5)
+        print("still running" if not task.done() else "stopped", flush=True)
+        task.cancel()
+        sys.exit(0)
+print("not interrupted", flush=True)
+sys.exit(1)
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.parametrize("detached", [False, True])
+def test_ctrl_c_in_a_wait_stops_the_workflow_unless_detached(detached: bool) -> None:
+    mode = "detached" if detached else "attached"
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD_TASK, *map(str, INPUTS), str(CONFIG), mode],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == "running"
+        child.send_signal(signal.SIGINT)
+        line = child.stdout.readline().strip()
+        assert line == ("still running" if detached else "stopped"), line
+        assert child.wait(timeout=10) == 0
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+
+
 def test_a_bad_job_is_refused_before_sending(emulator: Emulator, tmp_path: Path) -> None:
     from svc_sdk import InvalidInputError
 

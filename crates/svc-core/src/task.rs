@@ -89,27 +89,20 @@ where
     /// the end (its caller cancelled: a coroutine, a task, a view going away), it
     /// cancels the work too, unless the handles were detached.
     pub(crate) async fn wait_or_cancel(&self) -> Result<T, E> {
-        /// Cancels the work when dropped armed and not detached.
-        struct Scope<'a> {
-            cancel: &'a CancellationToken,
-            guard: &'a Mutex<Option<DropGuard>>,
+        /// Cancels the work when dropped armed (see [`Running::cancel_unless_detached`]).
+        struct Scope<'a, T, E> {
+            running: &'a Running<T, E>,
             armed: bool,
         }
-        impl Drop for Scope<'_> {
+        impl<T, E> Drop for Scope<'_, T, E> {
             fn drop(&mut self) {
-                let attached = self
-                    .guard
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .is_some();
-                if self.armed && attached {
-                    self.cancel.cancel();
+                if self.armed {
+                    let _ = self.running.cancel_unless_detached();
                 }
             }
         }
         let mut scope = Scope {
-            cancel: &self.cancel,
-            guard: &self.guard,
+            running: self,
             armed: true,
         };
         let ended = self.wait().await;
@@ -132,6 +125,21 @@ impl<T, E> Running<T, E> {
     /// Stops the work.
     pub(crate) fn cancel(&self) {
         self.cancel.cancel();
+    }
+
+    /// The caller's wait was cancelled: stops the work unless the handles were
+    /// detached (what a dropped [`Running::wait_or_cancel`] does, for a wait made of
+    /// several calls). Whether it stopped it.
+    pub(crate) fn cancel_unless_detached(&self) -> bool {
+        let attached = self
+            .guard
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some();
+        if attached {
+            self.cancel.cancel();
+        }
+        attached
     }
 
     /// The token that stops the work, for cancelers that do not keep it alive.
@@ -199,6 +207,23 @@ mod tests {
         assert!(work.is_finished());
         assert_eq!(work.wait_timeout(Duration::ZERO).await, Some(Ok(7)));
         assert_eq!(work.outcome(), Some(Ok(7)));
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_wait_of_several_calls_cancels_unless_detached() {
+        for detached in [false, true] {
+            let token = CancellationToken::new();
+            let running: Running<u8, String> = Running::spawn(token, |m| m, async {
+                std::future::pending::<()>().await;
+                Ok(1)
+            });
+            if detached {
+                running.detach();
+            }
+            assert_eq!(running.cancel_unless_detached(), !detached);
+            assert_eq!(running.cancel.is_cancelled(), !detached);
+            running.cancel();
+        }
     }
 
     #[tokio::test]

@@ -340,8 +340,8 @@ _WORKFLOW_POLL = 0.05
 class AsyncWorkflowTask:
     """A workflow under way (:meth:`AsyncWorkflow.start`), awaitable. Waiting holds no
     thread: the workflow is looked at every 50 ms from the event loop, which also
-    calls the progress callback. Cancelling an awaited :meth:`wait` leaves the workflow
-    running (as a timeout does); :meth:`cancel` stops it."""
+    calls the progress callback. Cancelling the task awaiting :meth:`wait` stops the
+    workflow, unless it is detached (:meth:`detach`); a timeout leaves it running."""
 
     def __init__(self, task: WorkflowTask, progress: Union[bool, ProgressCallback, None]) -> None:
         self.sync = task
@@ -365,8 +365,8 @@ class AsyncWorkflowTask:
         self.sync.cancel()
 
     def detach(self) -> None:
-        """Lets the workflow run to its end even when this task is dropped;
-        :meth:`cancel` still stops it."""
+        """Lets the workflow run to its end even when this task is dropped or the
+        task awaiting :meth:`wait` is cancelled; :meth:`cancel` still stops it."""
         self.sync.detach()
 
     async def wait(self, timeout: Optional[float] = None) -> WorkflowOutcome:
@@ -391,7 +391,13 @@ class AsyncWorkflowTask:
                     kind="timeout",
                     retryable=True,
                 )
-            await asyncio.sleep(_WORKFLOW_POLL)
+            try:
+                await asyncio.sleep(_WORKFLOW_POLL)
+            except asyncio.CancelledError:
+                # The caller's scope was cancelled: so is the work, unless detached.
+                self.sync._n.cancel_unless_detached()
+                self._close_bars()
+                raise
 
     def _close_bars(self) -> None:
         if isinstance(self._progress, _Bars):

@@ -396,9 +396,9 @@ class WorkflowTask:
     def wait(self, timeout: Optional[float] = None) -> WorkflowOutcome:
         """Waits for the end (at most ``timeout`` seconds: then ``WaitTimeoutError``,
         the workflow still running). Progress reports reach the callback from this
-        thread. Ctrl-C stops the workflow (what it had not started, a processing
-        included, is not started) and raises ``KeyboardInterrupt`` saying exactly what
-        it leaves in the cloud."""
+        thread. Ctrl-C stops the workflow unless it is detached (what it had not
+        started, a processing included, is not started) and raises
+        ``KeyboardInterrupt`` saying exactly what it leaves in the cloud."""
         try:
             return WorkflowOutcome(self._n.wait(timeout, self._progress))
         except WaitTimeoutError:
@@ -787,13 +787,12 @@ _SETTLE_SECONDS = 5.0
 
 
 def _stop(tasks: Iterable[WorkflowTask]) -> None:
-    """Cancels ``tasks`` and waits (at most :data:`_SETTLE_SECONDS` in all) for each
+    """Cancels ``tasks`` whose wait was interrupted, except those detached (the rule
+    for work handles), and waits (at most :data:`_SETTLE_SECONDS` in all) for each
     cancel to settle what was in flight (a start whose answer had not come), so that
     ``left_in_the_cloud`` then says exactly what each leaves. A second Ctrl-C stops
     waiting."""
-    tasks = list(tasks)
-    for task in tasks:
-        task.cancel()
+    tasks = [task for task in tasks if task._n.cancel_unless_detached()]
     settle = time.monotonic() + _SETTLE_SECONDS
     for task in tasks:
         try:

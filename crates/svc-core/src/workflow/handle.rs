@@ -97,6 +97,14 @@ impl WorkflowHandle {
         self.running.wait_or_cancel().await
     }
 
+    /// The caller's wait was cancelled (a Ctrl-C, a cancelled coroutine): cancels the
+    /// workflow unless the handles were [`detach`](Self::detach)ed. What a dropped
+    /// [`wait_or_cancel`](Self::wait_or_cancel) does, for a binding whose wait is made
+    /// of several calls. Whether it cancelled it.
+    pub fn cancel_unless_detached(&self) -> bool {
+        self.running.cancel_unless_detached()
+    }
+
     /// As [`wait`](Self::wait), for at most `timeout`: `None` when the workflow still
     /// runs then (it goes on). A workflow that has ended by then gives its outcome, even
     /// with a zero `timeout`.
