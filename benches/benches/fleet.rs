@@ -1,12 +1,12 @@
-//! Fleets (issue #12), each group against its alternative in the same run:
+//! Fleets, each group against its alternative in the same run:
 //!
 //! - `fleet_diff`: 1,000 exported unit files (the emulated unit's default tree, 1% of
 //!   its leaves changed in each, written indented as `svc device fleet export` writes
 //!   them, about 30 KB each) compared against one reference file:
 //!   `svc_core::settings::diff_files` (every core, each text compared with the
-//!   reference's text: only the values that differ are parsed) against the previous
-//!   code path (each file read into a
-//!   `serde_json::Value` by `read_tree`, then a `SettingsTree`, one after the other)
+//!   reference's text: only the values that differ are parsed) against reading each
+//!   file into a `serde_json::Value` (`read_tree`), then a `SettingsTree`, one after
+//!   the other,
 //!   and against a Python loop of `json.load` + `json_merge_patch.create_patch`
 //!   (`benches/fleet_diff.py`; only its loop is timed, as it reports it). Python is
 //!   `$SVC_BENCH_PYTHON`, else `target/python-venv/bin/python`, else `python3`: the first
@@ -15,8 +15,8 @@
 //!   unit (a `Unit` made once) against `Fleet::apply` on all 50 (all at once;
 //!   it reaches each unit afresh: a new `Unit`, `info`, then `apply_wanted`). The
 //!   wanted tree alternates between two values, so that every apply writes. Run twice:
-//!   units answering at once (`fleet_apply`: CPU-bound, the two cores of this machine
-//!   are the limit) and units answering after 20 ms, a Wi-Fi round trip
+//!   units answering at once (`fleet_apply`: CPU-bound, the machine's cores are the
+//!   limit) and units answering after 20 ms, a Wi-Fi round trip
 //!   (`fleet_apply_20ms_latency`: I/O-bound, as real units are).
 //! - `upload_many`: 500 files of 1 MiB to the emulator's storage forms:
 //!   `svc_core::transfer` (`Transfers::upload` with the default options, as `svc

@@ -69,7 +69,7 @@ const DECODERS: &[(&str, Check)] = &[
     ("device Settings", |b| {
         check::<device::Settings>(b, &["network/ntrip/password"])
     }),
-    // A free-form export: its `Debug` shows every node (see the README's Fuzzing notes).
+    // A free-form export: its `Debug` shows every node but the secrets, redacted.
     ("device SettingsFile", |b| {
         check::<ins_device_api::SettingsFile>(b, &["network/ntrip/password"])
     }),

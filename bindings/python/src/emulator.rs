@@ -166,8 +166,8 @@ impl Emulator {
         })
     }
 
-    /// Its addresses and the credentials of its organizations (a dict; see the
-    /// README's emulator section).
+    /// Its addresses and the credentials of its organizations (a dict; see
+    /// `docs/emulator.md`).
     #[getter]
     fn info(&self, py: Python<'_>) -> Py<PyAny> {
         self.info.clone_ref(py)

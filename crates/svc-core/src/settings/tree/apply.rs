@@ -20,8 +20,7 @@ impl SettingsTree {
     /// A write that changes leaves only (the usual case: new values for existing nodes)
     /// gives a tree of the same shape, sharing the shape and every unchanged long value,
     /// and costs a copy of the leaf array plus the changed leaves — a fraction of
-    /// applying the write to a `serde_json::Value` (see the README's performance
-    /// table). A write that adds keys or replaces an object by a leaf (or the reverse)
+    /// applying the write to a `serde_json::Value` (see `docs/performance.md`). A write that adds keys or replaces an object by a leaf (or the reverse)
     /// goes through the tree's value.
     ///
     /// ```

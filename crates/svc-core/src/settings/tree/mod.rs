@@ -55,7 +55,7 @@ use shape::{Builder, HASH_KEYS, NO_PARENT, OBJECT, SHAPES, Shape, matches_shape}
 /// successive reads of a unit) checks its keys against that shape and encodes its
 /// leaves, a fraction of the cost of cloning its JSON value; otherwise its shape is
 /// built and looked up among the live ones, about two clones. Diffing two trees of one shape costs a fraction of
-/// diffing their values (see the README's performance table). For a single diff of two
+/// diffing their values (see `docs/performance.md`). For a single diff of two
 /// JSON values you already hold, call [`diff`](super::diff) directly. Cloning a tree
 /// costs two reference counts.
 ///
