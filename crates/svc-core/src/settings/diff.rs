@@ -189,6 +189,58 @@ impl<'k> PatchBuilder<'k> {
     }
 }
 
+/// A [`Patch`] assembled from changed nodes met in the new tree's document order, for
+/// the fast paths that find changes without walking both trees (the leaves of two
+/// trees of one shape, the values where two texts differ): each changed node and the
+/// objects on its path, as the walk's partial tree holds them, and no removal.
+#[derive(Default)]
+pub(super) struct ChangeList {
+    tree: Map<String, Value>,
+    changed: Vec<NodePath>,
+}
+
+impl ChangeList {
+    /// Adds the node at `path` (not the root), changed to `value`. `None` when the
+    /// changes are not one tree in document order: a node met twice or below another
+    /// change, or a key met again apart from the changes under it (a key twice in one
+    /// object): the caller gives up its fast path.
+    pub(super) fn add(&mut self, path: NodePath, value: Value) -> Option<()> {
+        let mut keys = path.segments().peekable();
+        let mut map = &mut self.tree;
+        let mut value = Some(value);
+        loop {
+            let key = keys.next()?;
+            if keys.peek().is_none() {
+                if map.contains_key(key) {
+                    return None;
+                }
+                map.insert(key.to_owned(), value.take()?);
+                break;
+            }
+            // The changes under one key follow each other: its object is the last one.
+            let last = map.iter().next_back().is_some_and(|(last, _)| last == key);
+            if !last {
+                if map.contains_key(key) {
+                    return None;
+                }
+                map.insert(key.to_owned(), Value::Object(new_map()));
+            }
+            map = map.get_mut(key)?.as_object_mut()?;
+        }
+        drop(keys);
+        self.changed.push(path);
+        Some(())
+    }
+
+    pub(super) fn finish(self) -> Patch {
+        Patch {
+            tree: Value::Object(self.tree),
+            changed: self.changed,
+            removed: Vec::new(),
+        }
+    }
+}
+
 /// An object of the partial tree: room for a few keys, so that the first changes do
 /// not grow it.
 fn new_map() -> Map<String, Value> {
@@ -198,7 +250,7 @@ fn new_map() -> Map<String, Value> {
 /// `serde_json::Value` trees, read by the walk ([`walk::Nodes`]), and the patch of a
 /// diff of two of them.
 #[derive(Default)]
-struct Values<'a> {
+pub(super) struct Values<'a> {
     patch: PatchBuilder<'a>,
 }
 
@@ -215,7 +267,7 @@ fn object_of(node: &Value) -> &Map<String, Value> {
 
 /// The entries of an object, each with the value of the same key in another one:
 /// both walked in order while their keys match, the other looked up once they do not.
-struct InStep<'a> {
+pub(super) struct InStep<'a> {
     entries: serde_json::map::Iter<'a>,
     other_entries: serde_json::map::Iter<'a>,
     other: &'a Map<String, Value>,
@@ -223,7 +275,7 @@ struct InStep<'a> {
 }
 
 /// The keys of an object that another one lacks.
-struct MissingKeys<'a> {
+pub(super) struct MissingKeys<'a> {
     keys: serde_json::map::Keys<'a>,
     other: &'a Map<String, Value>,
 }

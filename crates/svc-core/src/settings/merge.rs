@@ -4,9 +4,10 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use super::diff::{str_eq, values_equal};
+use super::diff::{Values, values_equal};
 use super::path::NodePath;
 use super::redacted;
+use super::walk::{self, Nodes as _};
 
 /// The result of [`merge`]: the merged tree and the nodes both sides changed
 /// differently.
@@ -131,7 +132,7 @@ impl<'a> Merger<'a> {
         ours: Option<&'a Value>,
         theirs: Option<&'a Value>,
     ) -> Option<Value> {
-        if let (Some(Value::Object(ours)), Some(Value::Object(theirs))) = (ours, theirs) {
+        if let (Some(ours @ Value::Object(_)), Some(theirs @ Value::Object(_))) = (ours, theirs) {
             let base = base.and_then(Value::as_object);
             let Some(key) = key else {
                 return Some(Value::Object(self.objects(base, ours, theirs)));
@@ -165,53 +166,29 @@ impl<'a> Merger<'a> {
         }
     }
 
+    /// The merge of two objects, their keys paired as the settings walk pairs them
+    /// (ours' keys in ours' order, each with theirs' node, then the keys only theirs
+    /// has), each with the base's node under the same key.
     fn objects(
         &mut self,
         base: Option<&'a Map<String, Value>>,
-        ours: &'a Map<String, Value>,
-        theirs: &'a Map<String, Value>,
+        ours: &'a Value,
+        theirs: &'a Value,
     ) -> Map<String, Value> {
+        let mut nodes = Values::default();
+        let lookup = |key: &str| base.and_then(|base| base.get(key));
         let mut out = Map::new();
-        let lookup =
-            |map: Option<&'a Map<String, Value>>, key: &str| map.and_then(|map| map.get(key));
-        // Ours' keys in ours' order, looked up in step when the orders agree.
-        let mut theirs_entries = theirs.iter();
-        let mut base_entries = base.map(|base| base.iter());
-        let mut in_step = true;
-        let mut theirs_found = 0usize;
-        for (key, our_value) in ours {
-            let (base_value, their_value) = if in_step {
-                let their = theirs_entries.next();
-                let base_entry = base_entries.as_mut().and_then(Iterator::next);
-                match (their, base_entry) {
-                    (Some((their_key, their_value)), Some((base_key, base_value)))
-                        if str_eq(their_key, key) && str_eq(base_key, key) =>
-                    {
-                        (Some(base_value), Some(their_value))
-                    }
-                    _ => {
-                        in_step = false;
-                        (lookup(base, key), theirs.get(key))
-                    }
-                }
-            } else {
-                (lookup(base, key), theirs.get(key))
-            };
-            if their_value.is_some() {
-                theirs_found += 1;
-            }
-            if let Some(value) = self.node(Some(key), base_value, Some(our_value), their_value) {
-                out.insert(key.clone(), value);
+        let Ok(mut entries) = walk::Nodes::entries(&mut nodes, &ours, &theirs);
+        while let Ok(Some((key, our_value, their_value))) = nodes.next_entry(&mut entries) {
+            if let Some(value) = self.node(Some(key), lookup(key), Some(our_value), their_value) {
+                out.insert(key.to_owned(), value);
             }
         }
-        if theirs_found < theirs.len() {
-            for (key, their_value) in theirs {
-                if !ours.contains_key(key)
-                    && let Some(value) =
-                        self.node(Some(key), lookup(base, key), None, Some(their_value))
-                {
-                    out.insert(key.clone(), value);
-                }
+        let Ok(mut theirs_only) = walk::Nodes::missing(&mut nodes, &theirs, &ours);
+        while let Ok(Some(key)) = nodes.next_missing(&mut theirs_only) {
+            let their_value = theirs.get(key);
+            if let Some(value) = self.node(Some(key), lookup(key), None, their_value) {
+                out.insert(key.to_owned(), value);
             }
         }
         out

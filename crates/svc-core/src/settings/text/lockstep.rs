@@ -24,11 +24,11 @@
 //! The cost is one pass over each text, per token rather than per byte: an indented
 //! text against a compact one costs about what two compact texts do.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::scan::{SameString, ends_bare_value, same_span, same_string};
 pub(super) use super::scan::{common_prefix, number_end, skip_space, string_end};
-use crate::settings::diff::values_equal;
+use crate::settings::diff::{ChangeList, values_equal};
 use crate::settings::{NodePath, Patch};
 
 /// Deeper than any settings tree; the general path handles (or refuses, as
@@ -109,63 +109,15 @@ impl<'a> Changes<'a> {
     /// the texts: the caller gives up).
     pub(super) fn into_patch(self) -> Option<Patch> {
         let Self { keys, changes } = self;
-        let mut owned: Vec<(&[&str], Value)> = changes
-            .into_iter()
-            .map(|(from, len, value)| Some((keys.get(from..from + len)?, value)))
-            .collect::<Option<_>>()?;
-        let changed = owned
-            .iter()
-            .map(|(keys, _)| NodePath::from_tree_stack(keys))
-            .collect();
-        let tree = if owned.is_empty() {
-            Map::new()
-        } else {
-            partial_tree(&mut owned, 0)?
-        };
-        Some(Patch {
-            tree: Value::Object(tree),
-            changed,
-            removed: Vec::new(),
-        })
-    }
-}
-
-/// The partial tree of `changes` (keys from the root, new value; in the order of the
-/// texts, so the changes under one key are together), from the keys at `level` down;
-/// `None` when a key is twice in an object or both changed and above a change (a key
-/// twice in the texts: the caller gives up). Each value is taken (`null` left).
-fn partial_tree<'k>(
-    changes: &mut [(&[&'k str], Value)],
-    level: usize,
-) -> Option<Map<String, Value>> {
-    // One entry per run of changes under the same key.
-    fn key_at<'k>(change: &(&[&'k str], Value), level: usize) -> Option<&'k str> {
-        change.0.get(level).copied()
-    }
-    let key_at = |change: &(&[&'k str], Value)| key_at(change, level);
-    let runs = 1 + changes
-        .windows(2)
-        .filter(|pair| key_at(&pair[0]) != key_at(&pair[1]))
-        .count();
-    let mut map = Map::with_capacity(runs);
-    let mut rest = changes;
-    while let Some(first) = rest.first() {
-        let key = key_at(first)?;
-        let run = rest
-            .iter()
-            .take_while(|change| key_at(change) == Some(key))
-            .count();
-        let (these, after) = rest.split_at_mut(run);
-        let value = match these {
-            [(keys, value)] if keys.len() == level + 1 => std::mem::take(value),
-            _ => Value::Object(partial_tree(these, level + 1)?),
-        };
-        if map.insert(key.to_owned(), value).is_some() {
-            return None;
+        let mut list = ChangeList::default();
+        for (from, len, value) in changes {
+            list.add(
+                NodePath::from_tree_stack(keys.get(from..from + len)?),
+                value,
+            )?;
         }
-        rest = after;
+        Some(list.finish())
     }
-    Some(map)
 }
 
 impl<'a> Walk<'a> {

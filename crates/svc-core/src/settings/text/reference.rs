@@ -10,13 +10,11 @@
 //! white space or the punctuation of an object; a reference with a key twice or a key
 //! with an escape) goes to `diff_json`, with the same result.
 
-use serde_json::{Map, Value};
-
 use super::diff_json;
 use super::lockstep::{
     MAX_DEPTH, common_prefix, depth, has_duplicates, number_end, skip_space, string_end, value_at,
 };
-use crate::settings::diff::values_equal;
+use crate::settings::diff::{ChangeList, values_equal};
 use crate::settings::{NodePath, Patch, SettingsError};
 
 /// A value of the reference text.
@@ -71,8 +69,7 @@ impl Reference {
     fn fast(&self, nodes: &[Node], new: &str) -> Option<Patch> {
         let (old, new) = (self.text.as_bytes(), new.as_bytes());
         let (mut o, mut n) = (0, 0);
-        let mut changed = Vec::new();
-        let mut tree = Map::new();
+        let mut changes = ChangeList::default();
         loop {
             let same = common_prefix(&old[o..], &new[n..]);
             if o + same == old.len() {
@@ -97,24 +94,11 @@ impl Reference {
             }
             if !values_equal(&old_value, &new_value) {
                 let keys = self.keys(nodes, node)?;
-                let (last, parents) = keys.split_last()?;
-                changed.push(NodePath::from_tree_keys(parents, last));
-                let mut map = &mut tree;
-                for key in parents {
-                    map = map
-                        .entry(*key)
-                        .or_insert_with(|| Value::Object(Map::with_capacity(4)))
-                        .as_object_mut()?;
-                }
-                map.insert((*last).to_owned(), new_value);
+                changes.add(NodePath::from_tree_stack(&keys), new_value)?;
             }
             (o, n) = (old_end, new_end);
         }
-        Some(Patch {
-            tree: Value::Object(tree),
-            changed,
-            removed: Vec::new(),
-        })
+        Some(changes.finish())
     }
 
     /// The value whose text differs at `at`: the innermost value holding `at` (a
@@ -282,7 +266,7 @@ fn value(
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
-    use serde_json::json;
+    use serde_json::{Map, Value, json};
 
     use super::*;
     use svc_test_support::settings as testing;

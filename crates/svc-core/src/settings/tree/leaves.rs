@@ -10,11 +10,10 @@ use crate::settings::diff::values_equal;
 
 /// The leaves of a tree, in document order: each leaf encoded in four words, so that
 /// two equal leaves of the common kinds (null, booleans, numbers, strings of up to
-/// [`SHORT`] bytes, arrays of up to three numbers) have equal words, and unequal
-/// words mean unequal leaves — except for a negative zero against a positive one,
-/// which `serde_json` calls equal, and which [`Leaves::equal`] checks exactly. The
-/// other leaves (longer strings and arrays) are kept as values beside, their words
-/// all alike ([`HEAP`]), and compared as values.
+/// [`SHORT`] bytes, arrays of up to three numbers) have equal words. Unequal words
+/// are compared as values by [`Leaves::equal`] (a negative zero equals a positive one,
+/// though their words differ). The other leaves (longer strings and arrays) are kept
+/// as values beside, their words all alike ([`HEAP`]).
 pub(super) struct Leaves {
     pub(super) words: Vec<Words>,
     /// The values of the [`HEAP`] leaves, by leaf index (ascending); shared between
@@ -148,32 +147,15 @@ impl Leaves {
         }
     }
 
-    /// Whether leaf `leaf` of `self` equals leaf `other_leaf` of `other`, as
-    /// `serde_json` compares values. Called when their words differ or are [`HEAP`].
+    /// Whether leaf `leaf` of `self` equals leaf `other_leaf` of `other`, as the
+    /// settings walk compares values (called when their words differ or are
+    /// [`HEAP`]: equal words are equal leaves, the encoding being one to one).
     #[cold]
     #[inline(never)]
     pub(super) fn equal(&self, leaf: usize, other: &Leaves, other_leaf: usize) -> bool {
-        let (Some(a), Some(b)) = (self.words.get(leaf), other.words.get(other_leaf)) else {
-            return false;
-        };
-        if a[0] != b[0] {
-            return false; // Another kind, length or item kinds (or a heap leaf against a word leaf).
-        }
-        let floats_equal = |a: u64, b: u64| f64::from_bits(a) == f64::from_bits(b);
-        match a[0] & 0xff {
-            FLOAT => floats_equal(a[1], b[1]),
-            NUMBERS => (0..3).all(|index| {
-                if a[0] >> (16 + 4 * index) & 0xf == FLOAT {
-                    floats_equal(a[index + 1], b[index + 1])
-                } else {
-                    a[index + 1] == b[index + 1]
-                }
-            }),
-            HEAP => match (self.heap_value(leaf), other.heap_value(other_leaf)) {
-                (Some(a), Some(b)) => values_equal(a, b),
-                _ => false,
-            },
-            _ => a == b,
+        match (self.heap_value(leaf), other.heap_value(other_leaf)) {
+            (Some(a), Some(b)) => values_equal(a, b),
+            _ => values_equal(&self.value(leaf), &other.value(other_leaf)),
         }
     }
 

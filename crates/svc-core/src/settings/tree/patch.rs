@@ -1,24 +1,25 @@
 //! [`TreePatch`]: what turns one [`SettingsTree`] into another, read from the new
-//! tree's leaves when asked for.
+//! tree's leaves when asked for (its partial tree assembled as the text fast paths
+//! assemble theirs).
 
 use std::fmt;
 use std::sync::Arc;
 
-use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 #[cfg(doc)]
 use super::SettingsTree;
 use super::leaves::Leaves;
-use super::shape::{OBJECT, Shape};
+use super::shape::Shape;
+use crate::settings::diff::ChangeList;
 use crate::settings::path::NodePath;
 use crate::settings::{Patch, SettingsError};
 
 /// What turns one [`SettingsTree`] into another ([`SettingsTree::diff`]): the changed
 /// nodes, and the partial tree to write, read from the new tree's leaves when asked
-/// for. It serializes as that partial tree (the body of `POST /settings`, without
-/// building it as a JSON value); [`to_patch`](Self::to_patch) gives the [`Patch`] that
+/// for. It serializes as that partial tree (the body of `POST /settings`);
+/// [`to_patch`](Self::to_patch) gives the [`Patch`] that
 /// [`diff`](crate::settings::diff()) gives for the two trees' values.
 ///
 /// `Debug` shows the changed and removed paths, not the values.
@@ -79,19 +80,20 @@ impl TreePatch {
     /// partial tree as a JSON value, the changed and the removed paths.
     pub fn to_patch(&self) -> Patch {
         match &self.inner {
-            // The partial tree as its serialization builds it (one walk for both).
-            PatchInner::Leaves { .. } => {
-                // Serializing fails only on a shape inconsistent with its leaves, and
-                // `diff` makes this patch from the new tree's own shape and leaves (into
-                // a `Value`, nothing else can fail): an error here is a bug of `diff`.
-                #[allow(clippy::expect_used)]
-                let tree = serde_json::to_value(self)
-                    .expect("a patch of one shape serializes from that shape's own leaves");
-                Patch {
-                    tree,
-                    changed: self.changed().cloned().collect(),
-                    removed: Vec::new(),
+            PatchInner::Leaves {
+                shape,
+                leaves,
+                changed,
+            } => {
+                let mut list = ChangeList::default();
+                for &leaf in changed {
+                    let path = shape.leaf_paths.get(leaf);
+                    // Leaves of one shape are distinct nodes in document order, never
+                    // the root: they always make one tree.
+                    let added = path.and_then(|path| list.add(path.clone(), leaves.value(leaf)));
+                    debug_assert!(added.is_some(), "the changed leaves make one tree");
                 }
+                list.finish()
             }
             PatchInner::Values(patch) => patch.clone(),
         }
@@ -126,22 +128,11 @@ impl fmt::Debug for TreePatch {
     }
 }
 
-/// Serializes as the partial tree (see [`Patch::tree`]), read from the new tree's
-/// leaves.
+/// Serializes as the partial tree (see [`Patch::tree`]).
 impl Serialize for TreePatch {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match &self.inner {
-            PatchInner::Leaves {
-                shape,
-                leaves,
-                changed,
-            } => PartialNode {
-                shape,
-                leaves,
-                node: 0,
-                changed,
-            }
-            .serialize(serializer),
+            PatchInner::Leaves { .. } => self.to_patch().tree.serialize(serializer),
             PatchInner::Values(patch) => patch.tree.serialize(serializer),
         }
     }
@@ -188,54 +179,5 @@ impl fmt::Debug for ChangedPaths<'_> {
         f.debug_struct("ChangedPaths")
             .field("remaining", &self.len())
             .finish()
-    }
-}
-
-/// A node of a partial tree, with the changed leaves of its sub-tree.
-struct PartialNode<'a> {
-    shape: &'a Shape,
-    leaves: &'a Leaves,
-    node: usize,
-    /// The changed leaves under `node` (ascending).
-    changed: &'a [usize],
-}
-
-impl Serialize for PartialNode<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::Error;
-        let nodes = &self.shape.nodes;
-        let inconsistent = || S::Error::custom("inconsistent settings tree");
-        let node = nodes.get(self.node).ok_or_else(inconsistent)?;
-        if node.leaf != OBJECT {
-            return self.leaves.serialize(node.leaf, serializer);
-        }
-        let mut map = serializer.serialize_map(None)?;
-        let mut rest = self.changed;
-        while let Some(&first) = rest.first() {
-            // The child of this node holding the first changed leaf, and the changed
-            // leaves under that child (they follow each other in document order).
-            let mut child = *self.shape.leaf_nodes.get(first).ok_or_else(inconsistent)?;
-            while nodes.get(child).ok_or_else(inconsistent)?.parent != self.node {
-                child = nodes[child].parent;
-            }
-            let end = nodes[child].end;
-            let count = rest
-                .iter()
-                .take_while(|&&leaf| self.shape.leaf_nodes.get(leaf).is_some_and(|&n| n < end))
-                .count()
-                .max(1);
-            let (under, after) = rest.split_at(count);
-            map.serialize_entry(
-                &*nodes[child].key,
-                &PartialNode {
-                    shape: self.shape,
-                    leaves: self.leaves,
-                    node: child,
-                    changed: under,
-                },
-            )?;
-            rest = after;
-        }
-        map.end()
     }
 }
