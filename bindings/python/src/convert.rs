@@ -101,15 +101,17 @@ fn subclass_kind(object: &Bound<'_, PyAny>) -> Kind {
 }
 
 /// The keys from the root to a node, for error messages and changed paths.
-pub(crate) fn join_path(keys: &[Bound<'_, PyString>]) -> String {
-    let mut path = String::new();
-    for (index, key) in keys.iter().enumerate() {
-        if index > 0 {
-            path.push('/');
-        }
-        path.push_str(&key.to_string_lossy());
-    }
-    path
+pub(crate) fn join_path<T>(keys: &[Bound<'_, T>]) -> String {
+    let keys: Vec<_> = keys
+        .iter()
+        .filter_map(|key| {
+            key.as_any()
+                .cast::<PyString>()
+                .ok()
+                .map(|key| key.to_string_lossy())
+        })
+        .collect();
+    keys.join("/")
 }
 
 /// The error for a node that is not a JSON value (a `SettingsError` that is an
@@ -156,7 +158,7 @@ pub(crate) fn int_number(object: &Bound<'_, PyAny>) -> Option<Number> {
 pub(crate) struct ToValue<'py> {
     py: Python<'py>,
     types: Types,
-    stack: Vec<Bound<'py, PyString>>,
+    stack: Vec<Bound<'py, PyAny>>,
     /// How many containers deep the current node is.
     depth: usize,
 }
@@ -171,11 +173,17 @@ pub(crate) const TOO_DEEP: &str = "the tree nests deeper than 128 levels (does i
 
 impl<'py> ToValue<'py> {
     pub(crate) fn new(py: Python<'py>) -> Self {
+        Self::at(py, Vec::new(), 0)
+    }
+
+    /// For a node reached through the keys `stack`, `depth` containers deep (its
+    /// errors name it from the root).
+    pub(crate) fn at(py: Python<'py>, stack: Vec<Bound<'py, PyAny>>, depth: usize) -> Self {
         Self {
             py,
             types: Types::new(py),
-            stack: Vec::new(),
-            depth: 0,
+            stack,
+            depth,
         }
     }
 
@@ -207,7 +215,7 @@ impl<'py> ToValue<'py> {
                         ))
                     })?;
                     let name = key.to_cow()?.into_owned();
-                    self.stack.push(key);
+                    self.stack.push(key.into_any());
                     let child = self.value(&child)?;
                     self.stack.pop();
                     map.insert(name, child);

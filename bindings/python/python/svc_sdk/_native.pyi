@@ -2,7 +2,9 @@
 ``svc_sdk``, ``svc_sdk.settings``, ``svc_sdk.webhook``, ``svc_sdk.rights``, ``svc_sdk.aio``."""
 
 from os import PathLike
-from typing import Any, Callable, Final, Iterable, Mapping, Sequence, Union, final
+from typing import Any, Callable, Final, Iterable, Mapping, NoReturn, Sequence, Union, final
+
+from svc_sdk.settings import Merge, Patch
 
 __version__: Final[str]
 RETRYABLE_KINDS: Final[list[str]]
@@ -15,8 +17,6 @@ DEFAULT_UNIT_TIMEOUT: Final[float]
 DEFAULT_SERIAL_TIMEOUT: Final[float]
 # Every name the extension registers (pyo3 lists them in the runtime `__all__`).
 __all__ = [
-    "ABSENT",
-    "Absent",
     "ArrowTable",
     "DEFAULT_CONNECT_TIMEOUT",
     "DEFAULT_LIVE_CAPACITY",
@@ -28,13 +28,10 @@ __all__ = [
     "DEFAULT_UNIT_TIMEOUT",
     "Call",
     "CloudClient",
-    "Conflict",
     "Emulator",
     "LiveStream",
     "LoggerFiles",
-    "Merge",
     "Pager",
-    "Patch",
     "RETRYABLE_KINDS",
     "Recording",
     "SIGNATURE_HEADER",
@@ -46,7 +43,6 @@ __all__ = [
     "Workflow",
     "WorkflowTask",
     "__version__",
-    "_diff_json_reference",
     "_pump_logs",
     "_read_sbet",
     "_compare_trajectories",
@@ -63,6 +59,7 @@ __all__ = [
     "may",
     "merge",
     "sign",
+    "_refuse_removals",
 ]
 
 # --- settings --------------------------------------------------------------------------
@@ -70,52 +67,6 @@ __all__ = [
 _Json = Any
 _Text = Union[str, bytes, bytearray, memoryview]
 _Path = Union[str, PathLike[str]]
-
-@final
-class Patch:
-    """What turns one settings tree into another."""
-
-    @property
-    def tree(self) -> _Json: ...
-    @property
-    def changed(self) -> list[str]: ...
-    @property
-    def removed(self) -> list[str]: ...
-    def is_empty(self) -> bool: ...
-    def has_removals(self) -> bool: ...
-    def to_write(self) -> _Json: ...
-    def __len__(self) -> int: ...
-
-@final
-class Absent:
-    """The type of ``ABSENT``."""
-
-    def __bool__(self) -> bool: ...
-
-ABSENT: Final[Absent]
-
-@final
-class Conflict:
-    """A node both sides of a merge changed, differently."""
-
-    @property
-    def path(self) -> str: ...
-    @property
-    def base(self) -> _Json: ...
-    @property
-    def ours(self) -> _Json: ...
-    @property
-    def theirs(self) -> _Json: ...
-
-@final
-class Merge:
-    """The merged tree and its conflicts."""
-
-    @property
-    def tree(self) -> _Json: ...
-    @property
-    def conflicts(self) -> list[Conflict]: ...
-    def is_clean(self) -> bool: ...
 
 @final
 class TreePatch:
@@ -154,7 +105,7 @@ def diff(old: _Json, new: _Json) -> Patch: ...
 def diff_json(old_text: _Text, new_text: _Text) -> Patch: ...
 def apply(tree: _Json, patch: _Json) -> _Json: ...
 def merge(base: _Json, ours: _Json, theirs: _Json) -> Merge: ...
-def _diff_json_reference(old_text: _Text, new_text: _Text) -> Patch: ...
+def _refuse_removals(removed: list[str]) -> NoReturn: ...
 def fleet_diff(reference: _Path, files: Sequence[_Path]) -> list[dict[str, Any]]: ...
 def read_processing_config(path: _Path) -> dict[str, Any]: ...
 

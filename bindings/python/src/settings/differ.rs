@@ -1,16 +1,14 @@
 //! The access of the settings walk (`svc_core::settings::walk`, where the semantics is
 //! written) to trees of Python objects through `Bound` references: any objects,
-//! subclasses of the JSON types included, anything else refused with its path. Also the
-//! checked copies and the write that `diff` and `apply` build their results with.
+//! subclasses of the JSON types included, anything else refused with its path. The
+//! changed nodes of the partial tree are checked copies (converted to JSON and back).
 
 use pyo3::prelude::*;
 use pyo3::types::dict::BoundDictIterator;
-use pyo3::types::{PyDict, PyIterator, PyList, PyString};
-use serde_json::Value;
+use pyo3::types::{PyDict, PyIterator, PyString};
 use svc_core::settings::walk::{self, Kind as NodeKind};
 
-use super::paths::Paths;
-use crate::convert::{self, Kind, Types, join_path, not_json, not_json_type, to_python};
+use crate::convert::{self, Kind, ToValue, Types, join_path, not_json, not_json_type, to_python};
 
 /// Two trees of Python objects, read by the walk ([`walk::Nodes`]), and the patch of a
 /// diff of them, built as Python objects ([`walk::Changes`]).
@@ -20,8 +18,8 @@ pub(super) struct Objects<'py> {
     /// Keys from the root to the objects being compared (and, while a node is compared
     /// or copied, its key), for errors.
     stack: Vec<Bound<'py, PyAny>>,
-    changed: Vec<Vec<Py<PyAny>>>,
-    removed: Vec<Vec<Py<PyAny>>>,
+    changed: Vec<String>,
+    removed: Vec<String>,
     /// How many containers deep the comparison is (bounded: a tree that contains itself
     /// is an error, not a stack overflow).
     depth: usize,
@@ -50,17 +48,18 @@ impl<'py> Objects<'py> {
 
     /// The path of the current node (the keys of the stack), for errors.
     fn here(&self) -> String {
-        path_of(&self.stack)
+        join_path(&self.stack)
     }
 
     fn error(&self, what: &str) -> PyErr {
         not_json(self.py, &self.here(), what)
     }
 
-    fn path_to(&self, key: &Bound<'py, PyAny>) -> Vec<Py<PyAny>> {
-        let mut path = Vec::with_capacity(self.stack.len() + 1);
-        path.extend(self.stack.iter().map(|key| key.clone().unbind()));
-        path.push(key.clone().unbind());
+    /// The path of the node under `key` in the current object.
+    fn path_to(&mut self, key: &Bound<'py, PyAny>) -> String {
+        self.stack.push(key.clone());
+        let path = self.here();
+        self.stack.pop();
         path
     }
 
@@ -87,17 +86,13 @@ impl<'py> Objects<'py> {
         mut self,
         old: &Bound<'py, PyAny>,
         new: &Bound<'py, PyAny>,
-    ) -> PyResult<(Bound<'py, PyAny>, Paths, Paths)> {
+    ) -> PyResult<(Bound<'py, PyAny>, Vec<String>, Vec<String>)> {
         let tree = match walk::diff(&mut self, old, new)? {
             walk::Root::Objects(Some(tree)) => tree.into_any(),
             walk::Root::Objects(None) => PyDict::new(self.py).into_any(),
             walk::Root::Leaves => self.copy(new)?,
         };
-        Ok((
-            tree,
-            Paths::from_keys(self.changed),
-            Paths::from_keys(self.removed),
-        ))
+        Ok((tree, self.changed, self.removed))
     }
 
     fn strings_equal(&self, a: &Bound<'py, PyAny>, b: &Bound<'py, PyAny>) -> PyResult<bool> {
@@ -122,11 +117,12 @@ impl<'py> Objects<'py> {
         Ok(x == y)
     }
 
-    /// A copy of a value for the partial tree: new `dict`s and `list`s (a `tuple` becomes
-    /// a `list`), scalars shared (subclasses of `str`, `int` and `float` become the base
-    /// type), every node checked to be JSON.
+    /// A copy of a value for the partial tree, every node checked to be JSON: new
+    /// objects of the base types (a `tuple` becomes a `list`, a subclass of `str`, `int`
+    /// or `float` its base type).
     fn copy(&mut self, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-        copy_value(self.py, &self.types, &mut self.stack, self.depth, value)
+        let value = ToValue::at(self.py, self.stack.clone(), self.depth).value(value)?;
+        to_python(self.py, &value)
     }
 }
 
@@ -319,175 +315,7 @@ impl<'py> walk::Changes for Objects<'py> {
     }
 
     fn changed_root(&mut self, _new: &Bound<'py, PyAny>) -> PyResult<()> {
-        self.changed.push(Vec::new());
+        self.changed.push(String::new());
         Ok(())
-    }
-}
-
-/// The path of the keys of `stack` (those that are `str`), for errors.
-fn path_of(stack: &[Bound<'_, PyAny>]) -> String {
-    let keys: Vec<Bound<'_, PyString>> = stack
-        .iter()
-        .filter_map(|key| key.cast::<PyString>().ok().cloned())
-        .collect();
-    join_path(&keys)
-}
-
-/// A checked copy of a JSON value of Python objects (see [`Objects::copy`]); `stack`
-/// holds the keys to `value`, for errors, `depth` how many containers deep it is.
-pub(super) fn copy_value<'py>(
-    py: Python<'py>,
-    types: &Types,
-    stack: &mut Vec<Bound<'py, PyAny>>,
-    depth: usize,
-    value: &Bound<'py, PyAny>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let here = path_of;
-    let kind = types.kind(value);
-    if matches!(kind, Kind::Array | Kind::Object) && depth >= convert::MAX_DEPTH {
-        return Err(not_json(py, &here(stack), convert::TOO_DEEP));
-    }
-    Ok(match kind {
-        Kind::Null | Kind::Bool => value.clone(),
-        Kind::Str => {
-            if value.get_type_ptr() == types.str {
-                value.clone()
-            } else {
-                PyString::new(py, &value.cast::<PyString>()?.to_cow()?).into_any()
-            }
-        }
-        Kind::Int => {
-            let number = convert::int_number(value)
-                .ok_or_else(|| not_json(py, &here(stack), "the integer does not fit 64 bits"))?;
-            if value.get_type_ptr() == types.int {
-                value.clone()
-            } else {
-                to_python(py, &Value::Number(number))?
-            }
-        }
-        Kind::Float => {
-            let number = value.extract::<f64>()?;
-            if !number.is_finite() {
-                return Err(not_json(py, &here(stack), "the number is not finite"));
-            }
-            if value.get_type_ptr() == types.float {
-                value.clone()
-            } else {
-                number.into_pyobject(py)?.into_any()
-            }
-        }
-        Kind::Array => {
-            let list = PyList::empty(py);
-            for item in value.try_iter()? {
-                list.append(copy_value(py, types, stack, depth + 1, &item?)?)?;
-            }
-            list.into_any()
-        }
-        Kind::Object => {
-            let dict = value.cast::<PyDict>()?;
-            let out = PyDict::new(py);
-            for (key, child) in dict.iter() {
-                if key.get_type_ptr() != types.str && !key.is_instance_of::<PyString>() {
-                    return Err(not_json(
-                        py,
-                        &here(stack),
-                        &format!("a key of type {} is not a string", convert::type_name(&key)),
-                    ));
-                }
-                stack.push(key.clone());
-                let child = copy_value(py, types, stack, depth + 1, &child);
-                stack.pop();
-                out.set_item(key, child?)?;
-            }
-            out.into_any()
-        }
-        Kind::Other => return Err(not_json(py, &here(stack), &not_json_type(value))),
-    })
-}
-
-/// A tree being written (a fresh copy, owned here) with a write of Python objects
-/// ([`walk::Write`]): each node set is a checked copy.
-pub(super) struct Writer<'py> {
-    py: Python<'py>,
-    types: Types,
-    /// The keys from the root to the node being written, for errors.
-    stack: Vec<Bound<'py, PyAny>>,
-}
-
-impl<'py> Writer<'py> {
-    pub(super) fn new(py: Python<'py>) -> Self {
-        Self {
-            py,
-            types: Types::new(py),
-            stack: Vec::new(),
-        }
-    }
-
-    /// A checked copy of `value` (see [`copy_value`]), at the root.
-    pub(super) fn copy(&mut self, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-        copy_value(self.py, &self.types, &mut self.stack, 0, value)
-    }
-}
-
-impl<'py> walk::Write for Writer<'py> {
-    type Node = Bound<'py, PyAny>;
-    type Key = Bound<'py, PyAny>;
-    type Error = PyErr;
-    type Entries = BoundDictIterator<'py>;
-    type Object<'t>
-        = Bound<'py, PyDict>
-    where
-        Self: 't;
-
-    fn is_object(&mut self, node: &Bound<'py, PyAny>) -> bool {
-        node.cast::<PyDict>().is_ok()
-    }
-
-    fn entries(&mut self, object: &Bound<'py, PyAny>) -> PyResult<BoundDictIterator<'py>> {
-        Ok(object.cast::<PyDict>()?.iter())
-    }
-
-    fn next_entry(
-        &mut self,
-        entries: &mut BoundDictIterator<'py>,
-    ) -> PyResult<Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
-        Ok(entries.next())
-    }
-
-    fn enter(&mut self, key: &Bound<'py, PyAny>) -> PyResult<()> {
-        self.stack.push(key.clone());
-        Ok(())
-    }
-
-    fn leave(&mut self) {
-        self.stack.pop();
-    }
-
-    /// The tree's `dict` under `key` (the copy holds exact `dict`s only).
-    fn object<'t>(
-        &mut self,
-        object: &'t mut Bound<'py, PyDict>,
-        key: &Bound<'py, PyAny>,
-    ) -> PyResult<Option<Bound<'py, PyDict>>> {
-        match object.get_item(key)? {
-            Some(node) if node.get_type_ptr() == self.types.dict => {
-                if self.stack.len() >= convert::MAX_DEPTH {
-                    return Err(not_json(self.py, &path_of(&self.stack), convert::TOO_DEEP));
-                }
-                Ok(Some(node.cast_into::<PyDict>()?))
-            }
-            _ => Ok(None),
-        }
-    }
-
-    fn set(
-        &mut self,
-        object: &mut Bound<'py, PyDict>,
-        key: Bound<'py, PyAny>,
-        node: &Bound<'py, PyAny>,
-    ) -> PyResult<()> {
-        let depth = self.stack.len();
-        let copy = copy_value(self.py, &self.types, &mut self.stack, depth, node)?;
-        object.set_item(key, copy)
     }
 }

@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyList;
 use svc_core::settings as core;
 
-use super::paths::node_paths;
+use super::errors::node_paths;
 use crate::convert::to_python;
 use crate::errors::SvcErr;
 

@@ -1,95 +1,38 @@
-//! `Patch` and the functions that make one (`diff`, `diff_json` and their reference
-//! versions for the tests), and `apply`.
+//! The functions that make a `Patch` (`diff`, `diff_json`), and `apply`.
 
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
-use serde_json::Value;
-use svc_core::settings::{self as core, walk};
+use svc_core::settings as core;
 
-use super::differ::{Objects, Writer};
-use super::errors::{removal_error, settings_error};
-use super::paths::{Paths, node_paths};
-use super::text::{Text, not_json_text};
-use crate::convert::to_python;
+use super::differ::Objects;
+use super::errors::{node_paths, removal_error, settings_error};
+use super::text::json_bytes;
+use crate::convert::{ToValue, to_python};
 
-/// What turns one settings tree into another: the partial tree to write (`tree`), the
-/// changed nodes and the removed ones (which a write cannot express). Made by `diff`
-/// and `diff_json`.
-#[pyclass(frozen, module = "svc_sdk.settings")]
-pub(crate) struct Patch {
-    tree: Py<PyAny>,
-    changed: Paths,
-    removed: Paths,
+/// A `svc_sdk.settings.Patch` (a Python class: values cross as they are).
+pub(super) fn patch<'py>(
+    py: Python<'py>,
+    tree: Bound<'py, PyAny>,
+    changed: Vec<String>,
+    removed: Vec<String>,
+) -> PyResult<Bound<'py, PyAny>> {
+    super::class(py, "Patch")?.call1((tree, changed, removed))
 }
 
-#[pymethods]
-impl Patch {
-    /// The partial tree: only the changed nodes and the objects on their paths, keys in
-    /// the new tree's order (the body of the unit's settings write). Fresh `dict`s and
-    /// `list`s: changing them changes neither tree.
-    #[getter]
-    fn tree(&self, py: Python<'_>) -> Py<PyAny> {
-        self.tree.clone_ref(py)
-    }
-
-    /// The changed nodes (`"aiding/gnss1/leverArmPrimary"`), in the new tree's order:
-    /// every leaf whose value changed (an array is one leaf) and the top of every added
-    /// or retyped sub-tree.
-    #[getter]
-    fn changed(&self, py: Python<'_>) -> Vec<String> {
-        self.changed.strings(py).to_vec()
-    }
-
-    /// The nodes of the old tree that the new one lacks (normally none: settings trees
-    /// have a fixed key set). A write cannot remove them.
-    #[getter]
-    fn removed(&self, py: Python<'_>) -> Vec<String> {
-        self.removed.strings(py).to_vec()
-    }
-
-    /// Whether the two trees were equal (nothing changed, nothing removed).
-    fn is_empty(&self, py: Python<'_>) -> bool {
-        self.changed.len(py) == 0 && self.removed.len(py) == 0
-    }
-
-    /// Whether the old tree had nodes that the new one lacks.
-    fn has_removals(&self, py: Python<'_>) -> bool {
-        self.removed.len(py) > 0
-    }
-
-    /// The body of the write turning the old tree into the new one (`tree`).
-    ///
-    /// Raises `SettingsError` (an `InvalidInputError`, with `paths`) when the patch has
-    /// removals: the write would leave them in place.
-    fn to_write(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        if self.removed.len(py) > 0 {
-            return Err(removal_error(py, self.removed.strings(py)));
-        }
-        Ok(self.tree.clone_ref(py))
-    }
-
-    fn __len__(&self, py: Python<'_>) -> usize {
-        self.changed.len(py) + self.removed.len(py)
-    }
-
-    fn __repr__(&self, py: Python<'_>) -> String {
-        // Paths only: values may be secrets (the NTRIP password).
-        format!(
-            "Patch(changed={:?}, removed={:?})",
-            self.changed.strings(py),
-            self.removed.strings(py)
-        )
-    }
+/// [`patch`] of svc-core's patch.
+pub(super) fn from_core<'py>(py: Python<'py>, core: &core::Patch) -> PyResult<Bound<'py, PyAny>> {
+    let tree = to_python(py, &core.tree)?;
+    patch(
+        py,
+        tree,
+        node_paths(&core.changed),
+        node_paths(&core.removed),
+    )
 }
 
-impl Patch {
-    pub(super) fn from_core(py: Python<'_>, patch: &core::Patch) -> PyResult<Self> {
-        Ok(Self {
-            tree: to_python(py, &patch.tree)?.unbind(),
-            changed: Paths::from_strings(py, node_paths(&patch.changed)),
-            removed: Paths::from_strings(py, node_paths(&patch.removed)),
-        })
-    }
+/// Raises the `SettingsError` of a write that cannot express `removed` (`Patch.to_write`).
+#[pyfunction]
+pub(super) fn _refuse_removals(py: Python<'_>, removed: Vec<String>) -> PyResult<()> {
+    Err(removal_error(py, &removed))
 }
 
 /// The minimal patch from `old` to `new` (see `Patch`): objects compared key by key,
@@ -100,13 +43,9 @@ pub(super) fn diff<'py>(
     py: Python<'py>,
     old: &Bound<'py, PyAny>,
     new: &Bound<'py, PyAny>,
-) -> PyResult<Patch> {
+) -> PyResult<Bound<'py, PyAny>> {
     let (tree, changed, removed) = Objects::new(py).diff(old, new)?;
-    Ok(Patch {
-        tree: tree.unbind(),
-        changed,
-        removed,
-    })
+    patch(py, tree, changed, removed)
 }
 
 /// The minimal patch between two JSON documents (`str` or `bytes`), compared in Rust
@@ -117,29 +56,12 @@ pub(super) fn diff_json<'py>(
     py: Python<'py>,
     old_text: &Bound<'py, PyAny>,
     new_text: &Bound<'py, PyAny>,
-) -> PyResult<Patch> {
-    let (old_text, new_text) = (Text::from_object(old_text)?, Text::from_object(new_text)?);
-    let (old_bytes, new_bytes) = (old_text.as_bytes(), new_text.as_bytes());
+) -> PyResult<Bound<'py, PyAny>> {
+    let (old_bytes, new_bytes) = (json_bytes(old_text)?, json_bytes(new_text)?);
     let patch = py
         .detach(|| core::diff_json(old_bytes, new_bytes))
         .map_err(|e| settings_error(py, &e))?;
-    Patch::from_core(py, &patch)
-}
-
-/// `svc_core::settings::diff` of the two documents parsed into `serde_json::Value`s: the
-/// reference `diff_json` is tested against (not API).
-#[pyfunction]
-pub(super) fn _diff_json_reference<'py>(
-    py: Python<'py>,
-    old_text: &Bound<'py, PyAny>,
-    new_text: &Bound<'py, PyAny>,
-) -> PyResult<Patch> {
-    let (old_text, new_text) = (Text::from_object(old_text)?, Text::from_object(new_text)?);
-    let old: Value = serde_json::from_slice(old_text.as_bytes())
-        .map_err(|e| not_json_text(py, "the old tree", &e))?;
-    let new: Value = serde_json::from_slice(new_text.as_bytes())
-        .map_err(|e| not_json_text(py, "the new tree", &e))?;
-    Patch::from_core(py, &core::diff(&old, &new))
+    from_core(py, &patch)
 }
 
 /// `tree` with the partial tree `patch` written into it, as the unit writes settings
@@ -151,15 +73,7 @@ pub(super) fn apply<'py>(
     tree: &Bound<'py, PyAny>,
     patch: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let mut writer = Writer::new(py);
-    let out = writer.copy(tree)?;
-    match (out.cast::<PyDict>(), patch.cast::<PyDict>()) {
-        // At the root, an object merges into an object; anything else replaces the tree
-        // (which was checked all the same).
-        (Ok(object), Ok(_)) => {
-            walk::apply(&mut writer, &mut object.clone(), patch)?;
-            Ok(out)
-        }
-        _ => writer.copy(patch),
-    }
+    let tree = ToValue::new(py).value(tree)?;
+    let patch = ToValue::new(py).value(patch)?;
+    to_python(py, &py.detach(|| core::apply(&tree, &patch)))
 }

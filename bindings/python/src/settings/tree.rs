@@ -4,10 +4,10 @@
 use pyo3::prelude::*;
 use svc_core::settings::{self as core, NodePath, SettingsTree as CoreTree};
 
+use super::errors::node_paths;
 use super::errors::settings_error;
-use super::patch::Patch;
-use super::paths::node_paths;
-use super::text::Text;
+use super::patch;
+use super::text::json_bytes;
 use crate::convert::{ToValue, to_python};
 use crate::errors::SvcErr;
 
@@ -33,10 +33,9 @@ impl SettingsTree {
     /// The tree of a JSON document (`str` or `bytes`), parsed in Rust.
     #[staticmethod]
     fn from_json(py: Python<'_>, text: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let text = Text::from_object(text)?;
-        let bytes = text.as_bytes();
+        let bytes = json_bytes(text)?;
         let tree = py
-            .detach(|| CoreTree::from_json_bytes(bytes))
+            .detach(|| CoreTree::from_json_bytes(&bytes))
             .map_err(|e| settings_error(py, &e))?;
         Ok(Self { tree })
     }
@@ -64,13 +63,16 @@ impl SettingsTree {
     /// export arriving as text. The first call writes this tree's compact text and
     /// indexes it; a text written the same way is then compared byte by byte and only
     /// its differing values are parsed.
-    fn diff_json(&self, py: Python<'_>, new: &Bound<'_, PyAny>) -> PyResult<Patch> {
-        let text = Text::from_object(new)?;
-        let bytes = text.as_bytes();
+    fn diff_json<'py>(
+        &self,
+        py: Python<'py>,
+        new: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let bytes = json_bytes(new)?;
         let patch = py
             .detach(|| self.tree.diff_json(bytes))
             .map_err(|e| settings_error(py, &e))?;
-        Patch::from_core(py, &patch)
+        patch::from_core(py, &patch)
     }
 
     /// Whether both trees have the same shape (keys, nesting and order): then `diff`
@@ -147,8 +149,8 @@ impl TreePatch {
     }
 
     /// The same patch as a `Patch` (what `diff` gives for the two trees).
-    fn to_patch(&self, py: Python<'_>) -> PyResult<Patch> {
-        Patch::from_core(py, &self.patch.to_patch())
+    fn to_patch<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        patch::from_core(py, &self.patch.to_patch())
     }
 
     /// Whether the two trees were equal.

@@ -200,26 +200,20 @@ pub(super) struct ChangeList {
 }
 
 impl ChangeList {
-    /// Adds the node at `path` (not the root), changed to `value`. `None` when the
-    /// changes are not one tree in document order: a node met twice or below another
-    /// change, or a key met again apart from the changes under it (a key twice in one
-    /// object): the caller gives up its fast path.
-    pub(super) fn add(&mut self, path: NodePath, value: Value) -> Option<()> {
-        let mut keys = path.segments().peekable();
+    /// Adds the node under `keys` (from the root; not the root itself), changed to
+    /// `value`. `None` when the changes are not one tree in document order: a node met
+    /// twice or below another change, or a key met again apart from the changes under
+    /// it (a key twice in one object): the caller gives up its fast path.
+    pub(super) fn add(&mut self, keys: &[&str], value: Value) -> Option<()> {
+        let (last, parents) = keys.split_last()?;
         let mut map = &mut self.tree;
-        let mut value = Some(value);
-        loop {
-            let key = keys.next()?;
-            if keys.peek().is_none() {
-                if map.contains_key(key) {
-                    return None;
-                }
-                map.insert(key.to_owned(), value.take()?);
-                break;
-            }
+        for &key in parents {
             // The changes under one key follow each other: its object is the last one.
-            let last = map.iter().next_back().is_some_and(|(last, _)| last == key);
-            if !last {
+            if map
+                .iter()
+                .next_back()
+                .is_none_or(|(previous, _)| previous != key)
+            {
                 if map.contains_key(key) {
                     return None;
                 }
@@ -227,8 +221,11 @@ impl ChangeList {
             }
             map = map.get_mut(key)?.as_object_mut()?;
         }
-        drop(keys);
-        self.changed.push(path);
+        if map.contains_key(*last) {
+            return None;
+        }
+        map.insert((*last).to_owned(), value);
+        self.changed.push(NodePath::from_tree_keys(parents, last));
         Some(())
     }
 

@@ -28,8 +28,8 @@ use serde_json::Value;
 
 use super::scan::{SameString, ends_bare_value, same_span, same_string};
 pub(super) use super::scan::{common_prefix, number_end, skip_space, string_end};
+use crate::settings::Patch;
 use crate::settings::diff::{ChangeList, values_equal};
-use crate::settings::{NodePath, Patch};
 
 /// Deeper than any settings tree; the general path handles (or refuses, as
 /// `serde_json` does) deeper documents.
@@ -111,10 +111,7 @@ impl<'a> Changes<'a> {
         let Self { keys, changes } = self;
         let mut list = ChangeList::default();
         for (from, len, value) in changes {
-            list.add(
-                NodePath::from_tree_stack(keys.get(from..from + len)?),
-                value,
-            )?;
+            list.add(keys.get(from..from + len)?, value)?;
         }
         Some(list.finish())
     }

@@ -15,7 +15,7 @@ use super::lockstep::{
     MAX_DEPTH, common_prefix, depth, has_duplicates, number_end, skip_space, string_end, value_at,
 };
 use crate::settings::diff::{ChangeList, values_equal};
-use crate::settings::{NodePath, Patch, SettingsError};
+use crate::settings::{Patch, SettingsError};
 
 /// A value of the reference text.
 struct Node {
@@ -94,7 +94,7 @@ impl Reference {
             }
             if !values_equal(&old_value, &new_value) {
                 let keys = self.keys(nodes, node)?;
-                changes.add(NodePath::from_tree_stack(&keys), new_value)?;
+                changes.add(&keys, new_value)?;
             }
             (o, n) = (old_end, new_end);
         }

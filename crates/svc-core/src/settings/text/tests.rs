@@ -42,6 +42,11 @@ fn lockstep_decides(old: &str, new: &str) -> bool {
 
 #[test]
 fn agrees_with_the_value_diff() {
+    // Empty keys are keys like any other, not the root.
+    check(
+        &json!({"": 1, "a": {"": [1]}}),
+        &json!({"": 2, "a": {"": [2]}}),
+    );
     check(
         &json!({"a": {"b": 1, "c": [1, 2]}, "d": true, "e": "x"}),
         &json!({"a": {"b": 1.0, "c": [1, 2]}, "d": 1, "e": "x", "f": null}),

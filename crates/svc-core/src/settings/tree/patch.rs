@@ -87,10 +87,18 @@ impl TreePatch {
             } => {
                 let mut list = ChangeList::default();
                 for &leaf in changed {
-                    let path = shape.leaf_paths.get(leaf);
-                    // Leaves of one shape are distinct nodes in document order, never
-                    // the root: they always make one tree.
-                    let added = path.and_then(|path| list.add(path.clone(), leaves.value(leaf)));
+                    let node = shape.leaf_nodes.get(leaf).copied().unwrap_or(0);
+                    if node == 0 {
+                        // The root is the leaf: the new tree is the patch.
+                        return Patch {
+                            tree: leaves.value(leaf),
+                            changed: vec![NodePath::root()],
+                            removed: Vec::new(),
+                        };
+                    }
+                    // Leaves of one shape are distinct nodes in document order: they
+                    // always make one tree.
+                    let added = list.add(&shape.keys_of(node), leaves.value(leaf));
                     debug_assert!(added.is_some(), "the changed leaves make one tree");
                 }
                 list.finish()

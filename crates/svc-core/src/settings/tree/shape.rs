@@ -34,6 +34,21 @@ pub(super) struct Node {
     pub(super) leaf: usize,
 }
 
+impl Shape {
+    /// The keys from the root to `node` (none for the root).
+    pub(super) fn keys_of(&self, mut node: usize) -> Vec<&str> {
+        let mut keys = Vec::new();
+        while let Some(at) = self.nodes.get(node)
+            && at.parent != NO_PARENT
+        {
+            keys.push(&*at.key);
+            node = at.parent;
+        }
+        keys.reverse();
+        keys
+    }
+}
+
 pub(super) const OBJECT: usize = usize::MAX;
 pub(super) const NO_PARENT: usize = usize::MAX;
 

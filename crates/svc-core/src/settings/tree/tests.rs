@@ -225,3 +225,18 @@ fn recent_shapes_are_reused_without_building() {
     let recent = SHAPES.lock().unwrap().recent.len();
     assert!(recent <= RECENT);
 }
+
+#[test]
+fn empty_keys_and_leaf_roots_keep_their_changes() {
+    // A key may be the empty string: its change is not the root's.
+    let patch = check_against_values(&json!({"": []}), &json!({"": true}));
+    assert_eq!(patch.to_patch().tree, json!({"": true}));
+    check_against_values(
+        &json!({"a": {"": 1}, "": {"": 2}}),
+        &json!({"a": {"": 3}, "": {"": 4}}),
+    );
+    // A tree whose root is a leaf: the new tree is the patch.
+    let patch = check_against_values(&json!(1), &json!("one"));
+    assert_eq!(patch.to_patch().tree, json!("one"));
+    check_against_values(&json!([1, 2]), &json!([1, 2]));
+}
