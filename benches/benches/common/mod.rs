@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use svc_core::cloud::{ApiSecret, CloudClient, CloudConfig};
+use svc_core::cloud::{CloudClient, CloudConfig};
 use svc_emulator::{Emulator, EmulatorConfig};
 
 /// A `kB` field of `/proc/self/status` (`VmRSS:`, `VmHWM:`), in KiB.
@@ -38,14 +38,7 @@ pub fn storage_emulator(runtime: &tokio::runtime::Runtime) -> (Emulator, CloudCl
         .block_on(Emulator::start(config))
         .expect("the emulator starts");
     let info = emulator.info().clone();
-    let client = CloudClient::new(CloudConfig::new(
-        info.base_url.clone(),
-        info.auth_url.clone(),
-        info.notification_url.clone(),
-        info.api_key.clone(),
-        ApiSecret::new(info.api_secret.clone()),
-        info.organization_id,
-    ))
-    .expect("a client");
+    let config = CloudConfig::from_vars(|name| info.var(name)).expect("the emulator's settings");
+    let client = CloudClient::new(config).expect("a client");
     (emulator, client)
 }

@@ -11,8 +11,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use svc_core::ErrorKind;
 use svc_core::cloud::{
-    ApiSecret, CloudClient, CloudConfig, CloudError, ContainerRegion, ENV_VARS, Metadata,
-    ProcessingStatus,
+    CloudClient, CloudConfig, CloudError, ContainerRegion, ENV_VARS, Metadata, ProcessingStatus,
 };
 use svc_core::transfer::{Progress, TransferError};
 use svc_core::workflow::{
@@ -412,15 +411,7 @@ async fn connect() -> Result<(CloudClient, Option<svc_emulator::Emulator>), Proc
             ErrorKind::Internal,
         )
     })?;
-    let info = emulator.info();
-    let config = CloudConfig::new(
-        info.base_url.clone(),
-        info.auth_url.clone(),
-        info.notification_url.clone(),
-        info.api_key.clone(),
-        ApiSecret::new(info.api_secret.clone()),
-        info.organization_id,
-    );
+    let config = CloudConfig::from_vars(|name| emulator.info().var(name))?;
     Ok((CloudClient::new(config)?, Some(emulator)))
 }
 

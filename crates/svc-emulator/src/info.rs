@@ -37,6 +37,31 @@ pub struct EmulatorInfo {
     pub device_serial_tcp: Option<String>,
 }
 
+impl EmulatorInfo {
+    /// The SDK's environment for this emulator: the variables a client is configured
+    /// from (`svc_core::cloud::CloudConfig::from_env` and `from_vars`, the `svc`
+    /// command), with the first organization's administrator key.
+    pub fn env(&self) -> [(&'static str, String); 6] {
+        [
+            ("SVC_BASE_URL", self.base_url.clone()),
+            ("SVC_AUTH_URL", self.auth_url.clone()),
+            ("SVC_NOTIFICATION_URL", self.notification_url.clone()),
+            ("SVC_API_KEY", self.api_key.clone()),
+            ("SVC_API_SECRET", self.api_secret.clone()),
+            ("SVC_ORGANIZATION_ID", self.organization_id.to_string()),
+        ]
+    }
+
+    /// The variable `name` of [`EmulatorInfo::env`], `None` for another name: the
+    /// lookup of `CloudConfig::from_vars(|name| info.var(name))`.
+    pub fn var(&self, name: &str) -> Option<String> {
+        self.env()
+            .into_iter()
+            .find(|(var, _)| *var == name)
+            .map(|(_, value)| value)
+    }
+}
+
 /// One emulated unit of [`EmulatorLine::devices`].
 #[derive(Clone, Debug, Serialize)]
 pub struct EmulatedDevice {

@@ -203,15 +203,7 @@ impl Drop for Cloud {
 }
 
 fn env_of(emulator: &Emulator) -> Vec<(&'static str, String)> {
-    let info = emulator.info();
-    vec![
-        ("SVC_BASE_URL", info.base_url.clone()),
-        ("SVC_AUTH_URL", info.auth_url.clone()),
-        ("SVC_NOTIFICATION_URL", info.notification_url.clone()),
-        ("SVC_API_KEY", info.api_key.clone()),
-        ("SVC_API_SECRET", info.api_secret.clone()),
-        ("SVC_ORGANIZATION_ID", info.organization_id.to_string()),
-    ]
+    emulator.info().env().to_vec()
 }
 
 fn repo_root() -> PathBuf {

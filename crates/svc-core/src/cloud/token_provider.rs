@@ -119,14 +119,9 @@ mod tests {
         .await
         .expect("emulator starts");
         let info = emulator.info().clone();
-        let minting = CloudClient::new(CloudConfig::new(
-            info.base_url.clone(),
-            info.auth_url.clone(),
-            info.notification_url.clone(),
-            info.api_key.clone(),
-            ApiSecret::new(info.api_secret.clone()),
-            info.organization_id,
-        ))
+        let minting = CloudClient::new(
+            CloudConfig::from_vars(|name| info.var(name)).expect("the emulator's settings"),
+        )
         .expect("minting client");
         let backend = Arc::new(Backend {
             minting,

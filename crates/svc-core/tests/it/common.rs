@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use svc_core::cloud::{ApiSecret, CloudClient, CloudConfig};
+use svc_core::cloud::{CloudClient, CloudConfig};
 use svc_core::retry::RetryPolicy;
 use svc_emulator::{Emulator, EmulatorConfig, EmulatorInfo};
 
@@ -30,14 +30,7 @@ pub async fn emulator(config: EmulatorConfig) -> Emulator {
 
 /// The emulator's addresses and credentials, with the default retry policy.
 pub fn cloud_config(info: &EmulatorInfo) -> CloudConfig {
-    CloudConfig::new(
-        info.base_url.clone(),
-        info.auth_url.clone(),
-        info.notification_url.clone(),
-        info.api_key.clone(),
-        ApiSecret::new(info.api_secret.clone()),
-        info.organization_id,
-    )
+    CloudConfig::from_vars(|name| info.var(name)).expect("the emulator's settings")
 }
 
 /// [`cloud_config`] with [`fast_retry`].
