@@ -34,19 +34,13 @@ const BUCKET: &str = "svc-eu-west-3";
 const BOUNDARY: &str = "svcfuzzBoundary7MA4YWxkTrZu0gW";
 const UPLOAD_TTL: Duration = Duration::from_secs(3600);
 const MAX_FILE: usize = 2048;
-/// The fields of every handed-out form, in the order the service hands them out (the
-/// order of svc-test-support's `UPLOAD_FIELDS`), then the fixture's extra field.
-const HANDED_OUT: [&str; 9] = [
-    "bucket",
-    "X-Amz-Algorithm",
-    "X-Amz-Credential",
-    "X-Amz-Date",
-    "key",
-    "Policy",
-    "X-Amz-Signature",
-    "X-Amz-Security-Token",
-    EXTRA_FIELD.0,
-];
+/// The fields of every handed-out form, in the order the service hands them out
+/// (`svc_cloud_api::UPLOAD_FIELDS`), then the fixture's extra field.
+fn form_fields() -> impl Iterator<Item = &'static str> {
+    svc_cloud_api::UPLOAD_FIELDS
+        .into_iter()
+        .chain([EXTRA_FIELD.0])
+}
 /// A field the storage adds to its forms, signed into the policy like the others.
 const EXTRA_FIELD: (&str, &str) = ("x-amz-meta-origin", "fuzz");
 
@@ -202,8 +196,9 @@ fn form(fixture: &Fixture, chunk: usize, data: &[u8]) {
     };
     let (_url, handed_out) = fixture.storage.presign_upload(BUCKET, &key, size as u64);
     assert!(
-        handed_out.keys().map(String::as_str).eq(HANDED_OUT),
-        "the form's fields are not in the order {HANDED_OUT:?}: {:?}",
+        handed_out.keys().map(String::as_str).eq(form_fields()),
+        "the form's fields are not in the order {:?}: {:?}",
+        form_fields().collect::<Vec<_>>(),
         handed_out.keys().collect::<Vec<_>>()
     );
     let mut fields: Vec<(String, Vec<u8>)> = handed_out

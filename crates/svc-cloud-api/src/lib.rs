@@ -82,6 +82,20 @@ pub type ContainerPath = String;
 #[serde(transparent)]
 pub struct UploadFields(pub indexmap::IndexMap<String, String>);
 
+/// The fields of every upload form (`UploadFields`), in the order the service hands
+/// them out and its own clients send them: the form of temporary credentials, the
+/// session token last. A storage may add fields of its own after them.
+pub const UPLOAD_FIELDS: [&str; 8] = [
+    "bucket",
+    "X-Amz-Algorithm",
+    "X-Amz-Credential",
+    "X-Amz-Date",
+    "key",
+    "Policy",
+    "X-Amz-Signature",
+    "X-Amz-Security-Token",
+];
+
 /// The upload form fields whose values must never be shown: the signature, the
 /// credential, the session token, and the policy (base64 JSON that repeats the
 /// credential and the session token in its conditions). Names compare without case.

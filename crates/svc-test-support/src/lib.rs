@@ -61,15 +61,5 @@ pub const PROCESSING_FIELDS: [&str; 21] = [
 ];
 
 /// The upload form fields of `openapi/cloud.yaml` (`UploadFields`), in the order the
-/// service hands them out (its own clients send them in this order): the form of
-/// temporary credentials, with the session token last.
-pub const UPLOAD_FIELDS: [&str; 8] = [
-    "bucket",
-    "X-Amz-Algorithm",
-    "X-Amz-Credential",
-    "X-Amz-Date",
-    "key",
-    "Policy",
-    "X-Amz-Signature",
-    "X-Amz-Security-Token",
-];
+/// service hands them out.
+pub use svc_cloud_api::UPLOAD_FIELDS;

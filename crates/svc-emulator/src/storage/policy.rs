@@ -13,19 +13,9 @@ use super::sigv4::{ALGORITHM, Credential, add_duration, hmac_for, hmac_sha256, s
 /// Longest accepted value of a non-file form field.
 pub(super) const MAX_FIELD_LEN: usize = 64 * 1024;
 
-/// The 8 upload fields every form carries, in the order they are handed out (the order
-/// the service's own clients send them in); the storage's extra fields
-/// ([`super::StorageConfig::extra_fields`]) follow.
-pub(super) const UPLOAD_FIELDS: [&str; 8] = [
-    "bucket",
-    "X-Amz-Algorithm",
-    "X-Amz-Credential",
-    "X-Amz-Date",
-    "key",
-    "Policy",
-    "X-Amz-Signature",
-    "X-Amz-Security-Token",
-];
+/// The 8 upload fields every form carries, in the order they are handed out; the
+/// storage's extra fields ([`super::StorageConfig::extra_fields`]) follow.
+pub(super) use svc_cloud_api::UPLOAD_FIELDS;
 
 /// The field of the session token of temporary credentials.
 const SECURITY_TOKEN: &str = "X-Amz-Security-Token";
