@@ -12,8 +12,8 @@
 //!    `set` then `get` gives the value set;
 //! 3. `diff_json` of two texts (as bytes or as `str`) is `diff` of their parsed values,
 //!    and fails exactly when a text is not JSON; so is a kept `SettingsTree`'s
-//!    `diff_json` of the new text; the old text with its keys in another order (walked
-//!    as nodes, not in lockstep) gives `diff` of that tree;
+//!    `diff_json` of the new text; the old text with its keys in another order gives
+//!    `diff` of that tree;
 //! 4. `apply(old, diff(old, new).tree)` is `new` when the patch has no removals;
 //!    `SettingsTree` gives the same diff, the same equality (whatever the key order)
 //!    and the same applied tree as the values, and reads a text (`from_json`) as the
@@ -170,7 +170,7 @@ fn check_diff_json(old: &[u8], new: &[u8], old_value: Option<&Value>, new_value:
                 Ok(diff(old, new)),
                 "the text diff is not the value diff"
             );
-            // Keys in another order: not the lockstep path but the walk of text nodes.
+            // Keys in another order.
             let backwards = reversed(old);
             assert_eq!(
                 diff_json(&backwards.to_string(), &new.to_string()),

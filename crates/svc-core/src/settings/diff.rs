@@ -599,6 +599,40 @@ mod tests {
 
     use super::*;
 
+    #[test]
+    fn a_change_list_is_one_tree_in_document_order() {
+        let list = |changes: &[&[&str]]| {
+            let mut list = ChangeList::default();
+            for (at, keys) in changes.iter().enumerate() {
+                list.add(keys, Value::from(at))?;
+            }
+            Some(list.finish())
+        };
+        let Some(patch) = list(&[&["a", "b", "x"], &["a", "c", "y"], &["z"], &["q\"", "t"]]) else {
+            panic!("one tree")
+        };
+        assert_eq!(
+            patch.tree.to_string(),
+            r#"{"a":{"b":{"x":0},"c":{"y":1}},"z":2,"q\"":{"t":3}}"#
+        );
+        assert_eq!(patch.changed[3].as_str(), "q\"/t");
+        assert_eq!(list(&[]).map(|patch| patch.tree), Some(json!({})));
+        assert_eq!(list(&[&[""]]).map(|patch| patch.tree), Some(json!({"": 0})));
+        for changes in [
+            // A change above another, either way round.
+            &[&["a", "b"][..], &["a", "b", "c"]][..],
+            &[&["a", "b", "c"], &["a", "b"]],
+            // One node twice.
+            &[&["a", "b"], &["a", "b"]],
+            // A key twice in one object, not together: a/x, b/y, a/z.
+            &[&["a", "x"], &["b", "y"], &["a", "z"]],
+            // The root.
+            &[&[]],
+        ] {
+            assert!(list(changes).is_none(), "{changes:?}");
+        }
+    }
+
     fn paths(list: &[NodePath]) -> Vec<String> {
         list.iter().map(ToString::to_string).collect()
     }

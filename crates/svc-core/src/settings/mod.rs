@@ -46,8 +46,9 @@
 //! [`diff_files`] of a fleet of files against a reference. What a change, a removal, an
 //! equal leaf and a write are is written once, in a private walk over node access that
 //! each representation gives (values, the nodes of a text, a tree's shape); the fast
-//! paths that stay (trees of one shape, texts that differ in values only) are held to it
-//! by property tests and a fuzz target.
+//! paths that stay, for fleets (trees of one shape compared as arrays of leaves, texts
+//! compared with a kept reference text), are held to it by property tests and a fuzz
+//! target.
 //!
 //! ```
 //! use serde_json::json;

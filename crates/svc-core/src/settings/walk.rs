@@ -16,10 +16,11 @@
 //! The semantics it defines is written out in the [settings module](super)'s
 //! documentation.
 //!
-//! Fast paths that stay specialised (two [`SettingsTree`](super::SettingsTree)s of one
-//! shape compared as two arrays of leaves; two texts that differ in values only,
-//! compared byte by byte) decide only what this walk would, and the property tests and
-//! the fuzz target check them against it.
+//! Fast paths that stay specialised, for fleets (two [`SettingsTree`](super::SettingsTree)s
+//! of one shape compared as two arrays of leaves; texts compared byte by byte with a
+//! kept reference text), use this walk's equality at each difference and give up where
+//! it would decide otherwise; the property tests and the fuzz target check them against
+//! it.
 
 /// What a node is, to the semantics.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -506,9 +506,9 @@ proptest! {
     }
 
     /// The semantics is written once (`settings::walk`); each representation walked or
-    /// compared otherwise gives its patch: texts read in lockstep (values differing
-    /// only) or as nodes (keys in another order), a `SettingsTree` (leaf arrays of one
-    /// shape, or values), its kept text, and its write of leaves.
+    /// compared otherwise gives its patch: texts read as nodes (any formatting, keys in
+    /// another order), a `SettingsTree` (leaf arrays of one shape, or values), its kept
+    /// text, and its write of leaves.
     #[test]
     fn every_representation_gives_the_walks_patch(
         old in tree(),

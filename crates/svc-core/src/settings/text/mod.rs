@@ -1,23 +1,13 @@
-//! The settings diff of two JSON texts, without building either tree: what the Python
-//! and mobile bindings and the fleet comparison of files call, where the trees arrive
-//! as text.
+//! The settings diff of two JSON texts, without building either tree: what the bindings
+//! and the fleet comparison of files call, where the trees arrive as text.
 //!
-//! Three paths, each giving exactly [`diff`](crate::settings::diff) of the two parsed
-//! values (the tests check it on random trees and random texts; the first is a fast
-//! path of that semantics, the other two are that semantics' walk itself):
-//!
-//! 1. [`lockstep`]: the texts are compared byte by byte and only the old one is read
-//!    (its structure, to know where a difference is); the values that differ are
-//!    parsed. Two exports of units of one firmware (same keys, same order, same
-//!    formatting) take this path, at about the cost of reading one text.
-//! 2. [`nodes`]: when the texts differ in more than values (a key added or removed,
-//!    another order, other white space), both are read into flat lists of nodes that
-//!    the settings walk ([`walk`](super::walk)) compares, without building
-//!    `serde_json::Value`s.
-//! 3. When a document has a key twice in one object, both are parsed into `Value`s
-//!    (`serde_json` keeps the last value, at the place of the first).
+//! [`diff_json`] reads both texts into flat lists of nodes (keys and values borrowed
+//! from the texts) that the settings walk ([`walk`](super::walk)) compares, as it
+//! compares any two trees; when a document has a key twice in one object, both are
+//! parsed into `Value`s (`serde_json` keeps the last value, at the place of the first).
+//! [`Reference`] keeps one text indexed for comparing many with it (a fleet's exports):
+//! byte by byte, the values where they differ compared by the walk's equality.
 
-mod lockstep;
 mod nodes;
 mod reference;
 mod scan;
@@ -58,11 +48,6 @@ pub fn diff_json(old: impl AsRef<[u8]>, new: impl AsRef<[u8]>) -> Result<Patch, 
         // The parser names where the text stops being UTF-8.
         return through_values(old, new);
     };
-    if let Some(patch) =
-        lockstep::changes(old_text, new_text).and_then(lockstep::Changes::into_patch)
-    {
-        return Ok(patch);
-    }
     match nodes::diff(old_text, new_text) {
         Ok(Some(patch)) => Ok(patch),
         Ok(None) => through_values(old, new),

@@ -11,7 +11,7 @@
 //! with an escape) goes to `diff_json`, with the same result.
 
 use super::diff_json;
-use super::lockstep::{
+use super::scan::{
     MAX_DEPTH, common_prefix, depth, has_duplicates, number_end, skip_space, string_end, value_at,
 };
 use crate::settings::diff::{ChangeList, values_equal};
@@ -58,12 +58,16 @@ impl Reference {
 
     /// The patch from the reference to `new`: [`diff_json`]`(reference, new)`.
     pub(crate) fn diff(&self, new: &str) -> Result<Patch, SettingsError> {
-        if let Some(nodes) = &self.nodes
-            && let Some(patch) = self.fast(nodes, new)
-        {
-            return Ok(patch);
+        match self.same_layout(new) {
+            Some(patch) => Ok(patch),
+            None => diff_json(&self.text, new),
         }
-        diff_json(&self.text, new)
+    }
+
+    /// The patch when `new` is laid out as the reference (the same keys in the same
+    /// order, the same white space): compared byte by byte. `None` otherwise.
+    pub(crate) fn same_layout(&self, new: &str) -> Option<Patch> {
+        self.fast(self.nodes.as_deref()?, new)
     }
 
     fn fast(&self, nodes: &[Node], new: &str) -> Option<Patch> {

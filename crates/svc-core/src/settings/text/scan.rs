@@ -3,6 +3,8 @@
 //! `std::arch` intrinsics). Each word scan has a byte-at-a-time twin in the tests that
 //! it must agree with on random bytes.
 
+use serde_json::Value;
+
 /// Each byte of a word repeated.
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGHS: u64 = 0x8080_8080_8080_8080;
@@ -31,36 +33,11 @@ fn bytes_below(word: u64, bound: u8) -> u64 {
     word.wrapping_sub(ONES * u64::from(bound)) & !word & HIGHS
 }
 
-/// [`bytes_equal`] of sixteen bytes.
-#[inline(always)]
-fn bytes_equal_128(word: u128, byte: u8) -> u128 {
-    const ONES: u128 = u128::MAX / 0xff;
-    let x = word ^ (ONES * u128::from(byte));
-    x.wrapping_sub(ONES) & !x & (ONES << 7)
-}
-
-/// [`bytes_below`] of sixteen bytes.
-#[inline(always)]
-fn bytes_below_128(word: u128, bound: u8) -> u128 {
-    const ONES: u128 = u128::MAX / 0xff;
-    word.wrapping_sub(ONES * u128::from(bound)) & !word & (ONES << 7)
-}
-
 /// The high bit of the lowest byte of `word` that is a quote, a backslash or a control
 /// character (where a string's plain run stops), and maybe of some above it.
 #[inline(always)]
 fn string_stops(word: u64) -> u64 {
     bytes_equal(word, b'"') | bytes_equal(word, b'\\') | bytes_below(word, 0x20)
-}
-
-/// The mask of the lowest `len` bytes of a word (`len` ≤ 8).
-#[inline(always)]
-fn low_bytes(len: usize) -> u64 {
-    if len >= 8 {
-        u64::MAX
-    } else {
-        (1u64 << (len * 8)) - 1
-    }
 }
 
 /// The length of the common prefix of `a` and `b`, sixteen bytes at a time.
@@ -148,159 +125,6 @@ pub(super) fn string_end(text: &[u8], start: usize) -> Option<(usize, bool)> {
     }
 }
 
-/// The string at `old_at` in the old text compared with the text at `new_at` in the
-/// new one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum SameString {
-    /// The same bytes, up to the closing quote (at `end - 1` in the old text): the
-    /// same string.
-    Same { end: usize },
-    /// The texts differ before the end of the old string (which may not be JSON: it is
-    /// not read past the difference).
-    Differs,
-    /// The old string has an escape before any difference: read it otherwise.
-    Escaped,
-    /// The old string has a control character or no end before any difference: not
-    /// JSON.
-    NotJson,
-}
-
-/// Whether the new text from `new_at` is the same string as the old one from `old_at`
-/// (the old text at a quote): the two texts compared and the old string scanned in one
-/// pass. Most keys and values are shorter than sixteen bytes: sixteen at once, then
-/// eight at a time.
-///
-/// Where the string ends is what the next token waits for: it is found from the
-/// closing quote alone, and the rest (a backslash or a control character before it, a
-/// difference) is checked beside it, by branches that are not taken.
-#[inline(always)]
-pub(super) fn same_string(old: &[u8], old_at: usize, new: &[u8], new_at: usize) -> SameString {
-    let (Some(a), Some(b)) = (
-        old.get(old_at + 1..).and_then(<[u8]>::first_chunk::<16>),
-        new.get(new_at + 1..).and_then(<[u8]>::first_chunk::<16>),
-    ) else {
-        return same_string_slowly(old, old_at, new, new_at);
-    };
-    if new[new_at] != b'"' {
-        return SameString::Differs;
-    }
-    let (a, b) = (u128::from_le_bytes(*a), u128::from_le_bytes(*b));
-    let quotes = bytes_equal_128(a, b'"');
-    // The bits up to the closing quote's high bit (so its byte and those before it);
-    // all of them without a quote. No branch: the string's end is what the next token
-    // waits for.
-    let upto = quotes ^ quotes.wrapping_sub(1);
-    let others = bytes_equal_128(a, b'\\') | bytes_below_128(a, 0x20);
-    if others & upto != 0 {
-        // An escape or a control character (the lowest byte marked is one: a borrow
-        // marks only bytes above one).
-        return same_string_slowly(old, old_at, new, new_at);
-    }
-    if (a ^ b) & upto != 0 {
-        return SameString::Differs;
-    }
-    if quotes == 0 {
-        return same_string_from(old, old_at + 17, new, new_at + 17);
-    }
-    SameString::Same {
-        end: old_at + 2 + (quotes.trailing_zeros() / 8) as usize,
-    }
-}
-
-/// [`same_string`] from `old_at` and `new_at` inside the strings, where the texts are
-/// the same up to, eight bytes at a time.
-#[inline(never)]
-fn same_string_from(old: &[u8], old_at: usize, new: &[u8], new_at: usize) -> SameString {
-    let mut offset = 0;
-    loop {
-        let (Some(a), Some(b)) = (word_at(old, old_at + offset), word_at(new, new_at + offset))
-        else {
-            return same_string_tail(old, old_at + offset, new, new_at + offset);
-        };
-        let stops = string_stops(a);
-        let diff = a ^ b;
-        if stops == 0 {
-            if diff != 0 {
-                return SameString::Differs;
-            }
-            offset += 8;
-            continue;
-        }
-        let stop = (stops.trailing_zeros() / 8) as usize;
-        // The bytes up to the stop (included) must be the same.
-        if diff & low_bytes(stop + 1) != 0 {
-            return SameString::Differs;
-        }
-        let at = old_at + offset + stop;
-        return match (a >> (stop * 8)) as u8 {
-            b'"' => SameString::Same { end: at + 1 },
-            b'\\' => SameString::Escaped,
-            _ => SameString::NotJson,
-        };
-    }
-}
-
-/// [`same_string`] a byte at a time (near the end of a text).
-#[cold]
-pub(super) fn same_string_slowly(
-    old: &[u8],
-    old_at: usize,
-    new: &[u8],
-    new_at: usize,
-) -> SameString {
-    if new.get(new_at) != Some(&b'"') {
-        return SameString::Differs;
-    }
-    same_string_tail(old, old_at + 1, new, new_at + 1)
-}
-
-/// [`same_string`] a byte at a time, from `old_at` and `new_at` (inside the strings),
-/// near the end of a text.
-#[cold]
-fn same_string_tail(old: &[u8], mut old_at: usize, new: &[u8], mut new_at: usize) -> SameString {
-    loop {
-        let Some(&byte) = old.get(old_at) else {
-            return SameString::NotJson;
-        };
-        if new.get(new_at) != Some(&byte) {
-            return SameString::Differs;
-        }
-        match byte {
-            b'"' => return SameString::Same { end: old_at + 1 },
-            b'\\' => return SameString::Escaped,
-            0..0x20 => return SameString::NotJson,
-            _ => {}
-        }
-        old_at += 1;
-        new_at += 1;
-    }
-}
-
-/// Whether `len` bytes of `old` from `old_at` are the same as those of `new` from
-/// `new_at` (a word compare for short spans: numbers, literals).
-#[inline(always)]
-pub(super) fn same_span(old: &[u8], old_at: usize, new: &[u8], new_at: usize, len: usize) -> bool {
-    if len <= 8
-        && let (Some(a), Some(b)) = (word_at(old, old_at), word_at(new, new_at))
-    {
-        return (a ^ b) & low_bytes(len) == 0;
-    }
-    match (old.get(old_at..old_at + len), new.get(new_at..new_at + len)) {
-        (Some(a), Some(b)) => a == b,
-        _ => false,
-    }
-}
-
-/// Whether `byte` (or the end of the text) ends a number or a literal that it follows
-/// in valid JSON: white space or what ends a value in a container.
-#[inline(always)]
-pub(super) fn ends_bare_value(byte: Option<&u8>) -> bool {
-    matches!(
-        byte,
-        Some(b' ' | b'\n' | b'\r' | b'\t' | b',' | b']' | b'}')
-    )
-}
-
 /// The end of the number that starts at `start`, and whether it is unusual (an
 /// exponent, or long); `None` when it is not a JSON number.
 #[inline]
@@ -341,6 +165,38 @@ pub(super) fn number_end(text: &[u8], start: usize) -> Option<(usize, bool)> {
         at = end;
     }
     Some((at, unusual))
+}
+
+/// Deeper than any settings tree; the general path handles (or refuses, as
+/// `serde_json` does) deeper documents.
+pub(super) const MAX_DEPTH: usize = 64;
+
+/// The value that starts at `start`, parsed, and where it ends.
+pub(super) fn value_at(text: &[u8], start: usize) -> Option<(Value, usize)> {
+    let mut values = serde_json::Deserializer::from_slice(text.get(start..)?).into_iter::<Value>();
+    let value = values.next()?.ok()?;
+    Some((value, start + values.byte_offset()))
+}
+
+/// How deeply containers nest in `value` (0 for a scalar).
+pub(super) fn depth(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
+        Value::Object(map) => 1 + map.values().map(depth).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+pub(super) fn has_duplicates<T: Ord + Clone>(keys: &mut [T]) -> bool {
+    if keys.len() <= 8 {
+        return keys
+            .iter()
+            .enumerate()
+            .any(|(at, key)| keys[..at].contains(key));
+    }
+    let mut sorted = keys.to_vec();
+    sorted.sort_unstable();
+    sorted.windows(2).any(|pair| pair[0] == pair[1])
 }
 
 #[cfg(test)]
@@ -419,21 +275,8 @@ mod tests {
                 let at = at.index(new.len());
                 new[at] = *byte;
             }
-            prop_assert_eq!(same_string(&old, 0, &new, 0), same_string_slowly(&old, 0, &new, 0));
-            // Shifted by a few bytes: another alignment of the words in each text.
-            let shifted: Vec<u8> = b"  ".iter().chain(&new).copied().collect();
-            prop_assert_eq!(
-                same_string(&old, 0, &shifted, 2),
-                same_string_slowly(&old, 0, &shifted, 2)
-            );
             let from = from.min(body.len());
             prop_assert_eq!(skip_space(&body, from), skip_space_slowly(&body, from));
-            for len in 0..12 {
-                prop_assert_eq!(
-                    same_span(&old, from, &new, from, len),
-                    old.get(from..from + len).is_some() && old.get(from..from + len) == new.get(from..from + len)
-                );
-            }
             let same = old.iter().zip(&new).take_while(|(a, b)| a == b).count();
             prop_assert_eq!(common_prefix(&old, &new), same);
         }

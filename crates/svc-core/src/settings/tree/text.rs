@@ -95,7 +95,8 @@ impl SettingsTree {
     /// shared by the clones made after it. A text written the same way (compact, keys
     /// in the same order, as serializers write a tree they read) is then compared byte
     /// by byte, sixteen at a time, and only the values where the texts differ are
-    /// parsed; any other text is compared as `diff_json` compares two texts.
+    /// parsed; any other text is read as a tree ([`from_json`](Self::from_json)) and
+    /// diffed as trees are.
     ///
     /// ```
     /// use svc_core::settings::SettingsTree;
@@ -116,10 +117,18 @@ impl SettingsTree {
         new: impl AsRef<[u8]>,
     ) -> Result<crate::settings::Patch, SettingsError> {
         let new = new.as_ref();
-        match (self.text_reference(), std::str::from_utf8(new)) {
-            (Some(reference), Ok(new)) => reference.diff(new),
+        let Ok(text) = std::str::from_utf8(new) else {
             // The parser says where a text stops being UTF-8.
-            _ => self.diff_through_values(new),
+            return self.diff_through_values(new);
+        };
+        if let Some(patch) = self.text_reference().and_then(|r| r.same_layout(text)) {
+            return Ok(patch);
+        }
+        // Another layout (indented, other key order): read into a tree, diffed as
+        // trees (of one shape, as two arrays of leaves).
+        match Self::from_json(text) {
+            Ok(tree) => Ok(self.diff(&tree).into()),
+            Err(_) => self.diff_through_values(new),
         }
     }
 
