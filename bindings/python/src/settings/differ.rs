@@ -67,18 +67,10 @@ impl<'py> Objects<'py> {
     #[inline]
     fn check_key(&self, key: &Bound<'py, PyAny>) -> PyResult<()> {
         if key.get_type_ptr() == self.types.str || key.is_instance_of::<PyString>() {
-            Ok(())
-        } else {
-            Err(self.key_error(key))
+            return Ok(());
         }
-    }
-
-    #[cold]
-    fn key_error(&self, key: &Bound<'py, PyAny>) -> PyErr {
-        self.error(&format!(
-            "a key of type {} is not a string",
-            convert::type_name(key)
-        ))
+        let type_name = convert::type_name(key);
+        Err(self.error(&format!("a key of type {type_name} is not a string")))
     }
 
     /// The whole diff: the partial tree and the changed and removed paths.
@@ -267,13 +259,18 @@ impl<'py> walk::Changes for Objects<'py> {
         self.stack.pop();
     }
 
-    /// [`walk::equal`], errors naming the node under `key`.
+    /// [`walk::equal`], errors naming the node under `key`. Two `str`s, `int`s or
+    /// `bool`s of the exact types (most leaves) are compared at once, as it would.
     fn leaves_equal(
         &mut self,
         key: &Bound<'py, PyAny>,
         old: &Bound<'py, PyAny>,
         new: &Bound<'py, PyAny>,
     ) -> PyResult<bool> {
+        let (t, types) = (old.get_type_ptr(), &self.types);
+        if t == new.get_type_ptr() && (t == types.str || t == types.int || t == types.bool) {
+            return old.eq(new);
+        }
         self.stack.push(key.clone());
         let equal = walk::equal(self, old, new);
         self.stack.pop();
