@@ -53,3 +53,40 @@ pub(crate) fn probe() -> Option<Arc<dyn TaskCancellation>> {
 pub(crate) fn cancelled(probe: &dyn TaskCancellation) -> bool {
     probe.is_cancelled().unwrap_or(false)
 }
+
+/// Ends one wait early when fired: what Swift's `WorkflowTask.outcome()` and
+/// `TransferTask.report()` fire from `withTaskCancellationHandler`, so that cancelling
+/// the awaiting `Task` ends the wait at once, without polling. The wait then cancels the
+/// work unless it was detached (the handle rule), and ends with `Canceled`.
+#[derive(uniffi::Object)]
+pub struct WaitSignal {
+    fired: tokio::sync::watch::Sender<bool>,
+}
+
+#[uniffi::export]
+impl WaitSignal {
+    #[uniffi::constructor]
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self {
+            fired: tokio::sync::watch::Sender::new(false),
+        })
+    }
+
+    /// Ends the wait given this signal (now, or at its start if it has not begun).
+    pub fn fire(&self) {
+        self.fired.send_replace(true);
+    }
+}
+
+impl WaitSignal {
+    /// Resolves once fired.
+    pub(crate) fn fired(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let mut fired = self.fired.subscribe();
+        async move {
+            // An error: the sender is gone, so nothing will fire: wait forever.
+            if fired.wait_for(|fired| *fired).await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
+    }
+}

@@ -51,7 +51,7 @@ mod unit;
 mod webhook;
 mod workflow;
 
-pub use cancel::{TaskCancellation, set_task_cancellation};
+pub use cancel::{TaskCancellation, WaitSignal, set_task_cancellation};
 pub use cloud::{
     CloudClient, CloudConfig, ContainerPager, MissedWebhookPager, ProcessingPager, TlsRoots,
     WebhookEndpointPager,

@@ -7,6 +7,7 @@ use std::time::Duration;
 use svc_core::http::HttpClientConfig;
 use svc_core::transfer as st;
 
+use crate::cancel::WaitSignal;
 use crate::cloud::TlsRoots;
 use crate::error::{ListenerError, SvcError, listener_failed};
 use crate::runtime::{enter, run};
@@ -294,5 +295,20 @@ impl TransferTask {
     pub async fn wait(&self) -> Result<TransferReport, SvcError> {
         let handle = self.handle.clone();
         run(async move { Ok(handle.wait_or_cancel().await?.into()) }).await
+    }
+
+    /// As `wait()`, ended early by `signal` (then `Canceled`, and the transfer is
+    /// stopped unless detached): Swift's `report()`, which fires it when its `Task` is
+    /// cancelled.
+    pub async fn wait_until(&self, signal: Arc<WaitSignal>) -> Result<TransferReport, SvcError> {
+        let (handle, fired) = (self.handle.clone(), signal.fired());
+        run(async move {
+            tokio::select! {
+                biased;
+                ended = handle.wait_or_cancel() => Ok(ended?.into()),
+                () = fired => Err(SvcError::canceled("the wait was cancelled")),
+            }
+        })
+        .await
     }
 }

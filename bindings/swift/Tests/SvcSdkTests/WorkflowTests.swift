@@ -157,6 +157,36 @@ final class WorkflowTests: XCTestCase {
         XCTAssertEqual(canceled.status, .canceled)
     }
 
+    func testACancelledTaskEndsOutcomeWithCancellationErrorAndCancelsTheWorkflowUnlessDetached() async throws {
+        let client = try CloudClient.create(config: Env.config())
+        for detached in [false, true] {
+            let task = try Workflow(client: client).start(job: job(nil), options: options)
+            if detached {
+                task.detach()
+            }
+            let began = await eventually { task.processingId() != nil }
+            XCTAssertTrue(began, "the processing never started")
+            let waiting = Task { try await task.outcome() }
+            try await Task.sleep(nanoseconds: 100_000_000)
+            let cancelledAt = Date()
+            waiting.cancel()
+            do {
+                _ = try await waiting.value
+                XCTFail("the cancelled Task gave an outcome")
+            } catch is CancellationError {
+                XCTAssertLessThan(Date().timeIntervalSince(cancelledAt), 2)
+            }
+            if detached {
+                let outcome = try await task.wait()
+                XCTAssertTrue(outcome.succeeded)
+            } else {
+                let after = await svcError { try await task.wait() }
+                XCTAssertEqual(after?.kind, .canceled)
+                try? await client.cancelProcessing(processingId: try XCTUnwrap(task.processingId()))
+            }
+        }
+    }
+
     func testAProcessingStartedEarlierIsResumedToItsOutputs() async throws {
         let client = try CloudClient.create(config: Env.config())
         // Started, not followed (as an app that was closed meanwhile).

@@ -124,3 +124,53 @@ fn a_cancelled_foreign_task_ends_its_calls() {
         &[]
     ));
 }
+
+/// A wait given a `WaitSignal` (Swift's `outcome()` fires it from its `Task`'s
+/// cancellation handler) ends as soon as it is fired, with no probe installed, and
+/// cancels the workflow unless it was detached.
+#[test]
+fn a_fired_wait_signal_ends_the_wait_and_cancels_unless_detached() {
+    let slow = super::rig(Duration::from_secs(2));
+    let client = CloudClient::create(config(&slow.info)).expect("client");
+    let queued = || WorkflowOptions {
+        wait_for_free_organization: true,
+        ..super::options()
+    };
+    for detached in [false, true] {
+        let task = Workflow::new(client.clone())
+            .start(super::workflow::sample_job(None), queued(), None)
+            .expect("start");
+        if detached {
+            task.detach();
+        }
+        let signal = WaitSignal::new();
+        let firing = Arc::clone(&signal);
+        let fire = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(200));
+            firing.fire();
+        });
+        let began = Instant::now();
+        let (name, e) = kind(block_on(task.wait_until(signal)));
+        assert_eq!(name, "canceled", "{e}");
+        assert!(
+            began.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            began.elapsed()
+        );
+        fire.join().expect("the firing thread");
+        if detached {
+            assert!(block_on(task.wait()).expect("the outcome").succeeded);
+        } else {
+            let (name, e) = kind(block_on(task.wait()));
+            assert_eq!(name, "canceled", "the workflow itself: {e}");
+        }
+    }
+    // Fired before the wait begins: it ends at once.
+    let signal = WaitSignal::new();
+    signal.fire();
+    let task = Workflow::new(client)
+        .start(super::workflow::sample_job(None), queued(), None)
+        .expect("start");
+    let (name, _) = kind(block_on(task.wait_until(signal)));
+    assert_eq!(name, "canceled");
+}
