@@ -13,9 +13,8 @@ use crate::settings::{apply, walk};
 impl SettingsTree {
     /// This tree with the partial tree `patch` written into it, as the unit writes
     /// settings (the semantics of [`apply`](crate::settings::apply): objects merged key
-    /// by key, everything else replaced whole; the same walk,
-    /// [`walk::apply`](crate::settings::walk::apply), writing into the tree's shape);
-    /// this tree is not changed.
+    /// by key, everything else replaced whole; the same walk, writing into the tree's
+    /// shape); this tree is not changed.
     ///
     /// A write that changes leaves only (the usual case: new values for existing nodes)
     /// gives a tree of the same shape, sharing the shape and every unchanged long value,
