@@ -17,7 +17,7 @@
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
-use crate::error::ListenerError;
+use crate::error::{ListenerError, SvcError};
 
 /// How often a call in progress asks whether its foreign task was cancelled: a cancel
 /// takes effect within this much time (a wake-up and a foreign call each time, a few
@@ -79,13 +79,29 @@ impl WaitSignal {
 }
 
 impl WaitSignal {
-    /// Resolves once fired.
-    pub(crate) fn fired(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+    /// `wait` (a handle's `wait_or_cancel`), ended with `Canceled` once fired: the
+    /// wait is then dropped, which cancels the work unless it was detached.
+    pub(crate) fn end<T, E>(
+        &self,
+        wait: impl std::future::Future<Output = Result<T, E>> + Send + 'static,
+    ) -> impl std::future::Future<Output = Result<T, SvcError>> + Send + 'static
+    where
+        T: Send + 'static,
+        E: Send + 'static,
+        SvcError: From<E>,
+    {
         let mut fired = self.fired.subscribe();
-        async move {
+        let fired = async move {
             // An error: the sender is gone, so nothing will fire: wait forever.
             if fired.wait_for(|fired| *fired).await.is_err() {
                 std::future::pending::<()>().await;
+            }
+        };
+        async move {
+            tokio::select! {
+                biased;
+                ended = wait => Ok(ended?),
+                () = fired => Err(SvcError::canceled("the wait was cancelled")),
             }
         }
     }

@@ -301,14 +301,8 @@ impl TransferTask {
     /// stopped unless detached): Swift's `report()`, which fires it when its `Task` is
     /// cancelled.
     pub async fn wait_until(&self, signal: Arc<WaitSignal>) -> Result<TransferReport, SvcError> {
-        let (handle, fired) = (self.handle.clone(), signal.fired());
-        run(async move {
-            tokio::select! {
-                biased;
-                ended = handle.wait_or_cancel() => Ok(ended?.into()),
-                () = fired => Err(SvcError::canceled("the wait was cancelled")),
-            }
-        })
-        .await
+        let handle = self.handle.clone();
+        let ended = signal.end(async move { handle.wait_or_cancel().await });
+        run(async move { Ok(ended.await?.into()) }).await
     }
 }
