@@ -303,20 +303,25 @@ async fn deliveries_are_signed_and_follow_the_processing() {
     let ended: Value = serde_json::from_slice(&with_type(&deliveries, ENDED)[0].body).unwrap();
     assert_eq!(ended["payload"]["status"], "processed");
     assert_eq!(ended["payload"]["processingResult"], "succeeded");
-    // Progress events: one per change of status, step or progress.
+    // Progress events: one per change of status, step or progress. Each
+    // delivery is sent on its own, so the progress event of the change to
+    // `processed` may arrive after the ended event: wait for it too.
     assert!(!progress.is_empty());
     let deliveries = receiver
         .wait_until(Duration::from_secs(5), |all| {
-            let steps: Vec<String> = all
+            let progress: Vec<Value> = all
                 .iter()
                 .filter_map(|d| serde_json::from_slice::<Value>(&d.body).ok())
-                .filter(|e| {
-                    e["eventType"] == "cloud:processing-progress"
-                        && e["payload"]["status"] == "processing"
-                })
-                .filter_map(|e| e["payload"]["processingStep"].as_str().map(str::to_owned))
+                .filter(|e| e["eventType"] == "cloud:processing-progress")
+                .map(|e| e["payload"].clone())
                 .collect();
-            STEPS.iter().all(|s| steps.iter().any(|x| x == s))
+            let step_seen = |s: &str| {
+                progress
+                    .iter()
+                    .any(|p| p["status"] == "processing" && p["processingStep"] == s)
+            };
+            STEPS.iter().all(|s| step_seen(s))
+                && progress.iter().any(|p| p["status"] == "processed")
         })
         .await;
     let mut running: Vec<Value> = deliveries
