@@ -485,6 +485,8 @@ pub fn swift(root: &Path) -> Result<()> {
     let mut emulator = Command::new(root.join("target/debug/svc"))
         .args(["emulator", "--processing-seconds", "2", "--no-device-pty"])
         .arg("--upload-extra-field=x-amz-meta-uploaded-by=svc sdk swift/1+2=3")
+        // A slow uplink (4 MiB/s), under which an upload is cancelled mid-flight.
+        .args(["--upload-bytes-per-second", "4194304"])
         .stdout(std::process::Stdio::piped())
         .spawn()
         .context("starting svc emulator")?;

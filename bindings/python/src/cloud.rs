@@ -15,7 +15,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use svc_core::cloud::{ApiSecret, CloudClient as Core, CloudConfig, CloudError, ListFilter};
-use svc_core::transfer::{TransferError, TransferOptions, TransferReport, Transfers, UploadJob};
+use svc_core::transfer::{TransferOptions, TransferReport, Transfers};
 use uuid::Uuid;
 
 use crate::call::{Call, Output, output};
@@ -409,18 +409,8 @@ impl CloudClient {
         let transfers = transfers(py, parallelism)?;
         let c = self.core.clone();
         Call::spawn(async move {
-            let result = match c.get_container(id).await {
-                Err(e) => Err(Failed::Cloud(e)),
-                Ok(container) => match UploadJob::for_container(&container, files) {
-                    Err(e) => Err(Failed::Transfer(e)),
-                    Ok(jobs) => transfers
-                        .upload(jobs)
-                        .wait()
-                        .await
-                        .map_err(Failed::Transfer),
-                },
-            };
-            output(result, report, Failed::into_pyerr)
+            let result = transfers.upload_to_container(&c, id, files).await;
+            output(result, report, failures::transfer)
         })
     }
 
@@ -438,15 +428,8 @@ impl CloudClient {
         let transfers = transfers(py, parallelism)?;
         let c = self.core.clone();
         Call::spawn(async move {
-            let result = match c.list_processing_outputs(id).await {
-                Err(e) => Err(Failed::Cloud(e)),
-                Ok(outputs) => transfers
-                    .download(outputs, folder)
-                    .wait()
-                    .await
-                    .map_err(Failed::Transfer),
-            };
-            output(result, report, Failed::into_pyerr)
+            let result = transfers.download_outputs(&c, id, folder).await;
+            output(result, report, failures::transfer)
         })
     }
 
@@ -504,21 +487,6 @@ impl CloudClient {
     fn list_missed_webhooks(&self, py: Python<'_>, webhook_endpoint_id: &str) -> PyResult<Pager> {
         let id = uuid_arg(py, "webhook_endpoint_id", webhook_endpoint_id)?;
         Ok(Pager::new(self.core.list_missed_webhooks(id)))
-    }
-}
-
-/// A failure of a transfer operation: of the service, or of the transfer.
-enum Failed {
-    Cloud(CloudError),
-    Transfer(TransferError),
-}
-
-impl Failed {
-    fn into_pyerr(py: Python<'_>, failed: Self) -> PyErr {
-        match failed {
-            Self::Cloud(e) => failures::cloud(py, e),
-            Self::Transfer(e) => failures::transfer(py, e),
-        }
     }
 }
 

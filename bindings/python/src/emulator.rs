@@ -87,6 +87,7 @@ impl Emulator {
         host="127.0.0.1",
         port=0,
         upload_extra_fields=None,
+        upload_bytes_per_second=0,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -108,6 +109,7 @@ impl Emulator {
         host: &str,
         port: u16,
         upload_extra_fields: Option<BTreeMap<String, String>>,
+        upload_bytes_per_second: u64,
     ) -> PyResult<Self> {
         let invalid = |message: String| SvcErr::new("invalid_input", message).into_pyerr(py);
         if !(1..=svc_emulator::MAX_DEVICES).contains(&devices) {
@@ -145,6 +147,7 @@ impl Emulator {
                 .into_iter()
                 .map(|(name, value)| format!("{name}={value}"))
                 .collect(),
+            upload_bytes_per_second,
         };
         // The command's checks, its flags named as this constructor's arguments.
         let mut config = args

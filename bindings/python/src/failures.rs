@@ -15,23 +15,24 @@ fn id_text(id: Option<uuid::Uuid>) -> Option<String> {
     id.map(|id| id.to_string())
 }
 
-fn with_cloud<'py>(error: SvcErr<'py>, e: &CloudError) -> SvcErr<'py> {
-    error
+/// The fields of a service error: status, problem, retry, side and operation.
+fn with_cloud<'py>(py: Python<'py>, error: SvcErr<'py>, e: &CloudError) -> SvcErr<'py> {
+    let mut error = error
         .status(e.status())
         .problem(e.title().map(str::to_owned), e.details().map(str::to_owned))
         .retryable(e.is_retryable())
-        .side(e.side())
-}
-
-/// A cloud service error.
-pub(crate) fn cloud(py: Python<'_>, e: CloudError) -> PyErr {
-    let mut error = with_cloud(SvcErr::new(e.kind().as_str(), e.to_string()), &e);
+        .side(e.side());
     if let Some(operation) = e.operation()
         && let Ok(value) = operation.into_pyobject(py)
     {
         error = error.attr("operation", value.into_any());
     }
-    error.into_pyerr(py)
+    error
+}
+
+/// A cloud service error.
+pub(crate) fn cloud(py: Python<'_>, e: CloudError) -> PyErr {
+    with_cloud(py, SvcErr::new(e.kind().as_str(), e.to_string()), &e).into_pyerr(py)
 }
 
 /// A transfer error (a `TransferError` of its kind), naming the failed files.
@@ -41,6 +42,9 @@ pub(crate) fn transfer(py: Python<'_>, e: TransferError) -> PyErr {
         .subsystem("transfer")
         .retryable(e.kind().is_retryable())
         .side(e.side());
+    if let Some(cloud) = e.cloud_error() {
+        error = with_cloud(py, error, cloud);
+    }
     error = with_local_file(py, error, e.local_file());
     if let Ok(list) = PyList::new(py, failed) {
         error = error.attr("failures", list.into_any());
@@ -83,7 +87,7 @@ fn workflow_error(py: Python<'_>, e: WorkflowError) -> PyResult<PyErr> {
         .side(e.side());
     error = with_local_file(py, error, e.local_file());
     if let Some(cloud) = e.cloud_error() {
-        error = with_cloud(error, cloud);
+        error = with_cloud(py, error, cloud);
     }
     for (name, id) in [
         ("container_id", id_text(e.container_id())),

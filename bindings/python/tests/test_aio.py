@@ -244,6 +244,29 @@ def test_async_unit_serial_lock_and_reboot(emulator: Emulator) -> None:
     asyncio.run(main())
 
 
+def test_a_cancelled_upload_stops_at_the_storage(tmp_path: Path) -> None:
+    """The task awaiting ``upload`` is the upload's scope: cancelled (through
+    ``wait_for``'s timeout), the upload stops, and the storage never gets the file."""
+    local = tmp_path / "imu.bin"
+    local.write_bytes(b"\x07" * (1024 * 1024))
+
+    async def main(emulator: Emulator) -> None:
+        client = AsyncCloudClient.of(emulator.cloud())
+        container = await client.create_container(
+            files=[{"path": "imu.bin", "type": "input", "size": 1024 * 1024}]
+        )
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(client.upload(container, [local]), timeout=0.3)
+        # Past the time the whole file would have taken (4 s at 256 KiB/s).
+        await asyncio.sleep(4.5)
+        after = await client.get_container(container.id)
+        assert after.files[0].status == "pending"
+
+    # A slow uplink: the file is still in flight when the task is cancelled.
+    with Emulator(device=False, upload_bytes_per_second=256 * 1024) as slow:
+        asyncio.run(main(slow))
+
+
 def test_async_upload_and_pages(emulator: Emulator, tmp_path: Path) -> None:
     rover = SAMPLES / "rover.nmea"
 

@@ -322,6 +322,13 @@ def test_upload_then_process_then_download(client: CloudClient, tmp_path: Path) 
     assert caught.value.kind == "invalid_input"
     with pytest.raises(svc_sdk.TransferError):
         client.upload(other.id, {"not-registered.csv": wrong})
+    # A container the service does not know: its 404, as a transfer that sent nothing.
+    with pytest.raises(svc_sdk.NotFoundError) as unknown:
+        client.upload(uuid.uuid4(), {"rover.nmea": rover})
+    assert isinstance(unknown.value, svc_sdk.TransferError)
+    assert unknown.value.status == 404
+    assert unknown.value.operation == "getContainer"
+    assert "nothing was transferred" in str(unknown.value)
 
     processing = client.start_processing(container.id, {"type": "gnss"})
     deadline = time.monotonic() + 30

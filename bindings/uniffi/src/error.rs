@@ -440,12 +440,19 @@ impl From<svc_core::unit::LoggerError> for SvcError {
     }
 }
 
+/// A transfer error; the service's fields when the service did not give what was to
+/// be transferred.
 impl From<TransferError> for SvcError {
     fn from(e: TransferError) -> Self {
+        let cloud = e.cloud_error();
         Self::new(
             e.kind(),
             ErrorInfo {
                 reason: e.to_string(),
+                status: cloud.and_then(CloudError::status),
+                title: cloud.and_then(CloudError::title).map(str::to_owned),
+                details: cloud.and_then(CloudError::details).map(str::to_owned),
+                operation: cloud.and_then(CloudError::operation).map(str::to_owned),
                 retryable: e.kind().is_retryable(),
                 side: e.side().map(|side| side.as_str().to_owned()),
                 ..ErrorInfo::default()

@@ -1,6 +1,8 @@
 //! `Transfers` / `TransferTask`: uploads to the pre-signed forms and downloads of
 //! outputs, in parallel, with progress and cancellation.
 
+use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -8,8 +10,8 @@ use svc_core::http::HttpClientConfig;
 use svc_core::transfer as st;
 
 use crate::cancel::WaitSignal;
-use crate::cloud::TlsRoots;
-use crate::error::{ListenerError, SvcError, listener_failed};
+use crate::cloud::{CloudClient, TlsRoots};
+use crate::error::{ListenerError, SvcError, listener_failed, parse_id};
 use crate::runtime::{enter, run};
 use crate::types::{OutputFile, UploadInfo, at_least, signed, small};
 
@@ -248,6 +250,68 @@ impl Transfers {
         let outputs = outputs.into_iter().map(Into::into).collect();
         let handle = enter(|| self.inner.download(outputs, folder.into()))?;
         Ok(TransferTask::new(handle))
+    }
+
+    /// Uploads local files to the registered files of a container and waits: reads
+    /// the container for their forms and sizes, then uploads. `files` maps each
+    /// container path to its local file. Cancelling the call (the coroutine; in Swift,
+    /// `upload(toContainer:)`'s `Task`, which fires `signal`) cancels the upload; an
+    /// unknown container is the service's error, with nothing sent.
+    #[uniffi::method(default(signal = None))]
+    pub async fn upload_to_container(
+        &self,
+        client: Arc<CloudClient>,
+        container_id: String,
+        files: HashMap<String, String>,
+        signal: Option<Arc<WaitSignal>>,
+    ) -> Result<TransferReport, SvcError> {
+        let id = parse_id("containerId", &container_id)?;
+        let transfers = self.inner.clone();
+        let files: Vec<(String, PathBuf)> = files
+            .into_iter()
+            .map(|(path, local)| (path, local.into()))
+            .collect();
+        let client = client.inner.clone();
+        scoped(signal, async move {
+            transfers.upload_to_container(&client, id, files).await
+        })
+        .await
+    }
+
+    /// Downloads every output of a `processed` processing into `folder` (created if
+    /// needed) and waits: lists the outputs, then downloads them. Cancelling the call
+    /// (or firing `signal`) cancels the download (no partial file is left).
+    #[uniffi::method(default(signal = None))]
+    pub async fn download_outputs(
+        &self,
+        client: Arc<CloudClient>,
+        processing_id: String,
+        folder: String,
+        signal: Option<Arc<WaitSignal>>,
+    ) -> Result<TransferReport, SvcError> {
+        let id = parse_id("processingId", &processing_id)?;
+        let transfers = self.inner.clone();
+        let client = client.inner.clone();
+        scoped(signal, async move {
+            transfers.download_outputs(&client, id, folder.into()).await
+        })
+        .await
+    }
+}
+
+/// A transfer run as the caller's call: ended early by `signal` when one is given.
+async fn scoped(
+    signal: Option<Arc<WaitSignal>>,
+    transfer: impl std::future::Future<Output = Result<st::TransferReport, st::TransferError>>
+    + Send
+    + 'static,
+) -> Result<TransferReport, SvcError> {
+    match signal {
+        Some(signal) => {
+            let ended = signal.end(transfer);
+            run(async move { Ok(ended.await?.into()) }).await
+        }
+        None => run(async move { Ok(transfer.await?.into()) }).await,
     }
 }
 

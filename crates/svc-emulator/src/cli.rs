@@ -82,6 +82,10 @@ pub struct EmulatorArgs {
     /// `--upload-extra-field x-amz-meta-origin=tests`.
     #[arg(long = "upload-extra-field", value_name = "NAME=VALUE")]
     pub upload_extra_fields: Vec<String>,
+    /// The speed at which the storage reads uploads, in bytes per second (0: as fast
+    /// as they come): a slow uplink, e.g. `--upload-bytes-per-second 1000000`.
+    #[arg(long, value_name = "BYTES", default_value_t = 0)]
+    pub upload_bytes_per_second: u64,
 }
 
 impl EmulatorArgs {
@@ -173,6 +177,7 @@ impl EmulatorArgs {
                 ..FaultConfig::default()
             },
             upload_extra_fields,
+            upload_bytes_per_second: self.upload_bytes_per_second,
             ..EmulatorConfig::default()
         })
     }

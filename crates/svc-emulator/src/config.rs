@@ -59,6 +59,10 @@ pub struct EmulatorConfig {
     /// it does not know; empty by default (the service's forms). A name may not be a
     /// standard field's, `file` or `x-ignore-*`, nor repeat (the emulator does not start).
     pub upload_extra_fields: Vec<(String, String)>,
+    /// The speed at which the storage reads upload bodies, in bytes per second (0, the
+    /// default: as fast as they come). A slow uplink: an upload stays in flight long
+    /// enough for a test to cancel it there.
+    pub upload_bytes_per_second: u64,
 }
 
 impl Default for EmulatorConfig {
@@ -81,6 +85,7 @@ impl Default for EmulatorConfig {
             devices: 1,
             missing_operations: Vec::new(),
             upload_extra_fields: Vec::new(),
+            upload_bytes_per_second: 0,
         }
     }
 }

@@ -151,6 +151,7 @@ impl App {
             secret_key: random_hex(20),
             session_token: crate::storage::new_session_token(),
             extra_fields: config.upload_extra_fields.clone(),
+            upload_bytes_per_second: config.upload_bytes_per_second,
             upload_ttl: config.upload_ttl,
             download_ttl: config.download_ttl,
             on_upload: Arc::new(move |event: &UploadEvent| mark_uploaded(&uploads, event)),

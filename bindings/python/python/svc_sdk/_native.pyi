@@ -355,6 +355,7 @@ class Emulator:
         host: str = "127.0.0.1",
         port: int = 0,
         upload_extra_fields: dict[str, str] | None = None,
+        upload_bytes_per_second: int = 0,
     ) -> Emulator: ...
     @property
     def info(self) -> dict[str, Any]: ...

@@ -104,12 +104,16 @@ class SvcError(Exception):
             sending, a local file, a cancellation). A request without an answer in
             time raises :class:`WaitTimeoutError` whichever side was silent; ``side``
             tells them apart.
+        operation: the service's operation that failed (its ``operationId``, e.g.
+            ``"getContainer"``), if any.
     """
 
     #: The kind of an error of this class built without ``kind=``.
     default_kind: ClassVar[str] = "internal"
+    _extra_defaults: ClassVar[dict[str, Any]] = {"operation": lambda: None}
 
     kind: str
+    operation: str | None
     retryable: bool
     status: int | None
     title: str | None
@@ -313,7 +317,6 @@ class WorkflowError(SvcError):
             unless ``cleaned_up``).
         processing_id: the processing it had started, if any (it goes on in the cloud).
         cleaned_up: whether the container was deleted (``cleanup_on_failure``).
-        operation: the service operation that failed, if any.
     """
 
     _extra_defaults: ClassVar[dict[str, Any]] = {

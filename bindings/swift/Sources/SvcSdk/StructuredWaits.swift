@@ -1,6 +1,6 @@
 // Waits that follow Swift's structured concurrency, without polling.
 //
-// `outcome()` and `report()` wait as `wait()` does, inside
+// `outcome()`, `report()`, `upload(toContainer:)` and `download(outputsOf:)` wait inside
 // `withTaskCancellationHandler`: cancelling the `Task` that awaits them fires a
 // `WaitSignal`, which ends the Rust wait at once. The wait then cancels the workflow or
 // transfer unless it was detached (`detach()`), and the call throws
@@ -26,6 +26,35 @@ extension TransferTask {
     public func report() async throws -> TransferReport {
         let signal = WaitSignal()
         return try await cancellable(signal) { try await self.waitUntil(signal: signal) }
+    }
+}
+
+extension Transfers {
+    /// Uploads local files to the registered files of a container and waits (reads the
+    /// container for their forms first). `files` maps each container path to its
+    /// local file. Cancelling the awaiting `Task` ends this call with
+    /// `CancellationError` and stops the upload.
+    public func upload(
+        toContainer containerId: String, of client: CloudClient, files: [String: String]
+    ) async throws -> TransferReport {
+        let signal = WaitSignal()
+        return try await cancellable(signal) {
+            try await self.uploadToContainer(
+                client: client, containerId: containerId, files: files, signal: signal)
+        }
+    }
+
+    /// Downloads every output of a `processed` processing into `folder` and waits.
+    /// Cancelling the awaiting `Task` ends this call with `CancellationError` and
+    /// stops the download (no partial file is left).
+    public func download(
+        outputsOf processingId: String, of client: CloudClient, into folder: String
+    ) async throws -> TransferReport {
+        let signal = WaitSignal()
+        return try await cancellable(signal) {
+            try await self.downloadOutputs(
+                client: client, processingId: processingId, folder: folder, signal: signal)
+        }
     }
 }
 

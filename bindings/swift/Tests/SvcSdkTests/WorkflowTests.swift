@@ -246,6 +246,67 @@ final class WorkflowTests: XCTestCase {
         XCTAssertTrue(FileManager.default.fileExists(atPath: folder.appendingPathComponent("trajectory.csv").path))
     }
 
+    func testFilesUploadedToAContainerByPathOutputsDownloadedByProcessingAnUnknownContainerTyped() async throws {
+        let client = try CloudClient.create(config: Env.config())
+        let rover = Env.fixture("rover.nmea")
+        let size = (try FileManager.default.attributesOfItem(atPath: rover.path)[.size] as? NSNumber)?.int64Value ?? 0
+        let container = try await client.createContainer(request: CreateContainerRequest(
+            region: .euWest3, files: [CreateContainerFile(path: "gnss/rover.nmea", size: size, fileType: .input)]
+        ))
+        let transfers = try Transfers(options: TransferOptions())
+        let missing = await svcError {
+            try await transfers.upload(toContainer: UUID().uuidString.lowercased(), of: client, files: ["gnss/rover.nmea": rover.path])
+        }
+        XCTAssertEqual(missing?.kind, .notFound)
+        XCTAssertEqual(missing?.status, 404)
+        XCTAssertEqual(missing?.operation, "getContainer")
+        XCTAssertTrue(missing?.reason.contains("nothing was transferred") ?? false, "\(String(describing: missing))")
+
+        let report = try await transfers.upload(toContainer: container.id, of: client, files: ["gnss/rover.nmea": rover.path])
+        XCTAssertEqual(report.files.map(\.bytes), [size])
+        let uploaded = try await client.getContainer(containerId: container.id)
+        XCTAssertEqual(uploaded.files.first?.status, .ready)
+
+        let processing = try await client.startProcessing(request: StartProcessingRequest(
+            containerId: container.id,
+            processingJson: try String(contentsOf: Env.fixture("processing.json"), encoding: .utf8)
+        ))
+        let deadline = Date().addingTimeInterval(30)
+        while try await client.getProcessing(processingId: processing.id).status != .processed {
+            XCTAssertLessThan(Date(), deadline, "the processing did not end")
+            try await Task.sleep(nanoseconds: 100_000_000)
+        }
+        let folder = temporaryFolder()
+        let downloaded = try await transfers.download(outputsOf: processing.id, of: client, into: folder.path)
+        let outputs = try await client.listProcessingOutputs(processingId: processing.id)
+        XCTAssertEqual(downloaded.files.count, outputs.count)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: folder.appendingPathComponent("trajectory.csv").path))
+    }
+
+    func testACancelledTaskStopsAnUploadAtTheStorage() async throws {
+        // `cargo xtask swift` runs the emulator with a slow uplink (4 MiB/s): 8 MiB are
+        // still in flight 300 ms after the start.
+        let client = try CloudClient.create(config: Env.config())
+        let local = temporaryFolder().appendingPathComponent("imu.bin")
+        try FileManager.default.createDirectory(at: local.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(repeating: 7, count: 8 * 1024 * 1024).write(to: local)
+        let container = try await client.createContainer(request: CreateContainerRequest(
+            region: .euWest3, files: [CreateContainerFile(path: "imu.bin", size: 8 * 1024 * 1024, fileType: .input)]
+        ))
+        let transfers = try Transfers(options: TransferOptions())
+        let upload = Task { try await transfers.upload(toContainer: container.id, of: client, files: ["imu.bin": local.path]) }
+        try await Task.sleep(nanoseconds: 300_000_000)
+        upload.cancel()
+        do {
+            _ = try await upload.value
+            XCTFail("the cancelled upload ended with a report")
+        } catch is CancellationError {}
+        // Past the time the whole file would have taken: the storage never got it.
+        try await Task.sleep(nanoseconds: 2_500_000_000)
+        let after = try await client.getContainer(containerId: container.id)
+        XCTAssertEqual(after.files.first?.status, .pending)
+    }
+
     func testCancellingTheTaskCancelsCloudCallsAndPagers() async throws {
         let hung = HungServer()
         let base = Env.config()

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::TransferReport;
+use crate::cloud::CloudError;
 use crate::error::ErrorKind;
 use crate::observe::{error_chain, redact_url};
 
@@ -213,6 +214,17 @@ pub enum TransferError {
         report: TransferReport,
     },
 
+    /// The service did not give what was to be transferred: reading the container
+    /// (for its upload forms) or listing the processing's outputs failed
+    /// ([`super::Transfers::upload_to_container`], [`super::Transfers::download_outputs`]).
+    /// Nothing was transferred.
+    #[error("{source}; nothing was transferred")]
+    Cloud {
+        /// The service's error.
+        #[source]
+        source: Arc<CloudError>,
+    },
+
     /// The transfer task ended abnormally (a panic): a bug.
     #[error("the transfer task ended abnormally: {reason}")]
     Internal {
@@ -229,6 +241,14 @@ fn list(failures: &[TransferError]) -> String {
         .join("; ")
 }
 
+impl From<CloudError> for TransferError {
+    fn from(source: CloudError) -> Self {
+        Self::Cloud {
+            source: Arc::new(source),
+        }
+    }
+}
+
 impl TransferError {
     /// The local file and the system's error when the transfer failed on a local
     /// file (reading an upload, writing a download; the only failure of a transfer).
@@ -238,6 +258,14 @@ impl TransferError {
                 Some((file, &**source))
             }
             Self::Failed { failures, .. } if failures.len() == 1 => failures[0].local_file(),
+            _ => None,
+        }
+    }
+
+    /// The service's error, for [`TransferError::Cloud`].
+    pub fn cloud_error(&self) -> Option<&CloudError> {
+        match self {
+            Self::Cloud { source } => Some(source),
             _ => None,
         }
     }
@@ -278,6 +306,7 @@ impl TransferError {
                 .first()
                 .map_or(ErrorKind::Internal, TransferError::kind),
             Self::Canceled { .. } => ErrorKind::Canceled,
+            Self::Cloud { source } => source.kind(),
             Self::Internal { .. } => ErrorKind::Internal,
         }
     }
@@ -292,6 +321,7 @@ impl TransferError {
             | Self::Canceled { .. }
             | Self::Internal { .. } => None,
             Self::Failed { failures, .. } => failures.first().and_then(TransferError::side),
+            Self::Cloud { source } => source.side(),
             _ => Some(crate::Side::Storage),
         }
     }
@@ -303,6 +333,7 @@ impl TransferError {
         match self {
             Self::Storage { .. } | Self::Network { .. } | Self::Incomplete { .. } => true,
             Self::Failed { failures, .. } => failures.iter().all(Self::is_transient),
+            Self::Cloud { source } => source.is_retryable(),
             _ => false,
         }
     }

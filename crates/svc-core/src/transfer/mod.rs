@@ -11,6 +11,9 @@
 //! (from any number of clones of the handle, each wait getting the outcome).
 //! A [`ProgressCallback`] in the options is called with snapshots too (at most once per
 //! `progress_interval`, and once with the final snapshot before `wait` returns).
+//! [`Transfers::upload_to_container`] and [`Transfers::download_outputs`] first ask the
+//! service what to transfer (a container's forms, a processing's outputs), then
+//! transfer it and wait, the caller's wait being the transfer's scope.
 //!
 //! # Uploads
 //!
@@ -77,6 +80,9 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
+use uuid::Uuid;
+
+use crate::cloud::CloudClient;
 use crate::http::{HttpClientConfig, TlsRoots};
 use crate::retry::RetryPolicy;
 use crate::task::Running;
@@ -367,6 +373,64 @@ impl Transfers {
             folder,
         );
         self.spawn(span, tracker, work)
+    }
+
+    /// Uploads local files to the registered files of a container: reads the
+    /// container for the files' forms and sizes ([`UploadJob::for_container`]), then
+    /// uploads them and waits. `files` pairs each container path with its local file.
+    ///
+    /// The caller's wait is the upload's scope: dropping the returned future (its
+    /// caller cancelled) cancels the upload, as [`TransferHandle::wait_or_cancel`].
+    /// [`Transfers::upload`] gives a handle instead (progress, `detach`).
+    ///
+    /// # Errors
+    ///
+    /// [`TransferError::Cloud`] when the container cannot be read,
+    /// [`TransferError::InvalidUploadForm`] for a path the container does not list with
+    /// a form, else those of [`TransferHandle::wait`]. Nothing is sent unless every
+    /// file has its form.
+    ///
+    /// # Panics
+    ///
+    /// Outside a Tokio runtime.
+    pub async fn upload_to_container(
+        &self,
+        client: &CloudClient,
+        container_id: Uuid,
+        files: impl IntoIterator<Item = (String, PathBuf)>,
+    ) -> Result<TransferReport, TransferError> {
+        let container = client
+            .get_container(container_id)
+            .await
+            .map_err(TransferError::from)?;
+        let jobs = UploadJob::for_container(&container, files)?;
+        self.upload(jobs).wait_or_cancel().await
+    }
+
+    /// Downloads every output of a processed processing into `folder` (created if
+    /// needed): lists the outputs, then downloads them as [`Transfers::download`] and
+    /// waits. Dropping the returned future cancels the download (no partial file is
+    /// left).
+    ///
+    /// # Errors
+    ///
+    /// [`TransferError::Cloud`] when the outputs cannot be listed, else those of
+    /// [`TransferHandle::wait`].
+    ///
+    /// # Panics
+    ///
+    /// Outside a Tokio runtime.
+    pub async fn download_outputs(
+        &self,
+        client: &CloudClient,
+        processing_id: Uuid,
+        folder: PathBuf,
+    ) -> Result<TransferReport, TransferError> {
+        let outputs = client
+            .list_processing_outputs(processing_id)
+            .await
+            .map_err(TransferError::from)?;
+        self.download(outputs, folder).wait_or_cancel().await
     }
 
     fn spawn(

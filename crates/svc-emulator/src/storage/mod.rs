@@ -85,6 +85,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use base64::Engine as _;
 use chrono::{DateTime, Utc};
+use futures::StreamExt as _;
 
 use tokio::io::AsyncReadExt as _;
 
@@ -132,6 +133,10 @@ pub struct StorageConfig {
     /// is refused): tests use them to check that a client sends fields it does not
     /// know. Empty for the service's forms. Names are checked by [`Storage::new`].
     pub extra_fields: Vec<(String, String)>,
+    /// The speed at which upload bodies are read, in bytes per second (0: as fast as
+    /// they come): a slow uplink, under which an upload stays in flight long enough
+    /// for a client to be seen cancelling it.
+    pub upload_bytes_per_second: u64,
     /// How long a pre-signed upload form is valid.
     pub upload_ttl: Duration,
     /// How long a pre-signed download address is valid.
@@ -361,7 +366,23 @@ impl Storage {
                 ));
             }
         };
-        let mut form = multer::Multipart::new(body.into_data_stream(), boundary);
+        let rate = self.config.upload_bytes_per_second;
+        let data = body.into_data_stream();
+        let data = if rate == 0 {
+            data.boxed()
+        } else {
+            // Each chunk is taken, then as much time as it takes at `rate` passes
+            // before the next is read: the client's sending is held back by TCP.
+            data.then(move |chunk| async move {
+                if let Ok(bytes) = &chunk {
+                    let seconds = bytes.len() as f64 / rate as f64;
+                    tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
+                }
+                chunk
+            })
+            .boxed()
+        };
+        let mut form = multer::Multipart::new(data, boundary);
         let result = self.receive_form(bucket, &dir, &mut form).await;
         if result.is_err() {
             drain_form(&mut form).await;

@@ -45,6 +45,7 @@ class Emulator:
         host: str = "127.0.0.1",
         port: int = 0,
         upload_extra_fields: Optional[Mapping[str, str]] = None,
+        upload_bytes_per_second: int = 0,
     ) -> None:
         """Starts the emulator in this process, every option of the ``svc emulator``
         command with the same checks (``InvalidInputError`` naming the argument):
@@ -61,7 +62,9 @@ class Emulator:
           power-on), ``serial_fault_rate`` (a noisy serial line, 0 to 1) and
           ``device_pty`` (also a pseudo-terminal beside the TCP bridge);
         - ``host`` and ``port`` (the first port; 0: free ports);
-          ``upload_extra_fields`` (name → value, added to every upload form).
+          ``upload_extra_fields`` (name → value, added to every upload form);
+          ``upload_bytes_per_second`` (the storage reads uploads at that speed, a slow
+          uplink; 0: as fast as they come).
         """
         self._n = _native.Emulator(
             processing_time=processing_time,
@@ -81,6 +84,7 @@ class Emulator:
             host=host,
             port=port,
             upload_extra_fields=dict(upload_extra_fields) if upload_extra_fields else None,
+            upload_bytes_per_second=upload_bytes_per_second,
         )
 
     @property

@@ -18,6 +18,7 @@ mod proxy;
 mod settings;
 mod success_statuses;
 mod tokens;
+mod transfers;
 
 use std::time::{Duration, Instant};
 

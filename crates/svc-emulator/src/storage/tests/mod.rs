@@ -78,6 +78,7 @@ impl Harness {
             secret_key: SECRET_KEY.to_owned(),
             session_token: SESSION_TOKEN.to_owned(),
             extra_fields,
+            upload_bytes_per_second: 0,
             upload_ttl: Duration::from_secs(600),
             download_ttl: Duration::from_secs(600),
             on_upload: Arc::new(move |e: &UploadEvent| seen.lock().unwrap().push(e.clone())),

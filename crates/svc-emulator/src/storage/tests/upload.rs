@@ -651,6 +651,7 @@ fn extra_fields_that_cannot_be_handed_out_are_refused() {
             .iter()
             .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
             .collect(),
+        upload_bytes_per_second: 0,
         upload_ttl: Duration::from_secs(600),
         download_ttl: Duration::from_secs(600),
         on_upload: Arc::new(|_: &UploadEvent| {}),

@@ -4,6 +4,7 @@ import java.io.File
 import java.nio.file.Files
 import java.time.Duration
 import java.util.Collections
+import java.util.UUID
 import java.util.concurrent.CountDownLatch
 import java.util.concurrent.TimeUnit
 import kotlinx.coroutines.async
@@ -16,6 +17,7 @@ import org.junit.jupiter.api.Assertions.assertFalse
 import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.TestInstance
+import org.junit.jupiter.api.assertThrows
 import svc.sdk.ContainerFileStatus
 import svc.sdk.ContainerFileType
 import svc.sdk.ContainerRegion
@@ -23,6 +25,9 @@ import svc.sdk.CreateContainerFile
 import svc.sdk.CreateContainerRequest
 import svc.sdk.FileState
 import svc.sdk.ProcessingJob
+import svc.sdk.ProcessingStatus
+import svc.sdk.StartProcessingRequest
+import svc.sdk.SvcException
 import svc.sdk.TransferListener
 import svc.sdk.TransferOptions
 import svc.sdk.TransferProgress
@@ -96,5 +101,67 @@ class TransferTest {
         assertEquals(outputs.size, download.files.size)
         assertTrue(File(folder, "trajectory.csv").length() > 0)
         assertTrue(download.elapsed < Duration.ofMinutes(1))
+    }
+
+    @Test
+    fun `files uploaded to a container by path, outputs downloaded by processing, an unknown container typed`() = runBlocking {
+        val client = emulator.client()
+        val rover = File(Paths.samples, "rover.nmea")
+        val container = client.createContainer(
+            CreateContainerRequest(
+                region = ContainerRegion.EuWest3,
+                files = listOf(CreateContainerFile(path = "gnss/rover.nmea", size = rover.length(), fileType = ContainerFileType.Input)),
+            ),
+        )
+        val transfers = Transfers(TransferOptions())
+        val missing = assertThrows<SvcException.NotFound> {
+            runBlocking { transfers.uploadToContainer(client, UUID.randomUUID().toString(), mapOf("gnss/rover.nmea" to rover.path)) }
+        }
+        assertEquals(404, missing.status())
+        assertEquals("getContainer", missing.operation())
+        assertTrue(missing.message!!.contains("nothing was transferred"), missing.message)
+        assertEquals(ContainerFileStatus.Pending, client.getContainer(container.id).files[0].status)
+
+        val report = transfers.uploadToContainer(client, container.id, mapOf("gnss/rover.nmea" to rover.path))
+        assertEquals(listOf(rover.length()), report.files.map { it.bytes })
+        assertEquals(ContainerFileStatus.Ready, client.getContainer(container.id).files[0].status)
+
+        val processing = client.startProcessing(
+            StartProcessingRequest(containerId = container.id, processingJson = File(Paths.samples, "processing.json").readText()),
+        )
+        val folder = Files.createTempDirectory("svc-outputs").toFile()
+        val deadline = System.nanoTime() + 30_000_000_000L
+        while (client.getProcessing(processing.id).status != ProcessingStatus.Processed) {
+            assertTrue(System.nanoTime() < deadline, "the processing did not end")
+            delay(100)
+        }
+        val downloaded = transfers.downloadOutputs(client, processing.id, folder.path)
+        assertEquals(client.listProcessingOutputs(processing.id).size, downloaded.files.size)
+        assertTrue(File(folder, "trajectory.csv").length() > 0)
+    }
+
+    @Test
+    fun `cancelling the coroutine of an upload stops it at the storage`() = runBlocking {
+        // A slow uplink (256 KiB/s): a 1 MiB file is still in flight when the scope goes.
+        Emulator(extra = listOf("--no-device", "--upload-bytes-per-second", "262144")).use { slow ->
+            val client = slow.client()
+            val local = Files.createTempFile("imu", ".bin").toFile()
+            local.writeBytes(ByteArray(1024 * 1024) { 7 })
+            val container = client.createContainer(
+                CreateContainerRequest(
+                    region = ContainerRegion.EuWest3,
+                    files = listOf(CreateContainerFile(path = "imu.bin", size = local.length(), fileType = ContainerFileType.Input)),
+                ),
+            )
+            val transfers = Transfers(TransferOptions())
+            val upload = async { transfers.uploadToContainer(client, container.id, mapOf("imu.bin" to local.path)) }
+            delay(300)
+            assertFalse(upload.isCompleted)
+            upload.cancelAndJoin()
+            assertTrue(upload.isCancelled)
+            // Past the time the whole file would have taken: the storage never got it.
+            delay(4500)
+            assertEquals(ContainerFileStatus.Pending, client.getContainer(container.id).files[0].status)
+        }
     }
 }
