@@ -334,10 +334,6 @@ impl Workflow {
 pub(crate) struct WorkflowTask {
     /// The workflow (dropping the task cancels it, unless `detach` was called).
     handle: WorkflowHandle,
-    /// The outcome once a wait has seen the end: the outcome `dict`, or the exception,
-    /// never raised itself (each `wait` raises a copy, with its own traceback: the one
-    /// kept refers to no frame, so it keeps nothing alive).
-    result: Mutex<Option<Result<Py<PyAny>, Py<PyAny>>>>,
     /// The workflow's reports from its start, read by the waits that have a callback
     /// (one at a time; each report reaches one of them).
     reports: tokio::sync::Mutex<WorkflowReports>,
@@ -346,60 +342,7 @@ pub(crate) struct WorkflowTask {
 impl WorkflowTask {
     fn new(handle: WorkflowHandle) -> Self {
         let reports = tokio::sync::Mutex::new(handle.subscribe());
-        Self {
-            handle,
-            result: Mutex::new(None),
-            reports,
-        }
-    }
-
-    /// The outcome as Python objects, converted and kept by the first wait that saw
-    /// the end (converted with the lock released: the conversion runs Python code).
-    fn keep<'py>(
-        &self,
-        py: Python<'py>,
-        ended: Ended,
-    ) -> Result<Bound<'py, PyAny>, Bound<'py, PyAny>> {
-        let kept = |kept: &Result<Py<PyAny>, Py<PyAny>>| match kept {
-            Ok(outcome) => Ok(outcome.bind(py).clone()),
-            Err(exception) => Err(exception.bind(py).clone()),
-        };
-        if let Some(already) = self
-            .result
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .as_ref()
-        {
-            return kept(already);
-        }
-        let converted = match ended {
-            Ok(o) => outcome(py, o).map_err(|e| e.into_value(py).into_any()),
-            Err(e) => Err(failures::workflow(py, e).into_value(py).into_any()),
-        };
-        kept(
-            self.result
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .get_or_insert(converted),
-        )
-    }
-}
-
-/// The outcome kept: a copy of the `dict`, or of the exception to raise (deep copies: no
-/// caller sees what another changed in its own, and the exception kept is never raised).
-/// A failure to copy (a KeyboardInterrupt meanwhile) is raised instead.
-fn result(py: Python<'_>, kept: Result<Bound<'_, PyAny>, Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
-    let copy = |value: &Bound<'_, PyAny>| {
-        py.import("copy")?
-            .getattr("deepcopy")?
-            .call1((value,))
-            .map(Bound::unbind)
-    };
-    match kept {
-        Ok(outcome) => copy(&outcome),
-        Err(exception) => {
-            copy(&exception).and_then(|copied| Err(PyErr::from_value(copied.into_bound(py))))
-        }
+        Self { handle, reports }
     }
 }
 
@@ -480,9 +423,6 @@ impl WorkflowTask {
                     }
                 }
                 Step::Ended(ended) => {
-                    // Kept before anything else runs (a callback may raise): every wait
-                    // from now on gives it.
-                    let kept = self.keep(py, *ended);
                     // Reports queued before the end still reach the callback.
                     if let Some(callback) = &on_progress {
                         let queued = block_on(py, async { self.reports.lock().await.queued() })
@@ -491,7 +431,11 @@ impl WorkflowTask {
                             callback.call1(py, (progress_dict(py, p)?,))?;
                         }
                     }
-                    return result(py, kept);
+                    // svc-core keeps the outcome: every wait converts its own copy.
+                    return match *ended {
+                        Ok(o) => outcome(py, o),
+                        Err(e) => Err(failures::workflow(py, e)),
+                    };
                 }
                 Step::TimedOut => {
                     return Err(SvcErr::new(

@@ -32,10 +32,8 @@ use futures::StreamExt;
 use http_body_util::{BodyExt as _, Full};
 use hyper::body::{Body as _, Incoming};
 use hyper::header::{CONNECTION, HeaderValue};
-use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{HeaderMap, Request, Response, StatusCode};
-use hyper_util::rt::{TokioIo, TokioTimer};
 use serde_json::Value;
 use svc_core::cloud::{
     CreateWebhookEndpointRequest, EventType, UpdateWebhookEndpointRequest, WebhookEndpoint,
@@ -43,8 +41,7 @@ use svc_core::cloud::{
 use svc_core::webhook::{Webhook, WebhookError, unix_now};
 use svc_core::{Metadata, WebhookSecret};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
-use tokio::task::JoinSet;
+use tokio::sync::watch;
 use uuid::Uuid;
 
 use crate::exit::Failure;
@@ -464,7 +461,7 @@ async fn listen(secrets: &Secrets, port: u16, limits: ListenLimits) -> Result<()
     Ok(())
 }
 
-/// The accept loop of `listen` (as the emulator's servers): at most
+/// The accept loop of `listen` (the emulator's servers' own): at most
 /// `limits.max_connections` connections at once — the next one is accepted once one
 /// ends, the others wait in the system's queue — until `shutdown`; open connections
 /// then have 5 s to end.
@@ -474,73 +471,49 @@ async fn serve_deliveries(
     limits: ListenLimits,
     shutdown: impl Future<Output = ()>,
 ) {
-    let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
     let (stop_sender, stop) = watch::channel(false);
-    let mut connections = JoinSet::new();
-    let mut shutdown = std::pin::pin!(shutdown);
-    loop {
-        let slot = tokio::select! {
-            slot = slots.clone().acquire_owned() => slot,
-            () = &mut shutdown => break,
-        };
-        let Ok(slot) = slot else { break };
-        let accepted = tokio::select! {
-            accepted = listener.accept() => accepted,
-            () = &mut shutdown => break,
-        };
-        while connections.try_join_next().is_some() {}
-        match accepted {
-            Ok((stream, _)) => {
-                let _ = stream.set_nodelay(true);
-                connections.spawn(connection(
-                    stream,
-                    receiver.clone(),
-                    limits,
-                    stop.clone(),
-                    slot,
-                ));
-            }
-            // Out of file descriptors and the like: wait a little, go on.
-            Err(e) => {
-                tracing::debug!(error = %e, "accept failed");
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        }
+    let connection_stop = stop.clone();
+    let server = svc_emulator::accept(
+        listener,
+        stop,
+        Duration::from_secs(5),
+        Some(limits.max_connections),
+        |stream| {
+            let _ = stream.set_nodelay(true);
+            Some(connection(
+                stream,
+                receiver.clone(),
+                limits,
+                connection_stop.clone(),
+            ))
+        },
+    );
+    let mut server = std::pin::pin!(server);
+    tokio::select! {
+        () = server.as_mut() => return,
+        () = shutdown => {}
     }
     let _ = stop_sender.send(true);
-    let _ = tokio::time::timeout(Duration::from_secs(5), async {
-        while connections.join_next().await.is_some() {}
-    })
-    .await;
-    connections.shutdown().await;
+    server.await;
 }
 
 /// One connection, HTTP/1.1 under the header read timeout (hyper's timer: the head of
 /// each request, the first one and those after it on a kept-alive connection, must be
-/// complete in time, else the connection is closed). Holds its `slot` until it ends.
+/// complete in time, else the connection is closed).
 async fn connection(
     stream: TcpStream,
     receiver: Arc<Receiver>,
     limits: ListenLimits,
     mut stop: watch::Receiver<bool>,
-    _slot: OwnedSemaphorePermit,
 ) {
     let service = service_fn(move |request: Request<Incoming>| {
         let receiver = receiver.clone();
         async move { Ok::<_, Infallible>(delivery(&receiver, request, limits).await) }
     });
-    let mut builder = http1::Builder::new();
-    builder
-        .timer(TokioTimer::new())
-        .header_read_timeout(limits.header_timeout());
-    let conn = builder.serve_connection(TokioIo::new(stream), service);
-    let mut conn = std::pin::pin!(conn);
-    tokio::select! {
-        _ = conn.as_mut() => return,
-        _ = stop.wait_for(|stopped| *stopped) => {}
-    }
-    conn.as_mut().graceful_shutdown();
-    let _ = tokio::time::timeout(Duration::from_secs(5), conn).await;
+    svc_emulator::serve_http1(stream, service, limits.header_timeout(), async move {
+        let _ = stop.wait_for(|stopped| *stopped).await;
+    })
+    .await;
 }
 
 /// Why a delivery's body could not be read.

@@ -72,7 +72,7 @@ pub use faults::{
     SerialFaultCounts, SerialFaultHandle, Service,
 };
 pub use info::{EmulatedDevice, EmulatorInfo, EmulatorLine, OrganizationCredentials};
-pub use server::ReadTimeouts;
+pub use server::{ReadTimeouts, accept, serve_http1};
 
 /// The port `offset` above `base`, or an error naming the unit that needs it.
 fn unit_port(base: u16, offset: usize, index: usize) -> anyhow::Result<u16> {

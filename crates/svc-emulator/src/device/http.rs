@@ -48,7 +48,7 @@ pub async fn serve(
     let timeouts = timeouts.positive();
     let connection_stop = stop.clone();
     // Connections end with `stop` themselves: no grace needed.
-    crate::server::accept(listener, stop, Duration::ZERO, |stream| {
+    crate::server::accept(listener, stop, Duration::ZERO, None, |stream| {
         // A rebooting unit does not answer: the connection is dropped.
         (!unit.is_booting()).then(|| {
             connection(
