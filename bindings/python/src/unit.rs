@@ -29,6 +29,17 @@ where
     Call::spawn(async move { output(future.await, convert, failures::unit) })
 }
 
+/// How long to wait for a unit to be back, from seconds.
+fn back_timeout(py: Python<'_>, seconds: f64) -> PyResult<Duration> {
+    Duration::try_from_secs_f64(seconds).map_err(|_| {
+        SvcErr::new(
+            "invalid_input",
+            "timeout must be a finite number of seconds >= 0",
+        )
+        .into_pyerr(py)
+    })
+}
+
 fn record<T: serde::Serialize>(py: Python<'_>, value: T) -> PyResult<Py<PyAny>> {
     json(py, value)
 }
@@ -295,20 +306,27 @@ impl Unit {
         run(async move { u.save().await }, record)
     }
 
-    fn reboot(&self) -> PyResult<Call> {
+    /// Reboots the unit; with `wait` (seconds), then waits until it is back and
+    /// answers its info (else `None`).
+    #[pyo3(signature = (wait=None))]
+    fn reboot(&self, py: Python<'_>, wait: Option<f64>) -> PyResult<Call> {
+        let wait = wait.map(|t| back_timeout(py, t)).transpose()?;
         let u = self.core.clone();
-        run(async move { u.reboot().await }, record)
+        run(
+            async move {
+                u.reboot().await?;
+                match wait {
+                    Some(timeout) => u.wait_until_back(timeout).await.map(Some),
+                    None => Ok(None),
+                }
+            },
+            record,
+        )
     }
 
     #[pyo3(signature = (timeout=60.0))]
     fn wait_until_back(&self, py: Python<'_>, timeout: f64) -> PyResult<Call> {
-        let timeout = Duration::try_from_secs_f64(timeout).map_err(|_| {
-            SvcErr::new(
-                "invalid_input",
-                "timeout must be a finite number of seconds >= 0",
-            )
-            .into_pyerr(py)
-        })?;
+        let timeout = back_timeout(py, timeout)?;
         let u = self.core.clone();
         run(async move { u.wait_until_back(timeout).await }, record)
     }

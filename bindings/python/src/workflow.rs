@@ -5,7 +5,7 @@
 //! bar (tqdm in a notebook) is only ever touched from Python's own thread.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::{FutureExt as _, StreamExt as _};

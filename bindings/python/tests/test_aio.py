@@ -112,6 +112,30 @@ def test_the_async_api_has_every_name_of_the_sync_one() -> None:
         assert missing == set(), (awaitable.__name__, missing)
 
 
+def test_each_operation_is_written_once_for_both_apis() -> None:
+    """Every operation is one definition, which the blocking and the awaitable method
+    both wrap (its arguments, checks and conversion), with its name and documentation."""
+    from svc_sdk import CloudClient, Unit, cloud, unit
+    from svc_sdk.aio import AsyncLoggerFiles
+    from svc_sdk.unit import LoggerFiles
+
+    for ops, sync, awaitable, count in [
+        (cloud._ops, CloudClient, AsyncCloudClient, 23),
+        (unit._ops, Unit, AsyncUnit, 22),
+        (unit._logger_ops, LoggerFiles, AsyncLoggerFiles, 3),
+    ]:
+        names = [name for name in vars(ops) if not name.startswith("_")]
+        assert len(names) == count, (ops.__name__, names)
+        for name in names:
+            definition = getattr(ops, name)
+            blocking, awaited = getattr(sync, name), getattr(awaitable, name)
+            assert blocking.__wrapped__ is definition, (sync.__name__, name)
+            assert awaited.__wrapped__ is definition, (awaitable.__name__, name)
+            assert blocking.__name__ == awaited.__name__ == name
+            assert not asyncio.iscoroutinefunction(blocking)
+            assert asyncio.iscoroutinefunction(awaited)
+
+
 def test_an_async_workflow_task_waits_without_a_thread(emulator: Emulator, tmp_path: Path) -> None:
     async def main() -> None:
         loop_thread = threading.get_ident()

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -31,38 +30,12 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
 from svc_sdk import _native
-from svc_sdk.cloud import (
-    EVENT_TYPES,
-    CloudClient,
-    Id,
-    _container_request,
-    _endpoint_request,
-    _endpoint_update,
-    _file_update,
-    _processing_request,
-    _upload_args,
-)
-from svc_sdk.records import (
-    Container,
-    ContainerFile,
-    MissedWebhook,
-    OutputFile,
-    Processing,
-    ProcessingError,
-    ServerInfo,
-    WebhookEndpoint,
-)
+from svc_sdk._calls import awaitable, wait
+from svc_sdk.cloud import CloudClient, Id, _Cloud, _ops
 from svc_sdk.errors import SvcError, WaitTimeoutError, WorkflowError
 from svc_sdk.live import DEFAULT_CAPACITY, Batch, LiveStream, _item
-from svc_sdk.unit import (
-    ApplyReport,
-    Downloaded,
-    LoggerFiles,
-    LoggerSession,
-    Readiness,
-    Unit,
-    WriteOutcome,
-)
+from svc_sdk.unit import LoggerFiles, Unit, _Logger, _logger_ops, _Session
+from svc_sdk.unit import _ops as _unit_ops
 from svc_sdk.workflow import (
     Files,
     PathLike,
@@ -91,46 +64,13 @@ __all__ = [
 
 T = TypeVar("T")
 
-
-def _settle(future: asyncio.Future[Any], call: _native.Call) -> None:
-    if future.done():  # cancelled meanwhile
-        return
-    try:
-        future.set_result(call.result())
-    except BaseException as e:  # the operation's error, raised in the awaiting task
-        future.set_exception(e)
-
-
-async def wait(call: _native.Call) -> Any:
-    """Awaits a native call; cancelling the awaiting task cancels the call."""
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[Any] = loop.create_future()
-    call.add_done_callback(lambda done: loop.call_soon_threadsafe(_settle, future, done))
-    try:
-        return await future
-    except asyncio.CancelledError:
-        call.cancel()
-        raise
-
-
 _wait = wait  # for the methods with a `wait` argument
 
 
-async def _as(kind: Callable[[Any], T], call: _native.Call) -> T:
-    return kind(await wait(call))
-
-
-async def _pages(pager: _native.Pager, kind: Callable[[Any], T]) -> AsyncIterator[T]:
-    while True:
-        item = await wait(pager.next_call())
-        if item is None:
-            return
-        yield kind(item)
-
-
-class AsyncCloudClient:
+class AsyncCloudClient(_Cloud):
     """:class:`~svc_sdk.CloudClient` with awaitable operations. Build it like a
-    ``CloudClient`` (same arguments), with :meth:`from_env`, or from one."""
+    ``CloudClient`` (same arguments), with :meth:`from_env`, or from one. Lists are
+    iterated with ``async for``."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.sync = CloudClient(*args, **kwargs)
@@ -149,187 +89,32 @@ class AsyncCloudClient:
         self._n = client._n
         return self
 
-    @property
-    def organization_id(self) -> str:
-        return self.sync.organization_id
-
-    @property
-    def base_url(self) -> str:
-        return self.sync.base_url
-
-    @staticmethod
-    def file(
-        path: str, *, type: str = "input", size: int, metadata: Optional[Mapping[str, str]] = None
-    ) -> dict[str, Any]:
-        """A file to register (as :meth:`CloudClient.file`)."""
-        return CloudClient.file(path, type=type, size=size, metadata=metadata)
-
     def __repr__(self) -> str:
         return f"Async{self.sync!r}"
 
-    async def server_info(self) -> ServerInfo:
-        return await _as(ServerInfo, self._n.server_info())
-
-    async def create_container(
-        self,
-        *,
-        region: str = "eu-west-3",
-        files: Iterable[Mapping[str, Any]] = (),
-        metadata: Optional[Mapping[str, str]] = None,
-    ) -> Container:
-        request = _container_request(region, files, metadata)
-        return await _as(Container, self._n.create_container(request))
-
-    async def get_container(self, container_id: Id) -> Container:
-        return await _as(Container, self._n.get_container(str(container_id)))
-
-    async def update_container(self, container_id: Id, *, metadata: Mapping[str, str]) -> Container:
-        call = self._n.update_container(str(container_id), {"metadata": dict(metadata)})
-        return await _as(Container, call)
-
-    async def delete_container(self, container_id: Id) -> None:
-        await wait(self._n.delete_container(str(container_id)))
-
-    async def add_container_files(
-        self, container_id: Id, files: Iterable[Mapping[str, Any]]
-    ) -> list[ContainerFile]:
-        answer = await wait(self._n.add_container_files(str(container_id), [dict(f) for f in files]))
-        return [ContainerFile(f) for f in answer]
-
-    async def update_container_file(
-        self,
-        container_file_id: Id,
-        *,
-        path: Optional[str] = None,
-        type: Optional[str] = None,
-        metadata: Optional[Mapping[str, str]] = None,
-    ) -> ContainerFile:
-        request = _file_update(path, type, metadata)
-        return await _as(ContainerFile, self._n.update_container_file(str(container_file_id), request))
-
-    async def delete_container_file(self, container_file_id: Id) -> None:
-        await wait(self._n.delete_container_file(str(container_file_id)))
-
-    async def list_containers_page(
-        self, page: int, per_page: int
-    ) -> tuple[list[Container], Optional[int]]:
-        answer = await wait(self._n.list_containers_page(page, per_page))
-        return [Container(c) for c in answer.get("containers") or []], answer.get("numItems")
-
-    def list_containers(
-        self, *, metadata: Optional[Mapping[str, str]] = None
-    ) -> AsyncIterator[Container]:
-        return _pages(
-            self._n.list_containers(None if metadata is None else dict(metadata)), Container
-        )
-
-    async def upload(
-        self,
-        container: Union[Id, Container],
-        files: Union[Mapping[str, PathLike], Iterable[PathLike]],
-        *,
-        parallelism: int = 4,
-    ) -> dict[str, Any]:
-        """As :meth:`svc_sdk.CloudClient.upload`; cancelling stops the transfers."""
-        container_id, pairs = _upload_args(container, files)
-        report: dict[str, Any] = await wait(self._n.upload(container_id, pairs, parallelism))
-        return report
-
-    async def download_outputs(
-        self, processing_id: Id, folder: PathLike, *, parallelism: int = 4
-    ) -> dict[str, Any]:
-        """As :meth:`svc_sdk.CloudClient.download_outputs`; cancelling stops the
-        transfers and leaves no partial file."""
-        report: dict[str, Any] = await wait(
-            self._n.download_outputs(str(processing_id), os.fspath(folder), parallelism)
-        )
-        return report
-
-    async def start_processing(
-        self,
-        container_id: Id,
-        processing_json: Mapping[str, Any],
-        *,
-        name: Optional[str] = None,
-        metadata: Optional[Mapping[str, str]] = None,
-    ) -> Processing:
-        request = _processing_request(container_id, processing_json, name, metadata)
-        return await _as(Processing, self._n.start_processing(request))
-
-    async def get_processing(self, processing_id: Id) -> Processing:
-        return await _as(Processing, self._n.get_processing(str(processing_id)))
-
-    async def cancel_processing(self, processing_id: Id) -> None:
-        await wait(self._n.cancel_processing(str(processing_id)))
-
-    async def archive_processing(self, processing_id: Id) -> Processing:
-        return await _as(Processing, self._n.archive_processing(str(processing_id)))
-
-    async def list_processing_outputs(self, processing_id: Id) -> list[OutputFile]:
-        answer = await wait(self._n.list_processing_outputs(str(processing_id)))
-        return [OutputFile(o) for o in answer]
-
-    async def list_processing_errors(self, processing_id: Id) -> list[ProcessingError]:
-        answer = await wait(self._n.list_processing_errors(str(processing_id)))
-        return [ProcessingError(e) for e in answer]
-
-    async def list_processings_page(
-        self, page: int, per_page: int
-    ) -> tuple[list[Processing], Optional[int]]:
-        answer = await wait(self._n.list_processings_page(page, per_page))
-        return [Processing(p) for p in answer.get("processings") or []], answer.get("numItems")
-
-    def list_processings(
-        self, *, name: Optional[str] = None, metadata: Optional[Mapping[str, str]] = None
-    ) -> AsyncIterator[Processing]:
-        return _pages(
-            self._n.list_processings(name, None if metadata is None else dict(metadata)),
-            Processing,
-        )
-
-    async def create_webhook_endpoint(
-        self,
-        url: str,
-        *,
-        event_types: Iterable[str] = EVENT_TYPES,
-        metadata: Optional[Mapping[str, str]] = None,
-    ) -> WebhookEndpoint:
-        request = _endpoint_request(url, event_types, metadata)
-        return await _as(WebhookEndpoint, self._n.create_webhook_endpoint(request))
-
-    async def update_webhook_endpoint(
-        self,
-        webhook_endpoint_id: Id,
-        *,
-        url: Optional[str] = None,
-        event_types: Optional[Iterable[str]] = None,
-        enabled: Optional[bool] = None,
-        metadata: Optional[Mapping[str, str]] = None,
-    ) -> WebhookEndpoint:
-        request = _endpoint_update(url, event_types, enabled, metadata)
-        call = self._n.update_webhook_endpoint(str(webhook_endpoint_id), request)
-        return await _as(WebhookEndpoint, call)
-
-    async def delete_webhook_endpoint(self, webhook_endpoint_id: Id) -> None:
-        await wait(self._n.delete_webhook_endpoint(str(webhook_endpoint_id)))
-
-    async def list_webhook_endpoints_page(self, page: int, per_page: int) -> list[WebhookEndpoint]:
-        answer = await wait(self._n.list_webhook_endpoints_page(page, per_page))
-        return [WebhookEndpoint(e) for e in answer]
-
-    def list_webhook_endpoints(self) -> AsyncIterator[WebhookEndpoint]:
-        return _pages(self._n.list_webhook_endpoints(), WebhookEndpoint)
-
-    async def list_missed_webhooks_page(
-        self, webhook_endpoint_id: Id, page: int, per_page: int
-    ) -> list[MissedWebhook]:
-        answer = await wait(
-            self._n.list_missed_webhooks_page(str(webhook_endpoint_id), page, per_page)
-        )
-        return [MissedWebhook(m) for m in answer]
-
-    def list_missed_webhooks(self, webhook_endpoint_id: Id) -> AsyncIterator[MissedWebhook]:
-        return _pages(self._n.list_missed_webhooks(str(webhook_endpoint_id)), MissedWebhook)
+    server_info = awaitable(_ops.server_info)
+    create_container = awaitable(_ops.create_container)
+    get_container = awaitable(_ops.get_container)
+    update_container = awaitable(_ops.update_container)
+    delete_container = awaitable(_ops.delete_container)
+    add_container_files = awaitable(_ops.add_container_files)
+    update_container_file = awaitable(_ops.update_container_file)
+    delete_container_file = awaitable(_ops.delete_container_file)
+    list_containers_page = awaitable(_ops.list_containers_page)
+    start_processing = awaitable(_ops.start_processing)
+    get_processing = awaitable(_ops.get_processing)
+    cancel_processing = awaitable(_ops.cancel_processing)
+    archive_processing = awaitable(_ops.archive_processing)
+    list_processing_outputs = awaitable(_ops.list_processing_outputs)
+    list_processing_errors = awaitable(_ops.list_processing_errors)
+    list_processings_page = awaitable(_ops.list_processings_page)
+    upload = awaitable(_ops.upload)
+    download_outputs = awaitable(_ops.download_outputs)
+    create_webhook_endpoint = awaitable(_ops.create_webhook_endpoint)
+    update_webhook_endpoint = awaitable(_ops.update_webhook_endpoint)
+    delete_webhook_endpoint = awaitable(_ops.delete_webhook_endpoint)
+    list_webhook_endpoints_page = awaitable(_ops.list_webhook_endpoints_page)
+    list_missed_webhooks_page = awaitable(_ops.list_missed_webhooks_page)
 
 
 #: How often an awaited workflow is looked at (its progress reports delivered, its end
@@ -518,40 +303,21 @@ class AsyncWorkflow:
             raise
 
 
-class AsyncLoggerFiles:
+class AsyncLoggerFiles(_Logger):
     """:class:`~svc_sdk.unit.LoggerFiles` with awaitable operations; cancelling the
-    awaiting task stops a download (its ``.part`` files are resumed by the next)."""
+    awaiting task stops the transfer (a partial file stays as ``.part``, resumed by the
+    next download)."""
 
     def __init__(self, files: LoggerFiles) -> None:
         self.sync = files
         self._n = files._n
 
-    @property
-    def address(self) -> str:
-        return self.sync.address
-
-    @property
-    def user(self) -> str:
-        return self.sync.user
-
-    async def sessions(self) -> list[LoggerSession]:
-        sessions: list[LoggerSession] = await wait(self._n.sessions())
-        return sessions
-
-    async def download(
-        self, name: str, dest: str | os.PathLike[str], *, delete_after: bool = False
-    ) -> Downloaded:
-        done: Downloaded = await wait(self._n.download(name, os.fspath(dest), delete_after))
-        return done
-
-    async def delete(self, session: str) -> None:
-        await wait(self._n.delete(session))
-
-    def __repr__(self) -> str:
-        return f"Async{self.sync!r}"
+    sessions = awaitable(_logger_ops.sessions)
+    download = awaitable(_logger_ops.download)
+    delete = awaitable(_logger_ops.delete)
 
 
-class AsyncUnit:
+class AsyncUnit(_Session):
     """:class:`~svc_sdk.Unit` with awaitable operations."""
 
     def __init__(self, unit: Unit) -> None:
@@ -579,70 +345,31 @@ class AsyncUnit:
         loop = asyncio.get_running_loop()
         return cls(await loop.run_in_executor(None, lambda: Unit.serial_tcp(address, timeout=timeout)))
 
-    @property
-    def link(self) -> str:
-        return self.sync.link
-
-    @property
-    def user(self) -> Optional[str]:
-        return self.sync.user
-
     def __repr__(self) -> str:
         return f"Async{self.sync!r}"
 
-    async def login(self, user: str, password: str = "") -> None:
-        await wait(self._n.login(user, password))
-
-    async def logout(self) -> None:
-        await wait(self._n.logout())
-
-    async def info(self) -> dict[str, str]:
-        info: dict[str, str] = await wait(self._n.info())
-        return info
-
-    async def settings(self) -> dict[str, Any]:
-        tree: dict[str, Any] = await wait(self._n.settings())
-        return tree
-
-    async def get(self, path: str) -> Any:
-        return await wait(self._n.node(path))
-
-    async def set(self, path: str, value: Any, *, check_only: bool = False) -> WriteOutcome:
-        outcome: WriteOutcome = await wait(self._n.write_node(path, value, check_only))
-        return outcome
-
-    async def write(self, patch: Mapping[str, Any], *, check_only: bool = False) -> WriteOutcome:
-        outcome: WriteOutcome = await wait(self._n.write(dict(patch), check_only))
-        return outcome
-
-    async def apply(
-        self,
-        wanted: Mapping[str, Any],
-        *,
-        check_only: bool = False,
-        lock: bool = False,
-        reboot: bool = False,
-        wait: bool = False,
-        timeout: float = 60.0,
-    ) -> ApplyReport:
-        """:meth:`Unit.apply <svc_sdk.Unit.apply>`, awaitable."""
-        report: ApplyReport = await _wait(
-            self._n.apply(dict(wanted), check_only, lock, reboot, timeout if wait else None)
-        )
-        return report
-
-    async def save(self) -> None:
-        await wait(self._n.save())
-
-    async def export_settings(self) -> dict[str, Any]:
-        tree: dict[str, Any] = await wait(self._n.export())
-        return tree
-
-    async def lock(self) -> None:
-        await wait(self._n.lock())
-
-    async def unlock(self) -> None:
-        await wait(self._n.unlock())
+    login = awaitable(_unit_ops.login)
+    logout = awaitable(_unit_ops.logout)
+    change_password = awaitable(_unit_ops.change_password)
+    info = awaitable(_unit_ops.info)
+    settings = awaitable(_unit_ops.settings)
+    settings_delta = awaitable(_unit_ops.settings_delta)
+    get = awaitable(_unit_ops.get)
+    set = awaitable(_unit_ops.set)
+    write = awaitable(_unit_ops.write)
+    apply = awaitable(_unit_ops.apply)
+    save = awaitable(_unit_ops.save)
+    export_settings = awaitable(_unit_ops.export_settings)
+    import_settings = awaitable(_unit_ops.import_settings)
+    restore_defaults = awaitable(_unit_ops.restore_defaults)
+    lock = awaitable(_unit_ops.lock)
+    unlock = awaitable(_unit_ops.unlock)
+    reboot = awaitable(_unit_ops.reboot)
+    wait_until_back = awaitable(_unit_ops.wait_until_back)
+    logger_status = awaitable(_unit_ops.logger_status)
+    logger_start = awaitable(_unit_ops.logger_start)
+    logger_stop = awaitable(_unit_ops.logger_stop)
+    wait_ready = awaitable(_unit_ops.wait_ready)
 
     @contextlib.asynccontextmanager
     async def locked(self) -> AsyncIterator[AsyncUnit]:
@@ -669,41 +396,6 @@ class AsyncUnit:
         with contextlib.suppress(SvcError):
             await wait(self._n.unlock())
 
-    async def change_password(self, password: str, *, user: Optional[str] = None) -> None:
-        await wait(self._n.change_password(password, user))
-
-    async def settings_delta(self) -> dict[str, Any]:
-        tree: dict[str, Any] = await wait(self._n.settings_delta())
-        return tree
-
-    async def import_settings(
-        self, tree: Mapping[str, Any], *, check_only: bool = False
-    ) -> WriteOutcome:
-        outcome: WriteOutcome = await wait(self._n.import_settings(dict(tree), check_only))
-        return outcome
-
-    async def restore_defaults(self, *, check_only: bool = False) -> WriteOutcome:
-        outcome: WriteOutcome = await wait(self._n.restore_defaults(check_only))
-        return outcome
-
-    async def reboot(self, *, wait: bool = False, timeout: float = 60.0) -> Optional[dict[str, str]]:
-        """Reboots the unit (every token and the lock end); with ``wait``, returns its
-        info once it answers again."""
-        await _wait(self._n.reboot())
-        if wait:
-            return await self.wait_until_back(timeout)
-        return None
-
-    async def logger_status(self) -> dict[str, Any]:
-        status: dict[str, Any] = await wait(self._n.logger_status())
-        return status
-
-    async def logger_start(self) -> None:
-        await wait(self._n.logger_start())
-
-    async def logger_stop(self) -> None:
-        await wait(self._n.logger_stop())
-
     def logger_files(
         self,
         ftp: Optional[str] = None,
@@ -714,28 +406,11 @@ class AsyncUnit:
         """:meth:`Unit.logger_files <svc_sdk.Unit.logger_files>`, awaitable."""
         return AsyncLoggerFiles(self.sync.logger_files(ftp, user=user, password=password))
 
-    async def wait_until_back(self, timeout: float = 60.0) -> dict[str, str]:
-        info: dict[str, str] = await wait(self._n.wait_until_back(timeout))
-        return info
-
     def subscribe(
         self, messages: Optional[Iterable[str]] = None, *, capacity: int = DEFAULT_CAPACITY
     ) -> AsyncLiveStream:
         """:meth:`Unit.subscribe <svc_sdk.Unit.subscribe>`, as an async iterator."""
         return AsyncLiveStream(self.sync.subscribe(messages, capacity=capacity))
-
-    async def wait_ready(
-        self,
-        *,
-        fix: Optional[str] = "single",
-        aligned: bool = True,
-        utc: bool = True,
-        timeout: float = 300.0,
-    ) -> Readiness:
-        """:meth:`Unit.wait_ready <svc_sdk.Unit.wait_ready>`, awaitable; cancelling the
-        task stops the wait."""
-        ready: Readiness = await wait(self._n.wait_ready(fix, aligned, utc, timeout))
-        return ready
 
 
 class AsyncLiveStream:

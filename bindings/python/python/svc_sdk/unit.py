@@ -21,6 +21,7 @@ import os
 from typing import Any, Iterable, Iterator, Mapping, Optional, TypedDict
 
 from svc_sdk import _native
+from svc_sdk._calls import Pending, blocking
 from svc_sdk.errors import SvcError
 from svc_sdk.live import DEFAULT_CAPACITY, LiveStream, _names
 
@@ -96,7 +97,55 @@ class Downloaded(TypedDict):
     deleted: bool
 
 
-class LoggerFiles:
+class _Logger:
+    """What :class:`LoggerFiles` and :class:`~svc_sdk.aio.AsyncLoggerFiles` share."""
+
+    _n: _native.LoggerFiles
+
+    @property
+    def address(self) -> str:
+        """The FTP server, ``host:port``."""
+        return self._n.address
+
+    @property
+    def user(self) -> str:
+        """The FTP user."""
+        return self._n.user
+
+    def __repr__(self) -> str:
+        return repr(self._n)
+
+
+class _logger_ops:
+    """The logger files' operations, each written once: the methods of
+    :class:`LoggerFiles` and of :class:`~svc_sdk.aio.AsyncLoggerFiles`."""
+
+    @staticmethod
+    def sessions(f: _Logger) -> Pending[list[LoggerSession]]:
+        """The sessions and their files (names in order, sizes now), ``recording`` said
+        by the data logger's status (read over the unit's session)."""
+        return Pending(f._n.sessions())
+
+    @staticmethod
+    def download(
+        f: _Logger, name: str, dest: str | os.PathLike[str], *, delete_after: bool = False
+    ) -> Pending[Downloaded]:
+        """Downloads a session (``NAME``: every file) or one file (``NAME/FILE``) into
+        ``dest/<session>/``. Each file is written to ``<file>.part``, resumed after a
+        dropped connection, its size checked, then renamed (a ``.part`` left by an
+        interrupted download is resumed). With ``delete_after``, what was downloaded
+        is then deleted from the unit, and only if the unit still lists it as it was
+        downloaded (else ``ConflictError``, nothing deleted)."""
+        return Pending(f._n.download(name, os.fspath(dest), delete_after))
+
+    @staticmethod
+    def delete(f: _Logger, session: str) -> Pending[None]:
+        """Deletes a session from the unit (needs the ``FTP`` ``WRITE`` right: operator
+        and above; the session being recorded is refused)."""
+        return Pending(f._n.delete(session))
+
+
+class LoggerFiles(_Logger):
     """The unit's data logger sessions over FTP (its ``FTP`` right: ``READ`` lists and
     downloads, ``WRITE`` also deletes), from :meth:`Unit.logger_files`. Each call opens
     its own connection; thread-safe.
@@ -115,41 +164,9 @@ class LoggerFiles:
     def __init__(self, native: _native.LoggerFiles) -> None:
         self._n = native
 
-    @property
-    def address(self) -> str:
-        """The FTP server, ``host:port``."""
-        return self._n.address
-
-    @property
-    def user(self) -> str:
-        """The FTP user."""
-        return self._n.user
-
-    def sessions(self) -> list[LoggerSession]:
-        """The sessions and their files (names in order, sizes now), ``recording`` said
-        by the data logger's status (read over the unit's session)."""
-        sessions: list[LoggerSession] = self._n.sessions().result()
-        return sessions
-
-    def download(
-        self, name: str, dest: str | os.PathLike[str], *, delete_after: bool = False
-    ) -> Downloaded:
-        """Downloads a session (``NAME``: every file) or one file (``NAME/FILE``) into
-        ``dest/<session>/``. Each file is written to ``<file>.part``, resumed after a
-        dropped connection, its size checked, then renamed (a ``.part`` left by an
-        interrupted download is resumed). With ``delete_after``, what was downloaded
-        is then deleted from the unit, and only if the unit still lists it as it was
-        downloaded (else ``ConflictError``, nothing deleted)."""
-        done: Downloaded = self._n.download(name, os.fspath(dest), delete_after).result()
-        return done
-
-    def delete(self, session: str) -> None:
-        """Deletes a session from the unit (needs the ``FTP`` ``WRITE`` right: operator
-        and above; the session being recorded is refused)."""
-        self._n.delete(session).result()
-
-    def __repr__(self) -> str:
-        return repr(self._n)
+    sessions = blocking(_logger_ops.sessions)
+    download = blocking(_logger_ops.download)
+    delete = blocking(_logger_ops.delete)
 
 
 class Readiness(TypedDict):
@@ -167,7 +184,187 @@ class Readiness(TypedDict):
     utc_valid: Optional[bool]
 
 
-class Unit:
+class _Session:
+    """What :class:`Unit` and :class:`~svc_sdk.aio.AsyncUnit` share."""
+
+    _n: _native.Unit
+
+    @property
+    def link(self) -> str:
+        return self._n.link
+
+    @property
+    def user(self) -> Optional[str]:
+        """The logged-in user, or ``None`` (requests act as the default user)."""
+        return self._n.user
+
+
+class _ops:
+    """The unit's operations, each written once: the methods of :class:`Unit` and of
+    :class:`~svc_sdk.aio.AsyncUnit`."""
+
+    # --------------------------------------------------------------- session
+
+    @staticmethod
+    def login(u: _Session, user: str, password: str = "") -> Pending[None]:
+        """Logs in; after a reboot the session logs in again by itself."""
+        return Pending(u._n.login(user, password))
+
+    @staticmethod
+    def logout(u: _Session) -> Pending[None]:
+        return Pending(u._n.logout())
+
+    @staticmethod
+    def change_password(u: _Session, password: str, *, user: Optional[str] = None) -> Pending[None]:
+        """Changes your password, or ``user``'s when logged in as ``setup``."""
+        return Pending(u._n.change_password(password, user))
+
+    @staticmethod
+    def info(u: _Session) -> Pending[dict[str, str]]:
+        """Product code, serial number, firmware and API versions."""
+        return Pending(u._n.info())
+
+    # -------------------------------------------------------------- settings
+
+    @staticmethod
+    def settings(u: _Session) -> Pending[dict[str, Any]]:
+        """The whole settings tree."""
+        return Pending(u._n.settings())
+
+    @staticmethod
+    def settings_delta(u: _Session) -> Pending[dict[str, Any]]:
+        """Only the settings changed from the defaults."""
+        return Pending(u._n.settings_delta())
+
+    @staticmethod
+    def get(u: _Session, path: str) -> Pending[Any]:
+        """One node, e.g. ``aiding/gnss1/leverArmPrimary``. A path that names no node
+        (empty, ``..``, or an action such as ``default``) raises ``InvalidInputError``
+        before anything is sent."""
+        return Pending(u._n.node(path))
+
+    @staticmethod
+    def set(u: _Session, path: str, value: Any, *, check_only: bool = False) -> Pending[WriteOutcome]:
+        """Writes one node. A path that names no node (empty, ``..``, or an action such
+        as ``default``, which would restore every default) raises ``InvalidInputError``
+        before anything is sent."""
+        return Pending(u._n.write_node(path, value, check_only))
+
+    @staticmethod
+    def write(
+        u: _Session, patch: Mapping[str, Any], *, check_only: bool = False
+    ) -> Pending[WriteOutcome]:
+        """Writes a partial tree (merged into the unit's tree; all or nothing)."""
+        return Pending(u._n.write(dict(patch), check_only))
+
+    @staticmethod
+    def apply(
+        u: _Session,
+        wanted: Mapping[str, Any],
+        *,
+        check_only: bool = False,
+        lock: bool = False,
+        reboot: bool = False,
+        wait: bool = False,
+        timeout: float = 60.0,
+    ) -> Pending[ApplyReport]:
+        """Brings the unit to the wanted (whole or partial) tree: reads it, writes only
+        what differs (checked first with ``checkOnly``), reads it back and compares.
+        ``lock`` holds the settings lock meanwhile (needs a login). With ``reboot``, a
+        change that takes effect only after a reboot is saved and the unit rebooted
+        (``rebooted`` in the report); with ``wait`` too, this returns once the unit
+        answers again (``WaitTimeoutError`` after ``timeout`` seconds), so that the
+        next call finds it up. A reboot whose answer is lost counts only once the unit
+        is seen to have rebooted; otherwise ``reboot_pending`` is true."""
+        return Pending(
+            u._n.apply(dict(wanted), check_only, lock, reboot, timeout if wait else None)
+        )
+
+    @staticmethod
+    def save(u: _Session) -> Pending[None]:
+        """Saves the settings to the unit's permanent memory (the vendor client's
+        ``/settings/save``; ``NotFoundError`` from a unit without that route, which
+        keeps applied settings anyway)."""
+        return Pending(u._n.save())
+
+    @staticmethod
+    def export_settings(u: _Session) -> Pending[dict[str, Any]]:
+        """The whole tree, as a file to keep (lossless)."""
+        return Pending(u._n.export())
+
+    @staticmethod
+    def import_settings(
+        u: _Session, tree: Mapping[str, Any], *, check_only: bool = False
+    ) -> Pending[WriteOutcome]:
+        """Loads a whole tree."""
+        return Pending(u._n.import_settings(dict(tree), check_only))
+
+    @staticmethod
+    def restore_defaults(u: _Session, *, check_only: bool = False) -> Pending[WriteOutcome]:
+        return Pending(u._n.restore_defaults(check_only))
+
+    @staticmethod
+    def lock(u: _Session) -> Pending[None]:
+        """Takes the settings lock (others' writes then get ``ConflictError``)."""
+        return Pending(u._n.lock())
+
+    @staticmethod
+    def unlock(u: _Session) -> Pending[None]:
+        return Pending(u._n.unlock())
+
+    # --------------------------------------------------------------- actions
+
+    @staticmethod
+    def reboot(
+        u: _Session, *, wait: bool = False, timeout: float = 60.0
+    ) -> Pending[Optional[dict[str, str]]]:
+        """Reboots the unit (every token and the lock end); with ``wait``, returns its
+        info once it answers again (as :meth:`wait_until_back`). ``/reboot`` is tried
+        first, then the vendor client's ``/system/reboot`` when the unit has no such
+        route."""
+        return Pending(u._n.reboot(timeout if wait else None))
+
+    @staticmethod
+    def wait_until_back(u: _Session, timeout: float = 60.0) -> Pending[dict[str, str]]:
+        """Waits until the unit answers again after a reboot (and logs in again if the
+        session was logged in); its info. ``WaitTimeoutError`` (naming the last
+        failure) when it is still not back after ``timeout`` seconds."""
+        return Pending(u._n.wait_until_back(timeout))
+
+    @staticmethod
+    def logger_status(u: _Session) -> Pending[dict[str, Any]]:
+        return Pending(u._n.logger_status())
+
+    @staticmethod
+    def logger_start(u: _Session) -> Pending[None]:
+        return Pending(u._n.logger_start())
+
+    @staticmethod
+    def logger_stop(u: _Session) -> Pending[None]:
+        return Pending(u._n.logger_stop())
+
+    # ------------------------------------------------------------- live logs
+
+    @staticmethod
+    def wait_ready(
+        u: _Session,
+        *,
+        fix: Optional[str] = "single",
+        aligned: bool = True,
+        utc: bool = True,
+        timeout: float = 300.0,
+    ) -> Pending[Readiness]:
+        """Waits until the unit's output logs on its serial link say it is ready to log:
+        a GNSS fix of at least ``fix`` (``"single"``, ``"differential"``,
+        ``"rtkFloat"``, ``"rtkFixed"``; ``None``: no GNSS condition), the filter
+        ``aligned``, ``utc`` valid. The messages that tell (``gps1Pos``, ``ekfNav``,
+        ``utcTime``) must be enabled on the port. ``WaitTimeoutError`` after
+        ``timeout`` seconds, its ``missing`` listing what was missing. Cancelling
+        stops the wait."""
+        return Pending(u._n.wait_ready(fix, aligned, utc, timeout))
+
+
+class Unit(_Session):
     """A session with one unit. Thread-safe."""
 
     def __init__(self, native: _native.Unit) -> None:
@@ -195,115 +392,31 @@ class Unit:
         :meth:`serial`."""
         return cls(_native.Unit.serial_tcp(address, timeout=timeout))
 
-    @property
-    def link(self) -> str:
-        return self._n.link
-
-    @property
-    def user(self) -> Optional[str]:
-        """The logged-in user, or ``None`` (requests act as the default user)."""
-        return self._n.user
-
     def __repr__(self) -> str:
         return repr(self._n)
 
-    # ------------------------------------------------------------------- session
-
-    def login(self, user: str, password: str = "") -> None:
-        """Logs in; after a reboot the session logs in again by itself."""
-        self._n.login(user, password).result()
-
-    def logout(self) -> None:
-        self._n.logout().result()
-
-    def change_password(self, password: str, *, user: Optional[str] = None) -> None:
-        """Changes your password, or ``user``'s when logged in as ``setup``."""
-        self._n.change_password(password, user).result()
-
-    def info(self) -> dict[str, str]:
-        """Product code, serial number, firmware and API versions."""
-        info: dict[str, str] = self._n.info().result()
-        return info
-
-    # ------------------------------------------------------------------ settings
-
-    def settings(self) -> dict[str, Any]:
-        """The whole settings tree."""
-        tree: dict[str, Any] = self._n.settings().result()
-        return tree
-
-    def settings_delta(self) -> dict[str, Any]:
-        """Only the settings changed from the defaults."""
-        tree: dict[str, Any] = self._n.settings_delta().result()
-        return tree
-
-    def get(self, path: str) -> Any:
-        """One node, e.g. ``aiding/gnss1/leverArmPrimary``. A path that names no node
-        (empty, ``..``, or an action such as ``default``) raises ``InvalidInputError``
-        before anything is sent."""
-        return self._n.node(path).result()
-
-    def set(self, path: str, value: Any, *, check_only: bool = False) -> WriteOutcome:
-        """Writes one node. A path that names no node (empty, ``..``, or an action such
-        as ``default``, which would restore every default) raises ``InvalidInputError``
-        before anything is sent."""
-        outcome: WriteOutcome = self._n.write_node(path, value, check_only).result()
-        return outcome
-
-    def write(self, patch: Mapping[str, Any], *, check_only: bool = False) -> WriteOutcome:
-        """Writes a partial tree (merged into the unit's tree; all or nothing)."""
-        outcome: WriteOutcome = self._n.write(dict(patch), check_only).result()
-        return outcome
-
-    def apply(
-        self,
-        wanted: Mapping[str, Any],
-        *,
-        check_only: bool = False,
-        lock: bool = False,
-        reboot: bool = False,
-        wait: bool = False,
-        timeout: float = 60.0,
-    ) -> ApplyReport:
-        """Brings the unit to the wanted (whole or partial) tree: reads it, writes only
-        what differs (checked first with ``checkOnly``), reads it back and compares.
-        ``lock`` holds the settings lock meanwhile (needs a login). With ``reboot``, a
-        change that takes effect only after a reboot is saved and the unit rebooted
-        (``rebooted`` in the report); with ``wait`` too, this returns once the unit
-        answers again (``WaitTimeoutError`` after ``timeout`` seconds), so that the
-        next call finds it up. A reboot whose answer is lost counts only once the unit
-        is seen to have rebooted; otherwise ``reboot_pending`` is true."""
-        report: ApplyReport = self._n.apply(
-            dict(wanted), check_only, lock, reboot, timeout if wait else None
-        ).result()
-        return report
-
-    def save(self) -> None:
-        """Saves the settings to the unit's permanent memory (the vendor client's
-        ``/settings/save``; ``NotFoundError`` from a unit without that route, which
-        keeps applied settings anyway)."""
-        self._n.save().result()
-
-    def export_settings(self) -> dict[str, Any]:
-        """The whole tree, as a file to keep (lossless)."""
-        tree: dict[str, Any] = self._n.export().result()
-        return tree
-
-    def import_settings(self, tree: Mapping[str, Any], *, check_only: bool = False) -> WriteOutcome:
-        """Loads a whole tree."""
-        outcome: WriteOutcome = self._n.import_settings(dict(tree), check_only).result()
-        return outcome
-
-    def restore_defaults(self, *, check_only: bool = False) -> WriteOutcome:
-        outcome: WriteOutcome = self._n.restore_defaults(check_only).result()
-        return outcome
-
-    def lock(self) -> None:
-        """Takes the settings lock (others' writes then get ``ConflictError``)."""
-        self._n.lock().result()
-
-    def unlock(self) -> None:
-        self._n.unlock().result()
+    login = blocking(_ops.login)
+    logout = blocking(_ops.logout)
+    change_password = blocking(_ops.change_password)
+    info = blocking(_ops.info)
+    settings = blocking(_ops.settings)
+    settings_delta = blocking(_ops.settings_delta)
+    get = blocking(_ops.get)
+    set = blocking(_ops.set)
+    write = blocking(_ops.write)
+    apply = blocking(_ops.apply)
+    save = blocking(_ops.save)
+    export_settings = blocking(_ops.export_settings)
+    import_settings = blocking(_ops.import_settings)
+    restore_defaults = blocking(_ops.restore_defaults)
+    lock = blocking(_ops.lock)
+    unlock = blocking(_ops.unlock)
+    reboot = blocking(_ops.reboot)
+    wait_until_back = blocking(_ops.wait_until_back)
+    logger_status = blocking(_ops.logger_status)
+    logger_start = blocking(_ops.logger_start)
+    logger_stop = blocking(_ops.logger_stop)
+    wait_ready = blocking(_ops.wait_ready)
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[Unit]:
@@ -320,36 +433,6 @@ class Unit:
         finally:
             self.unlock()
 
-    # ------------------------------------------------------------------- actions
-
-    def reboot(self, *, wait: bool = False, timeout: float = 60.0) -> Optional[dict[str, str]]:
-        """Reboots the unit (every token and the lock end); with ``wait``, returns its
-        info once it answers again. ``/reboot`` is tried first, then the vendor
-        client's ``/system/reboot`` when the unit has no such route."""
-        self._n.reboot().result()
-        if wait:
-            return self.wait_until_back(timeout)
-        return None
-
-    def wait_until_back(self, timeout: float = 60.0) -> dict[str, str]:
-        """Waits until the unit answers again after a reboot (and logs in again if the
-        session was logged in); its info. ``WaitTimeoutError`` (naming the last
-        failure) when it is still not back after ``timeout`` seconds."""
-        info: dict[str, str] = self._n.wait_until_back(timeout).result()
-        return info
-
-    def logger_status(self) -> dict[str, Any]:
-        status: dict[str, Any] = self._n.logger_status().result()
-        return status
-
-    def logger_start(self) -> None:
-        self._n.logger_start().result()
-
-    def logger_stop(self) -> None:
-        self._n.logger_stop().result()
-
-    # ----------------------------------------------------------------- live logs
-
     def subscribe(
         self, messages: Optional[Iterable[str]] = None, *, capacity: int = DEFAULT_CAPACITY
     ) -> LiveStream:
@@ -360,23 +443,6 @@ class Unit:
         HTTP: a unit sends its Ethernet outputs as UDP datagrams
         (:func:`svc_sdk.live.udp`)."""
         return LiveStream(self._n.subscribe(_names(messages), capacity))
-
-    def wait_ready(
-        self,
-        *,
-        fix: Optional[str] = "single",
-        aligned: bool = True,
-        utc: bool = True,
-        timeout: float = 300.0,
-    ) -> Readiness:
-        """Waits until the unit's output logs on its serial link say it is ready to log:
-        a GNSS fix of at least ``fix`` (``"single"``, ``"differential"``,
-        ``"rtkFloat"``, ``"rtkFixed"``; ``None``: no GNSS condition), the filter
-        ``aligned``, ``utc`` valid. The messages that tell (``gps1Pos``, ``ekfNav``,
-        ``utcTime``) must be enabled on the port. ``WaitTimeoutError`` after
-        ``timeout`` seconds, its ``missing`` listing what was missing."""
-        ready: Readiness = self._n.wait_ready(fix, aligned, utc, timeout).result()
-        return ready
 
     def logger_files(
         self,

@@ -119,7 +119,7 @@ class TransferTest {
         }
         assertEquals(404, missing.status())
         assertEquals("getContainer", missing.operation())
-        assertTrue(missing.message!!.contains("nothing was transferred"), missing.message)
+        assertTrue(missing.message.contains("nothing was transferred"), missing.message)
         assertEquals(ContainerFileStatus.Pending, client.getContainer(container.id).files[0].status)
 
         val report = transfers.uploadToContainer(client, container.id, mapOf("gnss/rover.nmea" to rover.path))
