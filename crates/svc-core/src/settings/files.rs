@@ -78,15 +78,19 @@ fn read_text(path: &Path) -> Result<String, SettingsError> {
             .err()
             .unwrap_or_else(|| not_a_tree(path, "its root is not an object")));
     }
-    let text = String::from_utf8(bytes).map_err(|_| {
+    String::from_utf8(bytes).map_err(|_| {
         read_tree(path)
             .err()
             .unwrap_or_else(|| not_a_tree(path, "not UTF-8"))
-    })?;
-    // Whether it is JSON is found by the comparison; a key written twice is not.
-    match super::strict::first_duplicate_key(&text) {
-        Ok(Some(_)) => refuse_duplicates(&text, &path.display().to_string()).map(|()| text),
-        _ => Ok(text),
+    })
+}
+
+/// A key written twice in one object, refused naming it (whether the text is JSON is
+/// found by the comparison).
+fn unique_keys(path: &Path, text: &str) -> Result<(), SettingsError> {
+    match super::strict::first_duplicate_key(text) {
+        Ok(Some(_)) => refuse_duplicates(text, &path.display().to_string()),
+        _ => Ok(()),
     }
 }
 
@@ -148,6 +152,7 @@ pub struct FileDiff {
 /// that cannot be used.
 pub fn diff_files(reference: &Path, files: &[PathBuf]) -> Result<Vec<FileDiff>, SettingsError> {
     let reference_text = read_text(reference)?;
+    unique_keys(reference, &reference_text)?;
     // Checked whole, its structure read once for every file.
     let index = Reference::new(reference_text).map_err(|e| name_files(e, reference, reference))?;
     let index = &index;
@@ -164,9 +169,18 @@ pub fn diff_files(reference: &Path, files: &[PathBuf]) -> Result<Vec<FileDiff>, 
                         .iter()
                         .map(|file| {
                             let text = read_text(file)?;
-                            let patch = index
-                                .diff(&text)
-                                .map_err(|e| name_files(e, reference, file))?;
+                            // Laid out as the reference, its keys are the reference's
+                            // (unique); any other text is checked for a key written
+                            // twice first.
+                            let patch = match index.same_layout(&text) {
+                                Some(patch) => patch,
+                                None => {
+                                    unique_keys(file, &text)?;
+                                    index
+                                        .diff_other_layout(&text)
+                                        .map_err(|e| name_files(e, reference, file))?
+                                }
+                            };
                             Ok(FileDiff {
                                 file: file.clone(),
                                 patch,
@@ -204,6 +218,40 @@ mod tests {
         let path = dir.join(name);
         std::fs::write(&path, text).expect("write a test file");
         path
+    }
+
+    #[test]
+    fn a_key_written_twice_is_refused_in_the_reference_and_in_any_file() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let reference = write(dir.path(), "ref.json", r#"{"a":[{"b":1}],"c":1}"#);
+        // Laid out as the reference but for an array that now writes a key twice; then
+        // laid out otherwise, with a key twice at the top.
+        let in_array = write(dir.path(), "array.json", r#"{"a":[{"b":1,"b":2}],"c":1}"#);
+        let elsewhere = write(
+            dir.path(),
+            "top.json",
+            r#"{"a": [{"b": 1}], "c": 1, "c": 2}"#,
+        );
+        for (file, node, key) in [(&in_array, "a/0/b", "b"), (&elsewhere, "c", "c")] {
+            match diff_files(&reference, std::slice::from_ref(file)) {
+                Err(SettingsError::DuplicateKey {
+                    path,
+                    node: n,
+                    key: k,
+                    ..
+                }) => {
+                    assert_eq!(path, file.display().to_string());
+                    assert_eq!((n.as_str(), k.as_str()), (node, key));
+                }
+                other => panic!("{}: {other:?}", file.display()),
+            }
+        }
+        let twice = write(dir.path(), "twice.json", r#"{"a":[{"b":1}],"c":1,"c":1}"#);
+        let ok = write(dir.path(), "ok.json", r#"{"a":[{"b":2}],"c":1}"#);
+        assert!(matches!(
+            diff_files(&twice, &[ok]),
+            Err(SettingsError::DuplicateKey { .. })
+        ));
     }
 
     #[test]

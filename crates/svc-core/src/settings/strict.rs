@@ -7,7 +7,7 @@ use std::cell::RefCell;
 use std::collections::HashSet;
 use std::fmt;
 
-use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 
 /// A key found twice in one object.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -92,7 +92,17 @@ impl<'de> Visitor<'de> for Walk<'_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        // The objects in arrays too (their node named by the index).
+        for index in 0usize.. {
+            let node = if self.node.is_empty() {
+                index.to_string()
+            } else {
+                format!("{}/{index}", self.node)
+            };
+            if seq.next_element_seed(Walk { node: &node })?.is_none() {
+                break;
+            }
+        }
         Ok(())
     }
 
@@ -131,6 +141,14 @@ mod tests {
             .expect("JSON")
             .expect("one");
         assert_eq!((top.node.as_str(), top.line), ("oem", 1));
+    }
+
+    #[test]
+    fn a_key_twice_in_an_object_of_an_array_is_named_with_its_index() {
+        let found = first_duplicate_key(r#"{"a": [1, {"k": 1}, {"k": 1, "k": 2}]}"#)
+            .expect("JSON")
+            .expect("a duplicate");
+        assert_eq!((found.node.as_str(), found.key.as_str()), ("a/2/k", "k"));
     }
 
     #[test]

@@ -15,6 +15,7 @@ use super::scan::{
     MAX_DEPTH, common_prefix, depth, has_duplicates, number_end, skip_space, string_end, value_at,
 };
 use crate::settings::diff::{ChangeList, values_equal};
+use crate::settings::strict::first_duplicate_key;
 use crate::settings::{Patch, SettingsError};
 
 /// A value of the reference text.
@@ -57,11 +58,17 @@ impl Reference {
     }
 
     /// The patch from the reference to `new`: [`diff_json`]`(reference, new)`.
+    #[cfg(test)]
     pub(crate) fn diff(&self, new: &str) -> Result<Patch, SettingsError> {
         match self.same_layout(new) {
             Some(patch) => Ok(patch),
             None => diff_json(&self.text, new),
         }
+    }
+
+    /// [`diff_json`]`(reference, new)` without trying [`Reference::same_layout`] first.
+    pub(crate) fn diff_other_layout(&self, new: &str) -> Result<Patch, SettingsError> {
+        diff_json(&self.text, new)
     }
 
     /// The patch when `new` is laid out as the reference (the same keys in the same
@@ -95,6 +102,15 @@ impl Reference {
             let (new_value, new_end) = value_at(new, new_start)?;
             if value.depth + depth(&new_value) > MAX_DEPTH {
                 return None;
+            }
+            // The reference's keys are unique, and so are the same keys in the new text;
+            // a new array holding objects may write one twice (which the parse above
+            // hid): the slower path refuses it.
+            if holds_object(&new_value) {
+                let written = std::str::from_utf8(new.get(new_start..new_end)?).ok()?;
+                if !matches!(first_duplicate_key(written), Ok(None)) {
+                    return None;
+                }
             }
             if !values_equal(&old_value, &new_value) {
                 let keys = self.keys(nodes, node)?;
@@ -144,6 +160,15 @@ impl Reference {
         }
         keys.reverse();
         Some(keys)
+    }
+}
+
+/// Whether `value` is or holds an object.
+fn holds_object(value: &serde_json::Value) -> bool {
+    match value {
+        serde_json::Value::Object(_) => true,
+        serde_json::Value::Array(items) => items.iter().any(holds_object),
+        _ => false,
     }
 }
 
@@ -293,6 +318,22 @@ mod tests {
             assert_eq!(reference.diff(&new), diff_json(&old, &new));
         }
         assert!(reference.fast(nodes, &old).is_some_and(|p| p.is_empty()));
+    }
+
+    #[test]
+    fn a_new_array_that_writes_a_key_twice_leaves_the_fast_comparison() {
+        let old = r#"{"a": [{"b": 1}], "c": 1}"#;
+        let reference = Reference::new(old.to_owned()).expect("a JSON reference");
+        assert!(
+            reference
+                .same_layout(r#"{"a": [{"b": 2}], "c": 1}"#)
+                .is_some()
+        );
+        assert!(
+            reference
+                .same_layout(r#"{"a": [{"b": 1, "b": 2}], "c": 1}"#)
+                .is_none()
+        );
     }
 
     #[test]
