@@ -8,9 +8,13 @@
 //   on macOS, which also writes its checksum here; `SvcSdk` holds the Swift generated
 //   by uniffi from the same build.
 // - Local, for this repository's tests (`SVC_FFI_LIB_DIR` set, as `cargo xtask swift`
-//   does): `SvcFfi` is the generated C header as a system library, and `SvcSdk` links
-//   the library built in that folder (`unsafeFlags`, which SwiftPM accepts only in a
-//   root package, never in a dependency).
+//   does): `SvcFfi` is the generated C header as a system library (its module map links
+//   `svc_ffi`); the folder of the library is given to the linker on the command line
+//   (`swift build -Xlinker -L<dir>`), so that the package also builds as a dependency,
+//   as the app in `Consumer/` uses it.
+//
+// On Apple platforms the library's TLS verifier uses the Security and CoreFoundation
+// frameworks: `SvcSdk` links them, so an app needs no linker setting of its own.
 //
 // `SVC_XCFRAMEWORK=<path to SvcFfi.xcframework, inside this package's folder>` uses a
 // local XCFramework instead of the release's download (the script's own check).
@@ -27,11 +31,9 @@ let environment = ProcessInfo.processInfo.environment
 let localLibDir = environment["SVC_FFI_LIB_DIR"]
 
 let ffi: Target
-var linkerSettings: [LinkerSetting] = []
-if let libDir = localLibDir {
+if localLibDir != nil {
     // The generated C header of the library's exported functions.
     ffi = .systemLibrary(name: "SvcFfi", path: "Sources/SvcFfi")
-    linkerSettings = [.unsafeFlags(["-L", libDir, "-Xlinker", "-rpath", "-Xlinker", libDir])]
 } else if let path = environment["SVC_XCFRAMEWORK"] {
     ffi = .binaryTarget(name: "SvcFfi", path: path)
 } else {
@@ -49,7 +51,10 @@ var targets: [Target] = [
         name: "SvcSdk",
         dependencies: ["SvcFfi"],
         path: "Sources/SvcSdk",
-        linkerSettings: linkerSettings
+        linkerSettings: [
+            .linkedFramework("Security", .when(platforms: [.macOS, .iOS])),
+            .linkedFramework("CoreFoundation", .when(platforms: [.macOS, .iOS])),
+        ]
     ),
 ]
 if localLibDir != nil {

@@ -449,12 +449,13 @@ pub fn swift(root: &Path) -> Result<()> {
     // The package as the folder sees it, under /svc: the committed sources, the
     // generated code, the library, the test data. `.build` is kept between runs.
     let pkg = dir.join("svc/pkg");
-    for sub in ["Sources", "Tests", "fixtures"] {
+    for sub in ["Sources", "Tests", "fixtures", "Consumer/Sources"] {
         let _ = std::fs::remove_dir_all(pkg.join(sub));
     }
     let source = root.join("bindings/swift");
     copy_dir(&source.join("Sources"), &pkg.join("Sources"))?;
     copy_dir(&source.join("Tests"), &pkg.join("Tests"))?;
+    copy_dir(&source.join("Consumer"), &pkg.join("Consumer"))?;
     std::fs::copy(source.join("Package.swift"), pkg.join("Package.swift"))?;
     std::fs::copy(
         generated.join("SvcSdk.swift"),
@@ -529,7 +530,7 @@ pub fn swift(root: &Path) -> Result<()> {
     }
     run(
         Path::new("."),
-        "swift test",
+        "swift test, and an app using the package",
         Command::new("chroot")
             .arg(&dir)
             .args([
@@ -545,7 +546,13 @@ pub fn swift(root: &Path) -> Result<()> {
                 "SVC_FIXTURES=/svc/pkg/fixtures",
                 "/bin/sh",
                 "-c",
-                "cd /svc/pkg && swift test",
+                // The package's tests, then an app that depends on the package (resolved
+                // by path, linked, run against the emulator). The library's folder is
+                // given on the command line, as a manifest may not (in a dependency).
+                "set -e; link='-Xlinker -L/svc/lib -Xlinker -rpath -Xlinker /svc/lib'; \
+                 cd /svc/pkg && swift test $link; \
+                 cd Consumer && swift build $link && .build/debug/SvcApp && \
+                 env -u SVC_EMULATOR_JSON .build/debug/SvcApp",
             ]),
     )?;
     drop(guard);

@@ -2,7 +2,8 @@
 # The iOS/macOS XCFramework of the SDK (static libraries with the generated C header and
 # module map, module `SvcFfi`), zipped, with its SwiftPM checksum, and the Swift package
 # a release publishes: bindings/swift/Package.swift with that checksum, the generated
-# SvcSdk.swift and the hand-written Sources/SvcSdk files.
+# SvcSdk.swift and the hand-written Sources/SvcSdk files; then an app using that package
+# (bindings/swift/Consumer) built for macOS (and run) and iOS.
 #
 # Needs macOS with Xcode (xcodebuild, lipo, swift). NOT RUN on the machine this was
 # written on (no Apple toolchain there): the hosted-runner job `ios` of
@@ -53,5 +54,12 @@ cp target/bindings/swift/SvcSdk.swift "$package/Sources/SvcSdk/"
 cp -R "$out/SvcFfi.xcframework" "$package/"
 (cd "$package" && SVC_XCFRAMEWORK=SvcFfi.xcframework swift build)
 (cd "$package" && SVC_XCFRAMEWORK=SvcFfi.xcframework xcodebuild build -scheme SvcSdk -destination 'generic/platform=iOS' -quiet)
+# An app that depends on the package as a team's does (bindings/swift/Consumer), with no
+# build setting of its own: linked and run on macOS, linked for iOS.
+consumer="$root/bindings/swift/Consumer"
+(cd "$consumer" && SVC_SDK_PACKAGE="$package" SVC_XCFRAMEWORK=SvcFfi.xcframework swift build)
+(cd "$consumer" && "$(SVC_SDK_PACKAGE="$package" SVC_XCFRAMEWORK=SvcFfi.xcframework swift build --show-bin-path)/SvcApp")
+(cd "$consumer" && SVC_SDK_PACKAGE="$package" SVC_XCFRAMEWORK=SvcFfi.xcframework xcodebuild build -scheme SvcApp -destination 'generic/platform=iOS' -quiet)
+rm -rf "$consumer/.build"
 rm -rf "$package/SvcFfi.xcframework" "$package/.build"
 ls -l "$out"
