@@ -65,6 +65,7 @@ fn fixture() -> &'static Fixture {
             secret_key: "fuzz-secret-key".to_owned(),
             session_token: "IQoJb3JpZ2luX2VjEFUZZ//////////wEaCWV1LXdlc3QtMy+fuzz==".to_owned(),
             extra_fields: vec![(EXTRA_FIELD.0.to_owned(), EXTRA_FIELD.1.to_owned())],
+            upload_bytes_per_second: 0,
             upload_ttl: UPLOAD_TTL,
             download_ttl: UPLOAD_TTL,
             on_upload: Arc::new(move |event: &UploadEvent| {
