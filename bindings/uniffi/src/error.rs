@@ -66,7 +66,11 @@ macro_rules! svc_error {
         /// - `retryable`: whether repeating the same request later may help;
         /// - `side`: which side failed (`service`, `identity_provider`, `storage`,
         ///   `unit`), none for a local failure.
+        ///
+        /// Its text is `reason` (Kotlin `toString()`, Swift `description` and
+        /// `localizedDescription`).
         #[derive(Clone, Debug, thiserror::Error, uniffi::Error)]
+        #[uniffi::export(Display)]
         pub enum SvcError {
             $(
                 $(#[$doc])*

@@ -354,6 +354,20 @@ impl TransferTask {
         self.handle.is_finished()
     }
 
+    /// The transfer's progress as a stream of its own (Kotlin `progressFlow()`, Swift
+    /// `progressUpdates`): the snapshot now, then the latest one after each change (a
+    /// reader that falls behind gets the newest, never a backlog, and never holds the
+    /// transfer up), ending after the snapshot that says `finished`.
+    pub fn progress_stream(&self) -> Arc<TransferProgressStream> {
+        Arc::new(TransferProgressStream {
+            watch: Arc::new(tokio::sync::Mutex::new(ProgressWatch {
+                receiver: self.handle.subscribe(),
+                started: false,
+                ended: false,
+            })),
+        })
+    }
+
     /// Waits for the end of the transfer. Cancelling the wait cancels the transfer too,
     /// unless it was detached.
     pub async fn wait(&self) -> Result<TransferReport, SvcError> {
@@ -368,5 +382,44 @@ impl TransferTask {
         let handle = self.handle.clone();
         let ended = signal.end(async move { handle.wait_or_cancel().await });
         run(async move { Ok(ended.await?.into()) }).await
+    }
+}
+
+/// A transfer's progress snapshots (see `TransferTask.progressStream()`).
+#[derive(uniffi::Object)]
+pub struct TransferProgressStream {
+    watch: Arc<tokio::sync::Mutex<ProgressWatch>>,
+}
+
+struct ProgressWatch {
+    receiver: tokio::sync::watch::Receiver<st::Progress>,
+    /// The snapshot at the start was given.
+    started: bool,
+    /// The `finished` snapshot was given (or the transfer is gone): nothing follows.
+    ended: bool,
+}
+
+#[uniffi::export]
+impl TransferProgressStream {
+    /// The next snapshot: at once the first time, then once the progress has changed;
+    /// `None` after the `finished` one. Cancelling the wait takes nothing from the
+    /// stream.
+    pub async fn next(&self) -> Result<Option<TransferProgress>, SvcError> {
+        let watch = Arc::clone(&self.watch);
+        run(async move {
+            let mut watch = watch.lock().await;
+            if watch.ended {
+                return Ok(None);
+            }
+            if watch.started && watch.receiver.changed().await.is_err() {
+                watch.ended = true;
+                return Ok(None);
+            }
+            watch.started = true;
+            let snapshot = watch.receiver.borrow_and_update().clone();
+            watch.ended = snapshot.finished;
+            Ok(Some((&snapshot).into()))
+        })
+        .await
     }
 }

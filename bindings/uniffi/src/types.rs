@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use svc_core::Metadata;
 use svc_core::cloud as sc;
@@ -419,11 +419,13 @@ pub struct Processing {
     pub updated_at: Option<SystemTime>,
     pub archive_scheduled_at: Option<SystemTime>,
     pub metadata: Option<HashMap<String, String>>,
-    pub mission_length: Option<i64>,
+    /// How long the mission in the input data lasts (whole seconds).
+    pub mission_length: Option<Duration>,
     pub mission_location_country: Option<String>,
     pub mission_location_place: Option<String>,
     pub mission_location_region: Option<String>,
-    pub processing_duration: Option<i64>,
+    /// How long the processing ran (whole seconds); `None` until it is known.
+    pub processing_duration: Option<Duration>,
     /// The processing configuration, as a JSON object (`{}` when left out).
     pub processing_json: String,
 }
@@ -450,14 +452,20 @@ impl From<sc::Processing> for Processing {
             updated_at: p.updated_at.map(time),
             archive_scheduled_at: p.archive_scheduled_at.map(time),
             metadata: p.metadata.map(metadata_out),
-            mission_length: p.mission_length,
+            mission_length: p.mission_length.and_then(seconds),
             mission_location_country: p.mission_location_country,
             mission_location_place: p.mission_location_place,
             mission_location_region: p.mission_location_region,
-            processing_duration: p.processing_duration,
+            processing_duration: p.processing_duration.and_then(seconds),
             processing_json: json_object_out(p.processing_json),
         }
     }
+}
+
+/// A count of seconds the service gave as a duration (`None` for a negative one, which
+/// the service's schema excludes).
+fn seconds(count: i64) -> Option<Duration> {
+    u64::try_from(count).ok().map(Duration::from_secs)
 }
 
 /// One page of processings, with the total over all pages.

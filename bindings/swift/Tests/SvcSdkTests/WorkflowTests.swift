@@ -276,6 +276,10 @@ final class WorkflowTests: XCTestCase {
             XCTAssertLessThan(Date(), deadline, "the processing did not end")
             try await Task.sleep(nanoseconds: 100_000_000)
         }
+        // Times are `TimeInterval`s, not counts of seconds.
+        let ended = try await client.getProcessing(processingId: processing.id)
+        let ran: TimeInterval = try XCTUnwrap(ended.processingDuration)
+        XCTAssertGreaterThanOrEqual(ran, 1)
         let folder = temporaryFolder()
         let downloaded = try await transfers.download(outputsOf: processing.id, of: client, into: folder.path)
         let outputs = try await client.listProcessingOutputs(processingId: processing.id)
@@ -307,6 +311,30 @@ final class WorkflowTests: XCTestCase {
         XCTAssertEqual(after.files.first?.status, .pending)
     }
 
+    func testAnUploadsProgressAsAnAsyncSequenceEndsWithTheFinishedSnapshot() async throws {
+        let client = try CloudClient.create(config: Env.config())
+        let imu = Env.fixture("imu.csv")
+        let size = (try FileManager.default.attributesOfItem(atPath: imu.path)[.size] as? NSNumber)?.int64Value ?? 0
+        let container = try await client.createContainer(request: CreateContainerRequest(
+            region: .euWest3, files: [CreateContainerFile(path: "imu.csv", size: size, fileType: .input)]
+        ))
+        let file = try XCTUnwrap(container.files.first)
+        let upload = try Transfers(options: TransferOptions()).upload(jobs: [
+            UploadJob(localPath: imu.path, containerPath: file.path, size: size, uploadInfo: try XCTUnwrap(file.uploadInfo)),
+        ])
+        var seen: [TransferProgress] = []
+        for try await progress in upload.progressUpdates {
+            seen.append(progress)
+        }
+        XCTAssertFalse(seen.dropLast().contains { $0.finished }, "\(seen)")
+        let last = try XCTUnwrap(seen.last)
+        XCTAssertTrue(last.finished)
+        XCTAssertEqual(last.doneBytes, size)
+        XCTAssertEqual(seen.map(\.doneBytes), seen.map(\.doneBytes).sorted())
+        let report = try await upload.report()
+        XCTAssertEqual(report.files.first?.bytes, size)
+    }
+
     func testCancellingTheTaskCancelsCloudCallsAndPagers() async throws {
         let hung = HungServer()
         let base = Env.config()
@@ -334,6 +362,15 @@ final class WorkflowTests: XCTestCase {
         XCTAssertEqual(missing?.retryable, false)
         let invalid = await svcError { try await client.getContainer(containerId: "not-a-uuid") }
         XCTAssertEqual(invalid?.kind, .invalidInput)
+        // What an alert or a log line shows: the sentence, not the fields.
+        do {
+            _ = try await client.getProcessing(processingId: "00000000-0000-4000-8000-000000000000")
+            XCTFail("an unknown processing was found")
+        } catch let error as SvcError {
+            XCTAssertEqual(error.localizedDescription, error.reason())
+            XCTAssertEqual("\(error)", error.reason())
+            XCTAssertFalse(error.localizedDescription.contains("status="))
+        }
 
         let pager = client.listContainers()
         var total = 0

@@ -10,6 +10,7 @@ import java.util.concurrent.TimeUnit
 import kotlinx.coroutines.async
 import kotlinx.coroutines.cancelAndJoin
 import kotlinx.coroutines.delay
+import kotlinx.coroutines.flow.toList
 import kotlinx.coroutines.runBlocking
 import org.junit.jupiter.api.AfterAll
 import org.junit.jupiter.api.Assertions.assertEquals
@@ -35,6 +36,7 @@ import svc.sdk.Transfers
 import svc.sdk.UploadJob
 import svc.sdk.Workflow
 import svc.sdk.WorkflowOptions
+import svc.sdk.progressFlow
 
 /** Uploads to a container's forms and downloads of a processing's outputs, alone. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -119,7 +121,9 @@ class TransferTest {
         }
         assertEquals(404, missing.status())
         assertEquals("getContainer", missing.operation())
-        assertTrue(missing.message.contains("nothing was transferred"), missing.message)
+        assertTrue(missing.reason.contains("nothing was transferred"), missing.reason)
+        // What a log line or a crash report prints: the sentence, not the fields.
+        assertEquals(missing.reason, missing.toString())
         assertEquals(ContainerFileStatus.Pending, client.getContainer(container.id).files[0].status)
 
         val report = transfers.uploadToContainer(client, container.id, mapOf("gnss/rover.nmea" to rover.path))
@@ -135,6 +139,9 @@ class TransferTest {
             assertTrue(System.nanoTime() < deadline, "the processing did not end")
             delay(100)
         }
+        // Times are durations, not counts of seconds.
+        val ran: Duration = requireNotNull(client.getProcessing(processing.id).processingDuration)
+        assertTrue(ran >= Duration.ofSeconds(1), "$ran")
         val downloaded = transfers.downloadOutputs(client, processing.id, folder.path)
         assertEquals(client.listProcessingOutputs(processing.id).size, downloaded.files.size)
         assertTrue(File(folder, "trajectory.csv").length() > 0)
@@ -163,5 +170,30 @@ class TransferTest {
             delay(4500)
             assertEquals(ContainerFileStatus.Pending, client.getContainer(container.id).files[0].status)
         }
+    }
+
+    @Test
+    fun `an upload's progress as a Flow, from the first snapshot to the finished one`() = runBlocking {
+        val client = emulator.client()
+        val imu = File(Paths.samples, "imu.csv")
+        val container = client.createContainer(
+            CreateContainerRequest(
+                region = ContainerRegion.EuWest3,
+                files = listOf(CreateContainerFile(path = imu.name, size = imu.length(), fileType = ContainerFileType.Input)),
+            ),
+        )
+        val file = container.files.single()
+        val upload = Transfers(TransferOptions()).upload(listOf(UploadJob(imu.path, file.path, imu.length(), requireNotNull(file.uploadInfo))))
+        val seen = upload.progressFlow().toList()
+        assertTrue(seen.isNotEmpty())
+        assertTrue(seen.dropLast(1).none { it.finished }, "$seen")
+        val last = seen.last()
+        assertTrue(last.finished)
+        assertEquals(imu.length(), last.doneBytes)
+        assertEquals(FileState.DONE, last.files.single().state)
+        assertEquals(seen.map { it.doneBytes }.sorted(), seen.map { it.doneBytes })
+        // Collected again after the end: the final snapshot alone.
+        assertEquals(listOf(last), upload.progressFlow().toList())
+        assertEquals(imu.length(), upload.wait().files.single().bytes)
     }
 }
