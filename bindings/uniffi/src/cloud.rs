@@ -280,7 +280,8 @@ impl CloudClient {
 
     /// A client with the settings of the environment (`SVC_BASE_URL`, `SVC_AUTH_URL`,
     /// `SVC_NOTIFICATION_URL`, `SVC_API_KEY`, `SVC_API_SECRET`,
-    /// `SVC_ORGANIZATION_ID`) and the given TLS roots.
+    /// `SVC_ORGANIZATION_ID`) and the given TLS roots. For servers and tools: an app
+    /// holds no API secret (see `CloudConfig.tokenProvider`).
     ///
     /// Errors: `InvalidInput` naming the first missing or invalid variable.
     #[uniffi::constructor(default(tls = None))]

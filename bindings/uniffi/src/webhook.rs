@@ -13,7 +13,8 @@ use crate::error::SvcError;
 use crate::types::WebhookEvent;
 
 /// Verifies webhook deliveries with one or more secrets (a rotation) and a timestamp
-/// tolerance (default 300 s). Never holds an empty secret.
+/// tolerance (default 300 s). Never holds an empty secret. For servers: deliveries
+/// reach the endpoint's server, never a phone.
 #[derive(Debug, uniffi::Object)]
 pub struct Webhook {
     inner: sw::Webhook,
