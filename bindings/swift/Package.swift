@@ -46,7 +46,7 @@ if localLibDir != nil {
 
 var targets: [Target] = [
     ffi,
-    // The generated Swift API and the hand-written additions (Cancellation.swift).
+    // The generated Swift API and the hand-written additions (Sequences.swift, ErrorText.swift).
     .target(
         name: "SvcSdk",
         dependencies: ["SvcFfi"],

@@ -159,6 +159,19 @@ fn maven() -> Result<&'static str> {
 
 /// `cargo xtask ci`'s step: the Kotlin suite, then the Swift one.
 pub fn ci(root: &Path) -> Result<()> {
+    // The generator's own tests (its rewrite of uniffi's Swift), in its workspace.
+    cargo(
+        root,
+        "uniffi-bindgen tests",
+        &[
+            "test",
+            "--manifest-path",
+            "bindings/uniffi/bindgen/Cargo.toml",
+            "--locked",
+            "--target-dir",
+            &root.join("target/bindgen").to_string_lossy(),
+        ],
+    )?;
     kotlin(root)?;
     swift(root)
 }

@@ -9,8 +9,9 @@
 //!   return errors too, so that an exception thrown in one is a value here.
 //! - **One multi-thread Tokio runtime** owned by this crate (module `runtime`) runs the
 //!   work of every `async` method and everything svc-core spawns; the foreign side's
-//!   future only awaits its result. A cancelled Kotlin coroutine frees that future,
-//!   which aborts the work; a cancelled Swift `Task` is seen through [`cancel`].
+//!   future only awaits its result. A cancelled Kotlin coroutine or Swift `Task`
+//!   frees that future, which aborts the work (Swift's generated code is made to
+//!   cancel it by `bindings/uniffi/bindgen`).
 //! - **Lifetimes**: the work of a `WorkflowTask` or `TransferTask` runs until it ends or
 //!   `cancel()` is called, whatever happens to the object (a garbage collection) or to
 //!   a `wait()`.
@@ -37,7 +38,6 @@
 uniffi::setup_scaffolding!("svc_ffi");
 
 mod bytes;
-mod cancel;
 mod cloud;
 mod error;
 mod live;
@@ -51,7 +51,6 @@ mod unit;
 mod webhook;
 mod workflow;
 
-pub use cancel::{TaskCancellation, WaitSignal, set_task_cancellation};
 pub use cloud::{
     CloudClient, CloudConfig, ContainerPager, MissedWebhookPager, ProcessingPager, TlsRoots,
     WebhookEndpointPager,

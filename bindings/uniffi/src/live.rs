@@ -198,16 +198,17 @@ impl LiveStream {
         .await
     }
 
-    /// What the stream received and missed so far.
-    pub async fn stats(&self) -> LiveStats {
+    /// What the stream received and missed so far (once a `next()` under way has
+    /// returned). Like every `async` call it can be cancelled: that is its only error.
+    pub async fn stats(&self) -> Result<LiveStats, SvcError> {
         let stats = self.stream.lock().await.stats();
-        LiveStats {
+        Ok(LiveStats {
             frames: signed(stats.frames),
             records: signed(stats.records),
             dropped: signed(stats.dropped),
             unknown: signed(stats.unknown),
             undecodable: signed(stats.undecodable),
-        }
+        })
     }
 
     /// Ends the subscription: a `next()` under way returns `None`.

@@ -4,19 +4,15 @@
 //! uniffi polls a Rust future from the foreign side's executor; running svc-core's
 //! work there would tie it to whichever thread polls. Instead each call spawns its
 //! work here and awaits the task. Dropping the awaiting future (a cancelled Kotlin
-//! coroutine) aborts the task, so cancellation reaches svc-core; a cancelled Swift
-//! `Task` does the same through [`crate::cancel`].
+//! coroutine, or a cancelled Swift `Task`: uniffi cancels then frees it) aborts the
+//! task, so cancellation reaches svc-core.
 
 use std::future::Future;
-use std::pin::Pin;
-use std::sync::{Arc, OnceLock};
-use std::task::{Context, Poll};
+use std::sync::OnceLock;
 
 use tokio::runtime::Runtime;
 use tokio::task::{JoinError, JoinHandle};
-use tokio::time::Sleep;
 
-use crate::cancel::{self, CHECK_EVERY, TaskCancellation};
 use crate::error::SvcError;
 
 static RUNTIME: OnceLock<Result<Runtime, String>> = OnceLock::new();
@@ -49,15 +45,6 @@ impl<T> Drop for AbortOnDrop<T> {
     }
 }
 
-/// The awaiting side of [`run`]: the task's result, unless the foreign task that awaits
-/// it is cancelled first (when a [`TaskCancellation`] is installed).
-struct Awaited<T> {
-    task: AbortOnDrop<Result<T, SvcError>>,
-    probe: Option<Arc<dyn TaskCancellation>>,
-    /// Wakes the call to ask the probe again while the work runs.
-    tick: Option<Pin<Box<Sleep>>>,
-}
-
 fn finished<T>(result: Result<Result<T, SvcError>, JoinError>) -> Result<T, SvcError> {
     match result {
         Ok(result) => result,
@@ -68,55 +55,15 @@ fn finished<T>(result: Result<Result<T, SvcError>, JoinError>) -> Result<T, SvcE
     }
 }
 
-impl<T> Future for Awaited<T> {
-    type Output = Result<T, SvcError>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.get_mut();
-        if let Poll::Ready(result) = Pin::new(&mut this.task.0).poll(cx) {
-            return Poll::Ready(finished(result));
-        }
-        let Some(probe) = &this.probe else {
-            return Poll::Pending;
-        };
-        // This poll runs inside the foreign task (see `cancel`): ask it.
-        if cancel::cancelled(probe.as_ref()) {
-            this.task.0.abort();
-            return Poll::Ready(Err(SvcError::canceled(
-                "the call was cancelled (its task was cancelled)",
-            )));
-        }
-        if this.tick.is_none()
-            && let Ok(rt) = runtime()
-        {
-            // Created inside the runtime (its timer); polled from anywhere.
-            let _inside = rt.enter();
-            this.tick = Some(Box::pin(tokio::time::sleep(CHECK_EVERY)));
-        }
-        let Some(tick) = this.tick.as_mut() else {
-            return Poll::Pending;
-        };
-        while tick.as_mut().poll(cx).is_ready() {
-            let next = tokio::time::Instant::now() + CHECK_EVERY;
-            tick.as_mut().reset(next);
-        }
-        Poll::Pending
-    }
-}
-
 /// Runs `work` on the crate's runtime and waits for it; dropping the returned future
-/// aborts it, and so does the cancellation of the foreign task awaiting it.
+/// (what the foreign side does with a cancelled coroutine or `Task`) aborts it.
 pub(crate) async fn run<T, F>(work: F) -> Result<T, SvcError>
 where
     F: Future<Output = Result<T, SvcError>> + Send + 'static,
     T: Send + 'static,
 {
-    Awaited {
-        task: AbortOnDrop(runtime()?.spawn(work)),
-        probe: cancel::probe(),
-        tick: None,
-    }
-    .await
+    let mut task = AbortOnDrop(runtime()?.spawn(work));
+    finished((&mut task.0).await)
 }
 
 /// Runs `f` inside the runtime's context (for svc-core calls that spawn tasks

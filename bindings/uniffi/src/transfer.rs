@@ -9,7 +9,6 @@ use std::time::Duration;
 use svc_core::http::HttpClientConfig;
 use svc_core::transfer as st;
 
-use crate::cancel::WaitSignal;
 use crate::cloud::{CloudClient, TlsRoots};
 use crate::error::{ListenerError, SvcError, listener_failed, parse_id};
 use crate::runtime::{enter, run};
@@ -254,16 +253,14 @@ impl Transfers {
 
     /// Uploads local files to the registered files of a container and waits: reads
     /// the container for their forms and sizes, then uploads. `files` maps each
-    /// container path to its local file. Cancelling the call (the coroutine; in Swift,
-    /// `upload(toContainer:)`'s `Task`, which fires `signal`) cancels the upload; an
-    /// unknown container is the service's error, with nothing sent.
-    #[uniffi::method(default(signal = None))]
+    /// container path to its local file. Cancelling the call (the coroutine, the
+    /// `Task`) cancels the upload; an unknown container is the service's error, with
+    /// nothing sent.
     pub async fn upload_to_container(
         &self,
         client: Arc<CloudClient>,
         container_id: String,
         files: HashMap<String, String>,
-        signal: Option<Arc<WaitSignal>>,
     ) -> Result<TransferReport, SvcError> {
         let id = parse_id("containerId", &container_id)?;
         let transfers = self.inner.clone();
@@ -272,46 +269,34 @@ impl Transfers {
             .map(|(path, local)| (path, local.into()))
             .collect();
         let client = client.inner.clone();
-        scoped(signal, async move {
-            transfers.upload_to_container(&client, id, files).await
+        run(async move {
+            Ok(transfers
+                .upload_to_container(&client, id, files)
+                .await?
+                .into())
         })
         .await
     }
 
     /// Downloads every output of a `processed` processing into `folder` (created if
     /// needed) and waits: lists the outputs, then downloads them. Cancelling the call
-    /// (or firing `signal`) cancels the download (no partial file is left).
-    #[uniffi::method(default(signal = None))]
+    /// cancels the download (no partial file is left).
     pub async fn download_outputs(
         &self,
         client: Arc<CloudClient>,
         processing_id: String,
         folder: String,
-        signal: Option<Arc<WaitSignal>>,
     ) -> Result<TransferReport, SvcError> {
         let id = parse_id("processingId", &processing_id)?;
         let transfers = self.inner.clone();
         let client = client.inner.clone();
-        scoped(signal, async move {
-            transfers.download_outputs(&client, id, folder.into()).await
+        run(async move {
+            Ok(transfers
+                .download_outputs(&client, id, folder.into())
+                .await?
+                .into())
         })
         .await
-    }
-}
-
-/// A transfer run as the caller's call: ended early by `signal` when one is given.
-async fn scoped(
-    signal: Option<Arc<WaitSignal>>,
-    transfer: impl std::future::Future<Output = Result<st::TransferReport, st::TransferError>>
-    + Send
-    + 'static,
-) -> Result<TransferReport, SvcError> {
-    match signal {
-        Some(signal) => {
-            let ended = signal.end(transfer);
-            run(async move { Ok(ended.await?.into()) }).await
-        }
-        None => run(async move { Ok(transfer.await?.into()) }).await,
     }
 }
 
@@ -373,15 +358,6 @@ impl TransferTask {
     pub async fn wait(&self) -> Result<TransferReport, SvcError> {
         let handle = self.handle.clone();
         run(async move { Ok(handle.wait_or_cancel().await?.into()) }).await
-    }
-
-    /// As `wait()`, ended early by `signal` (then `Canceled`, and the transfer is
-    /// stopped unless detached): Swift's `report()`, which fires it when its `Task` is
-    /// cancelled.
-    pub async fn wait_until(&self, signal: Arc<WaitSignal>) -> Result<TransferReport, SvcError> {
-        let handle = self.handle.clone();
-        let ended = signal.end(async move { handle.wait_or_cancel().await });
-        run(async move { Ok(ended.await?.into()) }).await
     }
 }
 

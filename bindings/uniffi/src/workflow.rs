@@ -5,7 +5,6 @@ use std::time::Duration;
 
 use svc_core::workflow as sw;
 
-use crate::cancel::WaitSignal;
 use crate::cloud::CloudClient;
 use crate::error::{ListenerError, SvcError, listener_failed, parse_id};
 use crate::runtime::{enter, run};
@@ -378,15 +377,6 @@ impl WorkflowTask {
     pub async fn wait(&self) -> Result<WorkflowOutcome, SvcError> {
         let handle = self.handle.clone();
         run(async move { Ok(handle.wait_or_cancel().await?.into()) }).await
-    }
-
-    /// As `wait()`, ended early by `signal` (then `Canceled`, and the workflow is
-    /// cancelled unless detached): Swift's `outcome()`, which fires it when its `Task`
-    /// is cancelled.
-    pub async fn wait_until(&self, signal: Arc<WaitSignal>) -> Result<WorkflowOutcome, SvcError> {
-        let handle = self.handle.clone();
-        let ended = signal.end(async move { handle.wait_or_cancel().await });
-        run(async move { Ok(ended.await?.into()) }).await
     }
 }
 

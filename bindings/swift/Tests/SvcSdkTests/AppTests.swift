@@ -126,7 +126,6 @@ struct AppTests {
     }
 
     @Test func tenThousandCallsLeaveTheMemoryFlat() async throws {
-        enableTaskCancellation()
         let tree = try String(contentsOf: Env.fixture("unit_default.json"), encoding: .utf8)
         let changed = tree.replacingOccurrences(of: #""label": """#, with: #""label": "leak check""#)
         #expect(changed != tree)

@@ -41,7 +41,7 @@ struct LiveTests {
             if stamps.count == 30 { break }
         }
         #expect(stamps == stamps.sorted())
-        let stats = await stream.stats()
+        let stats = try await stream.stats()
         #expect(stats.records >= 30)
         #expect(stats.dropped == 0)
         stream.stop()

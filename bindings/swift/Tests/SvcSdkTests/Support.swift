@@ -76,6 +76,17 @@ extension SvcError {
 
 /// The `SvcError` an async call throws (nil when it succeeds; a test failure when it
 /// throws something else).
+/// How `task`, cancelled, ended: `nil` when with `CancellationError`, else what it gave.
+func cancellationFailure<T>(_ task: Task<T, Error>) async -> String? {
+    do {
+        return "ended with \(try await task.value)"
+    } catch is CancellationError {
+        return nil
+    } catch {
+        return "ended with \(error)"
+    }
+}
+
 func svcError<T>(_ call: () async throws -> T) async -> ErrorFields? {
     do {
         _ = try await call()

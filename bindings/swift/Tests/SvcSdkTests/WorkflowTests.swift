@@ -109,7 +109,6 @@ final class WorkflowTests: XCTestCase {
     }
 
     func testACancelledWaitCancelsTheWorkflowUnlessDetachedCancelStopsIt() async throws {
-        enableTaskCancellation()
         let client = try CloudClient.create(config: Env.config())
         // The Task that waits is cancelled (a view going away): the wait ends, and so
         // does the workflow.
@@ -119,8 +118,8 @@ final class WorkflowTests: XCTestCase {
         let waitingScoped = Task { try await scoped.wait() }
         try await Task.sleep(nanoseconds: 100_000_000)
         waitingScoped.cancel()
-        let first = await svcError { try await waitingScoped.value }
-        XCTAssertEqual(first?.kind, .canceled)
+        let first = await cancellationFailure(waitingScoped)
+        XCTAssertNil(first)
         let after = await svcError { try await scoped.wait() }
         XCTAssertEqual(after?.kind, .canceled)
 
@@ -133,8 +132,8 @@ final class WorkflowTests: XCTestCase {
         let waiting = Task { try await task.wait() }
         try await Task.sleep(nanoseconds: 100_000_000)
         waiting.cancel()
-        let waited = await svcError { try await waiting.value }
-        XCTAssertEqual(waited?.kind, .canceled)
+        let waited = await cancellationFailure(waiting)
+        XCTAssertNil(waited)
         let ended = await eventually { recorder.done }
         XCTAssertTrue(ended, "the workflow stopped")
         let outcome = try await task.wait()
@@ -157,34 +156,30 @@ final class WorkflowTests: XCTestCase {
         XCTAssertEqual(canceled.status, .canceled)
     }
 
-    func testACancelledTaskEndsOutcomeWithCancellationErrorAndCancelsTheWorkflowUnlessDetached() async throws {
+    func testAWaitInATaskAlreadyCancelledEndsAtOnceWithoutTouchingTheWorkflow() async throws {
         let client = try CloudClient.create(config: Env.config())
-        for detached in [false, true] {
-            let task = try Workflow(client: client).start(job: job(nil), options: options)
-            if detached {
-                task.detach()
+        let task = try Workflow(client: client).start(job: job(nil), options: options)
+        let began = await eventually { task.processingId() != nil }
+        XCTAssertTrue(began, "the processing never started")
+        // The Task is cancelled before it awaits: the call ends before it begins to wait.
+        let waiting = Task {
+            while !Task.isCancelled {
+                await Task.yield()
             }
-            let began = await eventually { task.processingId() != nil }
-            XCTAssertTrue(began, "the processing never started")
-            let waiting = Task { try await task.outcome() }
-            try await Task.sleep(nanoseconds: 100_000_000)
-            let cancelledAt = Date()
-            waiting.cancel()
+            let entered = Date()
             do {
-                _ = try await waiting.value
-                XCTFail("the cancelled Task gave an outcome")
+                _ = try await task.wait()
+                return "an outcome"
             } catch is CancellationError {
-                XCTAssertLessThan(Date().timeIntervalSince(cancelledAt), 2)
-            }
-            if detached {
-                let outcome = try await task.wait()
-                XCTAssertTrue(outcome.succeeded)
-            } else {
-                let after = await svcError { try await task.wait() }
-                XCTAssertEqual(after?.kind, .canceled)
-                try? await client.cancelProcessing(processingId: try XCTUnwrap(task.processingId()))
+                return Date().timeIntervalSince(entered) < 0.5 ? "ended at once" : "ended late"
             }
         }
+        waiting.cancel()
+        let how = try await waiting.value
+        XCTAssertEqual(how, "ended at once")
+        // A wait that never began did not cancel the workflow: it goes on to its end.
+        let outcome = try await task.wait()
+        XCTAssertTrue(outcome.succeeded)
     }
 
     func testAProcessingStartedEarlierIsResumedToItsOutputs() async throws {
@@ -204,7 +199,6 @@ final class WorkflowTests: XCTestCase {
     }
 
     func testUploadsToAContainerThenDownloadsOfOutputs() async throws {
-        enableTaskCancellation()
         let client = try CloudClient.create(config: Env.config())
         let inputs = [Env.fixture("rover.nmea"), Env.fixture("imu.csv")]
         func size(_ url: URL) throws -> Int64 {
@@ -226,8 +220,8 @@ final class WorkflowTests: XCTestCase {
         let waiting = Task { try await upload.wait() }
         try await Task.sleep(nanoseconds: 100_000_000)
         waiting.cancel()
-        let waited = await svcError { try await waiting.value }
-        XCTAssertEqual(waited?.kind, .canceled)
+        let waited = await cancellationFailure(waiting)
+        XCTAssertNil(waited)
         XCTAssertFalse(upload.isFinished())
         // …and the transfer goes on to its end.
         recorder.release()
@@ -255,14 +249,14 @@ final class WorkflowTests: XCTestCase {
         ))
         let transfers = try Transfers(options: TransferOptions())
         let missing = await svcError {
-            try await transfers.upload(toContainer: UUID().uuidString.lowercased(), of: client, files: ["gnss/rover.nmea": rover.path])
+            try await transfers.uploadToContainer(client: client, containerId: UUID().uuidString.lowercased(), files: ["gnss/rover.nmea": rover.path])
         }
         XCTAssertEqual(missing?.kind, .notFound)
         XCTAssertEqual(missing?.status, 404)
         XCTAssertEqual(missing?.operation, "getContainer")
         XCTAssertTrue(missing?.reason.contains("nothing was transferred") ?? false, "\(String(describing: missing))")
 
-        let report = try await transfers.upload(toContainer: container.id, of: client, files: ["gnss/rover.nmea": rover.path])
+        let report = try await transfers.uploadToContainer(client: client, containerId: container.id, files: ["gnss/rover.nmea": rover.path])
         XCTAssertEqual(report.files.map(\.bytes), [size])
         let uploaded = try await client.getContainer(containerId: container.id)
         XCTAssertEqual(uploaded.files.first?.status, .ready)
@@ -281,7 +275,7 @@ final class WorkflowTests: XCTestCase {
         let ran: TimeInterval = try XCTUnwrap(ended.processingDuration)
         XCTAssertGreaterThanOrEqual(ran, 1)
         let folder = temporaryFolder()
-        let downloaded = try await transfers.download(outputsOf: processing.id, of: client, into: folder.path)
+        let downloaded = try await transfers.downloadOutputs(client: client, processingId: processing.id, folder: folder.path)
         let outputs = try await client.listProcessingOutputs(processingId: processing.id)
         XCTAssertEqual(downloaded.files.count, outputs.count)
         XCTAssertTrue(FileManager.default.fileExists(atPath: folder.appendingPathComponent("trajectory.csv").path))
@@ -298,7 +292,7 @@ final class WorkflowTests: XCTestCase {
             region: .euWest3, files: [CreateContainerFile(path: "imu.bin", size: 8 * 1024 * 1024, fileType: .input)]
         ))
         let transfers = try Transfers(options: TransferOptions())
-        let upload = Task { try await transfers.upload(toContainer: container.id, of: client, files: ["imu.bin": local.path]) }
+        let upload = Task { try await transfers.uploadToContainer(client: client, containerId: container.id, files: ["imu.bin": local.path]) }
         try await Task.sleep(nanoseconds: 300_000_000)
         upload.cancel()
         do {
@@ -331,7 +325,7 @@ final class WorkflowTests: XCTestCase {
         XCTAssertTrue(last.finished)
         XCTAssertEqual(last.doneBytes, size)
         XCTAssertEqual(seen.map(\.doneBytes), seen.map(\.doneBytes).sorted())
-        let report = try await upload.report()
+        let report = try await upload.wait()
         XCTAssertEqual(report.files.first?.bytes, size)
     }
 
@@ -342,10 +336,13 @@ final class WorkflowTests: XCTestCase {
             baseUrl: hung.url, authUrl: hung.url, notificationUrl: base.notificationUrl,
             apiKey: base.apiKey, apiSecret: base.apiSecret, organizationId: base.organizationId
         ))
-        await endsWhenItsTaskIsCancelled { try await client.serverInfo() }
+        let info = await endsWhenItsTaskIsCancelled { try await client.serverInfo() }
+        XCTAssertNil(info)
         let pager = client.listContainers()
-        await endsWhenItsTaskIsCancelled { try await pager.nextPage() }
-        await endsWhenItsTaskIsCancelled { try await client.listProcessingsAll() }
+        let page = await endsWhenItsTaskIsCancelled { try await pager.nextPage() }
+        XCTAssertNil(page)
+        let all = await endsWhenItsTaskIsCancelled { try await client.listProcessingsAll() }
+        XCTAssertNil(all)
     }
 
     func testTypedCloudErrors() async throws {

@@ -334,6 +334,6 @@ fn live_records_through_a_byte_link_beside_requests() {
     assert!(stamps.windows(2).all(|w| w[0] < w[1]), "{stamps:?}");
     stream.stop();
     assert_eq!(block_on(stream.next()).expect("after stop"), None);
-    let stats = block_on(stream.stats());
+    let stats = block_on(stream.stats()).expect("stats");
     assert!(stats.records >= 30 && stats.dropped == 0, "{stats:?}");
 }
