@@ -38,6 +38,10 @@ for so in "$module"/src/main/jniLibs/*/libsvc_ffi.so; do
     case "$align" in 0x4000|0x10000) ;; *) echo "not aligned for 16 KB pages" >&2; exit 1 ;; esac
 done
 
+# The platform verifier's Kotlin part (AndroidPlatform.init, TlsRoots.PLATFORM): the
+# version of the crate that stands for it in Cargo.lock, from the verifier's repository.
+verifier="$(awk '$0 == "name = \"rustls-platform-verifier-android\"" { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)"
+test -n "$verifier" || { echo "rustls-platform-verifier-android not in Cargo.lock" >&2; exit 1; }
 cat > "$module/build.gradle.kts" <<GRADLE
 plugins {
     id("com.android.library") version "8.7.3"
@@ -63,11 +67,17 @@ dependencies {
     // JNA's Android artifact: libjnidispatch.so for each ABI.
     api("net.java.dev.jna:jna:5.19.1@aar")
     api("org.jetbrains.kotlinx:kotlinx-coroutines-android:1.11.0")
+    api("rustls:rustls-platform-verifier:$verifier")
 }
 GRADLE
 cat > "$module/settings.gradle.kts" <<'GRADLE'
 pluginManagement { repositories { google(); mavenCentral(); gradlePluginPortal() } }
-dependencyResolutionManagement { repositories { google(); mavenCentral() } }
+dependencyResolutionManagement {
+    repositories {
+        google(); mavenCentral()
+        maven { url = uri("https://github.com/rustls/rustls-platform-verifier/raw/maven-archive/android-release-support/maven/") }
+    }
+}
 rootProject.name = "svc-sdk-android"
 GRADLE
 

@@ -30,9 +30,10 @@ pub enum TlsRoots {
     Bundled,
     /// The platform's verifier: the system store on Linux, the Keychain on iOS and
     /// macOS (enterprise and user-installed CAs included). On Linux without CA
-    /// certificates, building the client fails with an `InvalidInput` error. Not
-    /// available on Android in this build (it needs an initialization from the app's
-    /// JVM): refused with an `InvalidInput` error there.
+    /// certificates, building the client fails with an `InvalidInput` error. On
+    /// Android, Android's trust manager (the app's Network Security Config, user and
+    /// device-management CAs) once `AndroidPlatform.init(context)` was called; refused
+    /// with an `InvalidInput` error before.
     Platform,
 }
 

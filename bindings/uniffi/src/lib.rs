@@ -27,9 +27,11 @@
 //!   the API key and secret.
 //! - **Logs**: svc-core's `tracing` events reach the app's [`LogSink`].
 //! - **TLS**: [`TlsRoots`] chooses the bundled Mozilla roots (the default: works on a
-//!   phone and on a system without CA certificates) or the platform verifier.
+//!   phone and on a system without CA certificates) or the platform verifier (on
+//!   Android after `AndroidPlatform.init(context)`, a JNI call: module `android`).
 
-// `unsafe` only where a trait of uniffi demands it (`bytes`).
+// `unsafe` only where a trait of uniffi demands it (`bytes`) and for the one JNI entry
+// point (`android`).
 #![deny(unsafe_code)]
 // `SvcError` carries its fields inline: that is the shape the foreign side sees
 // (`e.status`, `e.nodeErrors`), and errors are rare next to the requests they end.
@@ -37,6 +39,7 @@
 
 uniffi::setup_scaffolding!("svc_ffi");
 
+mod android;
 mod bytes;
 mod cloud;
 mod error;

@@ -32,9 +32,11 @@ use std::time::Duration;
 pub enum TlsRoots {
     /// The platform's verifier (rustls-platform-verifier): the system's store on Linux
     /// (building the client fails on a system without CA certificates), the Keychain
-    /// on iOS and macOS, enterprise and user-installed authorities included. Refused on
-    /// Android, where it needs an initialization from the app's JVM that the SDK does
-    /// not do.
+    /// on iOS and macOS, Android's trust manager (its Network Security Config, user and
+    /// device-management authorities), enterprise and user-installed authorities
+    /// included. On Android it needs the app's `Context` first ([`android::init`], which
+    /// the Kotlin binding's `AndroidPlatform.init(context)` calls); until then building
+    /// a client with it is refused with [`HttpClientError::Unsupported`].
     #[default]
     Platform,
     /// Mozilla's root certificates, built into the library (`webpki-root-certs`): no
@@ -89,11 +91,12 @@ impl HttpClientConfig {
             builder = builder.proxy(proxy);
         }
         builder = match self.roots {
-            TlsRoots::Platform if cfg!(target_os = "android") => {
+            TlsRoots::Platform if !android::ready() => {
                 return Err(HttpClientError::Unsupported {
                     roots: self.roots,
-                    reason: "the platform's verifier needs an initialization from the app's \
-                             JVM, which this build does not do: use the bundled roots",
+                    reason: "on Android the platform's verifier needs the app's Context \
+                             first: call AndroidPlatform.init(context) once at start (e.g. \
+                             in Application.onCreate), or use the bundled roots",
                 });
             }
             TlsRoots::Platform => builder,
@@ -185,5 +188,43 @@ mod tests {
         assert_eq!(unit.pool_idle_timeout, Some(crate::unit::HTTP_POOL_IDLE));
         let transfers = HttpClientConfig::transfers();
         assert_eq!(transfers.timeout, None, "a big file takes its time");
+    }
+}
+
+/// Android's platform verifier, initialized with the app's `Context`.
+pub mod android {
+    #[cfg(target_os = "android")]
+    static READY: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+
+    /// Gives the platform's verifier the app's `Context`, from a JNI call made by the
+    /// app (the Kotlin binding's `AndroidPlatform.init(context)`): from then on,
+    /// [`TlsRoots::Platform`](super::TlsRoots::Platform) uses Android's trust manager.
+    /// Once per process; later calls do nothing.
+    ///
+    /// # Errors
+    /// The reason, when the `Context` is refused (its class loader cannot be read).
+    #[cfg(target_os = "android")]
+    pub fn init(env: &mut jni::Env<'_>, context: jni::objects::JObject<'_>) -> Result<(), String> {
+        if READY.get().is_some() {
+            return Ok(());
+        }
+        rustls_platform_verifier::android::init_with_env(env, context)
+            .map_err(|e| format!("the platform's verifier refused the app's Context: {e}"))?;
+        let _ = READY.set(());
+        Ok(())
+    }
+
+    /// Whether [`TlsRoots::Platform`](super::TlsRoots::Platform) can be used: always,
+    /// except on Android before [`init`].
+    #[must_use]
+    pub fn ready() -> bool {
+        #[cfg(target_os = "android")]
+        {
+            READY.get().is_some()
+        }
+        #[cfg(not(target_os = "android"))]
+        {
+            true
+        }
     }
 }
