@@ -13,6 +13,7 @@ use svc_core::http::HttpClientConfig;
 use crate::error::{SvcError, parse_id};
 use crate::runtime::run;
 use crate::token::{AccessToken, Provided, TokenProvider, token_out};
+use crate::types::Count;
 use crate::types::{
     Container, ContainerFile, ContainerPage, CreateContainerFile, CreateContainerRequest,
     CreateWebhookEndpointRequest, MissedWebhook, OutputFile, Processing, ProcessingError,
@@ -78,10 +79,10 @@ pub struct CloudConfig {
     pub request_timeout: Option<Duration>,
     /// Items per page of the pagers and `…All` lists (1 to 100).
     #[uniffi(default = 100)]
-    pub page_size: i32,
+    pub page_size: Count,
     /// Attempts in all for a request that fails transiently (1 = no retry).
     #[uniffi(default = 5)]
-    pub max_attempts: i32,
+    pub max_attempts: Count,
     /// Which certificate authorities HTTPS trusts (`None`: `TlsRoots.Bundled`).
     #[uniffi(default = None)]
     pub tls: Option<TlsRoots>,
@@ -274,7 +275,7 @@ impl CloudClient {
         if let Some(timeout) = config.request_timeout {
             core.request_timeout = timeout;
         }
-        core.page_size = i64::from(config.page_size);
+        core.page_size = i64::from(config.page_size.0);
         core.retry.max_attempts = at_least(config.max_attempts, 1);
         Self::build(core, config.tls.unwrap_or_default(), provider)
     }
@@ -383,12 +384,14 @@ impl CloudClient {
     /// One page of containers (`page` from 0, `perPage` 1..=100).
     pub async fn list_containers_page(
         &self,
-        page: i32,
-        per_page: i32,
+        page: Count,
+        per_page: Count,
     ) -> Result<ContainerPage, SvcError> {
         let c = self.inner.clone();
         run(async move {
-            let list = c.list_containers_page(page.into(), per_page.into()).await?;
+            let list = c
+                .list_containers_page(page.0.into(), per_page.0.into())
+                .await?;
             Ok(ContainerPage {
                 containers: all(list.containers),
                 num_items: signed(list.num_items),
@@ -464,13 +467,13 @@ impl CloudClient {
     /// One page of processings.
     pub async fn list_processings_page(
         &self,
-        page: i32,
-        per_page: i32,
+        page: Count,
+        per_page: Count,
     ) -> Result<ProcessingPage, SvcError> {
         let c = self.inner.clone();
         run(async move {
             let list = c
-                .list_processings_page(page.into(), per_page.into())
+                .list_processings_page(page.0.into(), per_page.0.into())
                 .await?;
             Ok(ProcessingPage {
                 processings: all(list.processings),
@@ -496,13 +499,13 @@ impl CloudClient {
     /// One page of webhook endpoints.
     pub async fn list_webhook_endpoints_page(
         &self,
-        page: i32,
-        per_page: i32,
+        page: Count,
+        per_page: Count,
     ) -> Result<Vec<WebhookEndpoint>, SvcError> {
         let c = self.inner.clone();
         run(async move {
             Ok(all(c
-                .list_webhook_endpoints_page(page.into(), per_page.into())
+                .list_webhook_endpoints_page(page.0.into(), per_page.0.into())
                 .await?))
         })
         .await
@@ -556,14 +559,14 @@ impl CloudClient {
     pub async fn list_missed_webhooks_page(
         &self,
         webhook_endpoint_id: String,
-        page: i32,
-        per_page: i32,
+        page: Count,
+        per_page: Count,
     ) -> Result<Vec<MissedWebhook>, SvcError> {
         let id = parse_id("webhookEndpointId", &webhook_endpoint_id)?;
         let c = self.inner.clone();
         run(async move {
             Ok(all(c
-                .list_missed_webhooks_page(id, page.into(), per_page.into())
+                .list_missed_webhooks_page(id, page.0.into(), per_page.0.into())
                 .await?))
         })
         .await

@@ -4,6 +4,7 @@
 //! No field holds a secret: svc-core's errors never carry the API secret, a token, a
 //! password or a webhook secret, and this module adds none.
 
+use crate::types::Count;
 use svc_core::ErrorKind as CoreKind;
 use svc_core::cloud::CloudError;
 use svc_core::settings::SettingsError;
@@ -77,7 +78,7 @@ macro_rules! svc_error {
                 #[error("{reason}")]
                 $variant {
                     reason: String,
-                    status: Option<i32>,
+                    status: Option<Count>,
                     title: Option<String>,
                     details: Option<String>,
                     operation: Option<String>,
@@ -97,7 +98,7 @@ macro_rules! svc_error {
                     reason, status, title, details, operation, code, container_id,
                     processing_id, node_errors, retryable, side,
                 } = info;
-                let status = status.map(i32::from);
+                let status = status.map(|s| Count(i32::from(s)));
                 match kind {
                     $( CoreKind::$variant => Self::$variant {
                         reason, status, title, details, operation, code, container_id,
@@ -138,7 +139,7 @@ macro_rules! svc_error {
 /// The fields of a variant, borrowed.
 struct ErrorFields<'a> {
     reason: &'a String,
-    status: Option<i32>,
+    status: Option<Count>,
     title: &'a Option<String>,
     details: &'a Option<String>,
     operation: &'a Option<String>,
@@ -196,7 +197,7 @@ impl SvcError {
     }
 
     /// The HTTP status the service or the unit answered, if any.
-    pub fn status(&self) -> Option<i32> {
+    pub fn status(&self) -> Option<Count> {
         self.info().1.status
     }
 

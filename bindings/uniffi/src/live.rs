@@ -12,14 +12,16 @@ use svc_core::live::{self as sl, LiveError, LogStream};
 
 use crate::error::SvcError;
 use crate::runtime::run;
+use crate::types::{LongCount, signed};
 
 /// One record of a unit's output logs.
 #[derive(Clone, Debug, PartialEq, uniffi::Record)]
 pub struct LiveRecord {
     /// The message, as the unit's settings name it (`ekfNav`, `utcTime`, ...).
     pub message: String,
-    /// The unit's time, µs since power-up; `None` for the messages that have none.
-    pub timestamp: Option<i64>,
+    /// The unit's time since power-up (to the µs); `None` for the messages that have
+    /// none.
+    pub timestamp: Option<Duration>,
     /// The values by column title (`latitude`, `velN`, `status`...), in the units of
     /// the tables (angles in degrees); `None` for an absent optional field or a value
     /// that is not finite. Messages of no table (`diag`, raw data) have none.
@@ -32,7 +34,7 @@ impl LiveRecord {
     fn of(record: &sl::Record) -> Self {
         Self {
             message: record.kind().name().to_owned(),
-            timestamp: sl::record_timestamp(record).map(i64::from),
+            timestamp: sl::record_timestamp(record).map(|us| Duration::from_micros(u64::from(us))),
             values: sl::record_values(record)
                 .into_iter()
                 .map(|(name, value)| LiveValue {
@@ -64,21 +66,17 @@ pub enum LiveItem {
     Record { record: LiveRecord },
     /// `frames` frames were dropped here: the app did not keep up (its buffer of
     /// `capacity` frames was full). The stream goes on.
-    Dropped { frames: i64 },
+    Dropped { frames: LongCount },
 }
 
 /// What a stream received and missed so far.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, uniffi::Record)]
 pub struct LiveStats {
-    pub frames: i64,
-    pub records: i64,
-    pub dropped: i64,
-    pub unknown: i64,
-    pub undecodable: i64,
-}
-
-fn signed(n: u64) -> i64 {
-    i64::try_from(n).unwrap_or(i64::MAX)
+    pub frames: LongCount,
+    pub records: LongCount,
+    pub dropped: LongCount,
+    pub unknown: LongCount,
+    pub undecodable: LongCount,
 }
 
 /// The messages named (as the unit's settings name them; empty: all).

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use svc_core::settings as ss;
 
 use crate::error::SvcError;
+use crate::types::LongCount;
 use crate::types::{JsonText, json_in};
 
 /// The minimal change between two trees.
@@ -119,8 +120,8 @@ impl SettingsTree {
     }
 
     /// How many leaves it has.
-    pub fn leaf_count(&self) -> i64 {
-        i64::try_from(self.inner.leaf_count()).unwrap_or(i64::MAX)
+    pub fn leaf_count(&self) -> LongCount {
+        LongCount(i64::try_from(self.inner.leaf_count()).unwrap_or(i64::MAX))
     }
 
     /// Whether both trees have the same keys and nesting.

@@ -12,6 +12,7 @@ use svc_core::transfer as st;
 use crate::cloud::{CloudClient, TlsRoots};
 use crate::error::{ListenerError, SvcError, listener_failed, parse_id};
 use crate::runtime::{enter, run};
+use crate::types::{Count, LongCount};
 use crate::types::{OutputFile, UploadInfo, at_least, signed, small};
 
 /// Where one file of a transfer stands.
@@ -47,18 +48,18 @@ impl From<st::FileState> for FileState {
 #[derive(Clone, Debug, PartialEq, uniffi::Record)]
 pub struct FileProgress {
     pub name: String,
-    pub done_bytes: i64,
-    pub total_bytes: Option<i64>,
+    pub done_bytes: LongCount,
+    pub total_bytes: Option<LongCount>,
     pub state: FileState,
-    pub attempts: i32,
+    pub attempts: Count,
 }
 
 /// A snapshot of a whole transfer.
 #[derive(Clone, Debug, PartialEq, uniffi::Record)]
 pub struct TransferProgress {
     pub files: Vec<FileProgress>,
-    pub done_bytes: i64,
-    pub total_bytes: Option<i64>,
+    pub done_bytes: LongCount,
+    pub total_bytes: Option<LongCount>,
     /// The transfer has ended: no further change will come.
     pub finished: bool,
 }
@@ -89,8 +90,8 @@ impl From<&st::Progress> for TransferProgress {
 pub struct FileReport {
     pub name: String,
     pub local_path: String,
-    pub bytes: i64,
-    pub attempts: i32,
+    pub bytes: LongCount,
+    pub attempts: Count,
     pub state: FileState,
 }
 
@@ -133,10 +134,10 @@ pub trait TransferListener: Send + Sync {
 pub struct TransferOptions {
     /// Files transferred at once.
     #[uniffi(default = 4)]
-    pub parallelism: i32,
+    pub parallelism: Count,
     /// Attempts in all per file on transient failures.
     #[uniffi(default = 5)]
-    pub max_attempts: i32,
+    pub max_attempts: Count,
     /// Stop every file at the first failure.
     #[uniffi(default = false)]
     pub fail_fast: bool,
@@ -151,8 +152,8 @@ pub struct TransferOptions {
 impl Default for TransferOptions {
     fn default() -> Self {
         Self {
-            parallelism: 4,
-            max_attempts: 5,
+            parallelism: Count(4),
+            max_attempts: Count(5),
             fail_fast: false,
             idle_timeout: None,
             progress_interval: None,
@@ -167,7 +168,7 @@ impl TransferOptions {
     ) -> st::TransferOptions {
         let defaults = st::TransferOptions::default();
         let mut options = st::TransferOptions {
-            parallelism: usize::try_from(self.parallelism).unwrap_or(1).max(1),
+            parallelism: usize::try_from(self.parallelism.0).unwrap_or(1).max(1),
             fail_fast: self.fail_fast,
             idle_timeout: self
                 .idle_timeout
@@ -197,7 +198,7 @@ pub struct UploadJob {
     /// The file's path in the container.
     pub container_path: String,
     /// Its registered size in bytes.
-    pub size: i64,
+    pub size: LongCount,
     /// The form of the registered (`pending`) file.
     pub upload_info: Arc<UploadInfo>,
 }
@@ -232,7 +233,7 @@ impl Transfers {
             .map(|j| st::UploadJob {
                 local_path: j.local_path.into(),
                 container_path: j.container_path,
-                size: u64::try_from(j.size).unwrap_or(0),
+                size: u64::try_from(j.size.0).unwrap_or(0),
                 upload_info: j.upload_info.inner.clone(),
             })
             .collect();

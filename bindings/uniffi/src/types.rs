@@ -67,20 +67,32 @@ pub(crate) fn time(t: svc_core::cloud::Timestamp) -> SystemTime {
     SystemTime::from(t.0)
 }
 
-/// A count or size as the foreign side's signed integers (`Long`, `Int64`): no
-/// unsigned types in the API, whose Kotlin forms (`ULong`) are awkward to use.
-pub(crate) fn signed(n: u64) -> i64 {
-    i64::try_from(n).unwrap_or(i64::MAX)
+/// An integer of the API that stays small (a page, an attempt, a count of workers, an
+/// HTTP status): 32 bits across the boundary; Swift `Int` (the platform's integer),
+/// Kotlin `Int`. Signed: the unsigned forms (`UInt`, `ULong`) are awkward to use.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Count(pub i32);
+uniffi::custom_newtype!(Count, i32);
+
+/// An integer of the API that can be large (bytes, records, items over all pages): 64
+/// bits across the boundary; Swift `Int`, Kotlin `Long`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct LongCount(pub i64);
+uniffi::custom_newtype!(LongCount, i64);
+
+/// A count or size of svc-core as a [`LongCount`].
+pub(crate) fn signed(n: u64) -> LongCount {
+    LongCount(i64::try_from(n).unwrap_or(i64::MAX))
 }
 
-/// A small count as `Int` / `Int32`.
-pub(crate) fn small(n: u32) -> i32 {
-    i32::try_from(n).unwrap_or(i32::MAX)
+/// A small count of svc-core as a [`Count`].
+pub(crate) fn small(n: u32) -> Count {
+    Count(i32::try_from(n).unwrap_or(i32::MAX))
 }
 
 /// A count from the foreign side, at least `min`.
-pub(crate) fn at_least(n: i32, min: u32) -> u32 {
-    u32::try_from(n).unwrap_or(0).max(min)
+pub(crate) fn at_least(n: Count, min: u32) -> u32 {
+    u32::try_from(n.0).unwrap_or(0).max(min)
 }
 
 pub(crate) fn metadata_out(m: Metadata) -> HashMap<String, String> {
@@ -264,7 +276,7 @@ pub struct ContainerFile {
     pub updated_at: Option<SystemTime>,
     /// Its path in the container.
     pub path: String,
-    pub size: Option<i64>,
+    pub size: Option<LongCount>,
     pub status: ContainerFileStatus,
     pub file_type: Option<ContainerFileType>,
     pub metadata: Option<HashMap<String, String>>,
@@ -280,7 +292,7 @@ impl From<sc::ContainerFile> for ContainerFile {
             created_at: f.created_at.map(time),
             updated_at: f.updated_at.map(time),
             path: f.path,
-            size: f.size,
+            size: f.size.map(LongCount),
             status: f.status.into(),
             file_type: f.type_.map(Into::into),
             metadata: f.metadata.map(metadata_out),
@@ -325,14 +337,14 @@ impl From<sc::Container> for Container {
 #[derive(Clone, Debug, uniffi::Record)]
 pub struct ContainerPage {
     pub containers: Vec<Container>,
-    pub num_items: i64,
+    pub num_items: LongCount,
 }
 
 /// A file to register in a container.
 #[derive(Clone, Debug, uniffi::Record)]
 pub struct CreateContainerFile {
     pub path: String,
-    pub size: i64,
+    pub size: LongCount,
     pub file_type: ContainerFileType,
     #[uniffi(default = None)]
     pub metadata: Option<HashMap<String, String>>,
@@ -342,7 +354,7 @@ impl From<CreateContainerFile> for sc::CreateContainerFile {
     fn from(f: CreateContainerFile) -> Self {
         Self {
             path: f.path,
-            size: f.size,
+            size: f.size.0,
             type_: f.file_type.into(),
             metadata: f.metadata.map(metadata_in),
         }
@@ -393,8 +405,8 @@ impl From<UpdateContainerFileRequest> for sc::UpdateContainerFileRequest {
 /// Errors and warnings recorded for a processing.
 #[derive(Clone, Debug, uniffi::Record)]
 pub struct ErrorCount {
-    pub errors: i64,
-    pub warnings: i64,
+    pub errors: LongCount,
+    pub warnings: LongCount,
 }
 
 /// A processing job run on a container. Only `id` and `status` are certain: the
@@ -472,7 +484,7 @@ fn seconds(count: i64) -> Option<Duration> {
 #[derive(Clone, Debug, uniffi::Record)]
 pub struct ProcessingPage {
     pub processings: Vec<Processing>,
-    pub num_items: i64,
+    pub num_items: LongCount,
 }
 
 /// An error or warning recorded for a processing.
@@ -727,8 +739,8 @@ impl From<svc_core::unit::types::DeviceInfo> for DeviceInfo {
 pub struct DataLoggerStatus {
     pub state: DataLoggerState,
     pub session_name: String,
-    pub total_bytes: i64,
-    pub used_bytes: i64,
+    pub total_bytes: LongCount,
+    pub used_bytes: LongCount,
 }
 
 impl From<svc_core::unit::types::DataLoggerStatus> for DataLoggerStatus {
@@ -736,8 +748,8 @@ impl From<svc_core::unit::types::DataLoggerStatus> for DataLoggerStatus {
         Self {
             state: s.state.into(),
             session_name: s.session_name,
-            total_bytes: s.total_bytes,
-            used_bytes: s.used_bytes,
+            total_bytes: LongCount(s.total_bytes),
+            used_bytes: LongCount(s.used_bytes),
         }
     }
 }
@@ -748,7 +760,7 @@ pub struct LoggerFile {
     /// `<session>.NNN`.
     pub name: String,
     /// Its size now, in bytes.
-    pub size: i64,
+    pub size: LongCount,
 }
 
 /// One session of the unit's data logger.
@@ -757,7 +769,7 @@ pub struct LoggerSession {
     /// The session's folder name.
     pub name: String,
     /// The bytes of all its files.
-    pub size: i64,
+    pub size: LongCount,
     /// Whether the data logger is writing it now.
     pub recording: Option<bool>,
     /// Its files, in order.
@@ -788,9 +800,9 @@ pub struct Downloaded {
     /// The files written (`dest/<session>/<file>`), in order.
     pub files: Vec<String>,
     /// Their bytes.
-    pub bytes: i64,
+    pub bytes: LongCount,
     /// How many times a dropped transfer was resumed.
-    pub resumed: i32,
+    pub resumed: Count,
     /// Whether what was downloaded was then deleted from the unit.
     pub deleted: bool,
 }
@@ -804,7 +816,7 @@ impl From<su::Downloaded> for Downloaded {
                 .map(|p| p.to_string_lossy().into_owned())
                 .collect(),
             bytes: signed(d.bytes),
-            resumed: i32::try_from(d.resumed).unwrap_or(i32::MAX),
+            resumed: Count(i32::try_from(d.resumed).unwrap_or(i32::MAX)),
             deleted: d.deleted,
         }
     }

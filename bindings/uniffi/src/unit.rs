@@ -18,6 +18,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use crate::cloud::TlsRoots;
 use crate::error::SvcError;
 use crate::runtime::run;
+use crate::types::Count;
 use crate::types::{
     ApplyOptions, ApplyReport, DataLoggerStatus, DeviceInfo, Downloaded, JsonText, LoggerSession,
     UserName, WriteOutcome, at_least, json_in,
@@ -64,7 +65,7 @@ impl From<uniffi::UnexpectedUniFFICallbackError> for LinkError {
 pub trait ByteLink: Send + Sync {
     /// Waits for bytes from the unit and returns up to `maxBytes` of them (0: nothing
     /// yet).
-    async fn read(&self, max_bytes: i32) -> Result<Vec<u8>, LinkError>;
+    async fn read(&self, max_bytes: Count) -> Result<Vec<u8>, LinkError>;
     /// Sends all of `data` to the unit.
     async fn write(&self, data: Vec<u8>) -> Result<(), LinkError>;
 }
@@ -116,7 +117,7 @@ impl AsyncRead for LinkIo {
             let link = &this.link;
             let reading = this.reading.get_or_insert_with(|| {
                 let link = link.clone();
-                Box::pin(async move { link.read(max).await })
+                Box::pin(async move { link.read(Count(max)).await })
             });
             let data = match reading.as_mut().poll(cx) {
                 Poll::Pending => return Poll::Pending,
@@ -193,11 +194,11 @@ pub struct SerialOptions {
     pub answer_timeout: Option<Duration>,
     /// How many times a GET is sent before giving up (a POST is never repeated).
     #[uniffi(default = 3)]
-    pub get_attempts: i32,
+    pub get_attempts: Count,
     /// The most bytes given to one `ByteLink.write` (`None`: 64 KiB), e.g. a BLE
     /// characteristic's MTU minus 3.
     #[uniffi(default = None)]
-    pub max_write_bytes: Option<i32>,
+    pub max_write_bytes: Option<Count>,
 }
 
 fn serial_options(o: Option<&SerialOptions>) -> CoreSerialOptions {
@@ -266,7 +267,7 @@ impl InsUnit {
         let max_write = options
             .as_ref()
             .and_then(|o| o.max_write_bytes)
-            .and_then(|n| usize::try_from(n).ok())
+            .and_then(|n| usize::try_from(n.0).ok())
             .map_or(CHUNK, |n| n.clamp(1, CHUNK));
         let io = LinkIo {
             link,

@@ -9,6 +9,7 @@ use crate::cloud::CloudClient;
 use crate::error::{ListenerError, SvcError, listener_failed, parse_id};
 use crate::runtime::{enter, run};
 use crate::transfer::{TransferOptions, TransferProgress};
+use crate::types::Count;
 use crate::types::{
     ContainerRegion, OutputFile, Processing, ProcessingError, ProcessingResult, ProcessingStatus,
     ProcessingStep, json_object_in, metadata_in, small,
@@ -240,7 +241,7 @@ pub struct WorkflowOutcome {
     /// The container of the job.
     pub container_id: Option<String>,
     /// How many times the processing's status was read.
-    pub status_reads: i32,
+    pub status_reads: Count,
 }
 
 impl From<sw::WorkflowOutcome> for WorkflowOutcome {

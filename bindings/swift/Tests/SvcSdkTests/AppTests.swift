@@ -26,9 +26,7 @@ final class Backend: TokenProvider, @unchecked Sendable {
     }
 
     func accessToken() async throws -> AccessToken {
-        lock.lock()
-        count += 1
-        lock.unlock()
+        lock.withLock { count += 1 }
         return try await minting.accessToken()
     }
 }

@@ -30,7 +30,7 @@ struct LoggerFilesTests {
         let first = dest.appendingPathComponent("session/session.001")
         #expect(done.files.first == first.path)
         let data = try Data(contentsOf: first)
-        #expect(Int64(data.count) == session.files[0].size)
+        #expect(data.count == session.files[0].size)
         #expect(!FileManager.default.fileExists(atPath: first.path + ".part"))
 
         // A viewer may not delete: 550, typed; the session stays.

@@ -55,7 +55,7 @@ enum Env {
 struct ErrorFields {
     let kind: ErrorKind
     let reason: String
-    let status: Int32?
+    let status: Int?
     let operation: String?
     let code: String?
     let processingId: String?
@@ -207,7 +207,7 @@ final class SocketLink: ByteLink, @unchecked Sendable {
         shutdown(fd, Int32(SHUT_RDWR))
     }
 
-    func read(maxBytes: Int32) async throws -> Data {
+    func read(maxBytes: Int) async throws -> Data {
         try await withCheckedThrowingContinuation { continuation in
             queue.async {
                 continuation.resume(with: self.recv(Int(maxBytes)))

@@ -27,7 +27,7 @@ final class UsbLikeLink: ByteLink, @unchecked Sendable {
         return body()
     }
 
-    func read(maxBytes: Int32) async throws -> Data {
+    func read(maxBytes: Int) async throws -> Data {
         let (gone, read) = locked { () -> (Bool, Int) in
             reads += 1
             return (unplugged, reads - 1)
@@ -76,10 +76,8 @@ final class SilentLink: ByteLink, @unchecked Sendable {
         return count
     }
 
-    func read(maxBytes: Int32) async throws -> Data {
-        lock.lock()
-        count += 1
-        lock.unlock()
+    func read(maxBytes: Int) async throws -> Data {
+        lock.withLock { count += 1 }
         try await Task.sleep(nanoseconds: 20_000_000)
         return Data()
     }

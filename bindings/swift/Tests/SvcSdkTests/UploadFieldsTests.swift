@@ -86,7 +86,7 @@ final class UploadFieldsTests: XCTestCase {
         let content = try Data(contentsOf: local)
         let container = try await client.createContainer(request: CreateContainerRequest(
             region: .euWest3,
-            files: [CreateContainerFile(path: "rover.nmea", size: Int64(content.count), fileType: .input)]
+            files: [CreateContainerFile(path: "rover.nmea", size: content.count, fileType: .input)]
         ))
 
         // The form, as the service wrote it: the standard fields in its order, then the
@@ -115,7 +115,7 @@ final class UploadFieldsTests: XCTestCase {
         XCTAssertEqual(pending.files.first?.status, .pending)
 
         let file = try XCTUnwrap(container.files.first)
-        let job = UploadJob(localPath: local.path, containerPath: file.path, size: Int64(content.count), uploadInfo: try XCTUnwrap(file.uploadInfo))
+        let job = UploadJob(localPath: local.path, containerPath: file.path, size: content.count, uploadInfo: try XCTUnwrap(file.uploadInfo))
         let report = try await Transfers(options: TransferOptions()).upload(jobs: [job]).wait()
         XCTAssertEqual(report.files.map(\.state), [.done], "\(report)")
         XCTAssertEqual(report.files.map(\.attempts), [1])

@@ -201,8 +201,8 @@ final class WorkflowTests: XCTestCase {
     func testUploadsToAContainerThenDownloadsOfOutputs() async throws {
         let client = try CloudClient.create(config: Env.config())
         let inputs = [Env.fixture("rover.nmea"), Env.fixture("imu.csv")]
-        func size(_ url: URL) throws -> Int64 {
-            (try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.int64Value ?? 0
+        func size(_ url: URL) throws -> Int {
+            (try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.intValue ?? 0
         }
         let container = try await client.createContainer(request: CreateContainerRequest(
             region: .euWest3,
@@ -243,7 +243,7 @@ final class WorkflowTests: XCTestCase {
     func testFilesUploadedToAContainerByPathOutputsDownloadedByProcessingAnUnknownContainerTyped() async throws {
         let client = try CloudClient.create(config: Env.config())
         let rover = Env.fixture("rover.nmea")
-        let size = (try FileManager.default.attributesOfItem(atPath: rover.path)[.size] as? NSNumber)?.int64Value ?? 0
+        let size = (try FileManager.default.attributesOfItem(atPath: rover.path)[.size] as? NSNumber)?.intValue ?? 0
         let container = try await client.createContainer(request: CreateContainerRequest(
             region: .euWest3, files: [CreateContainerFile(path: "gnss/rover.nmea", size: size, fileType: .input)]
         ))
@@ -308,7 +308,7 @@ final class WorkflowTests: XCTestCase {
     func testAnUploadsProgressAsAnAsyncSequenceEndsWithTheFinishedSnapshot() async throws {
         let client = try CloudClient.create(config: Env.config())
         let imu = Env.fixture("imu.csv")
-        let size = (try FileManager.default.attributesOfItem(atPath: imu.path)[.size] as? NSNumber)?.int64Value ?? 0
+        let size = (try FileManager.default.attributesOfItem(atPath: imu.path)[.size] as? NSNumber)?.intValue ?? 0
         let container = try await client.createContainer(request: CreateContainerRequest(
             region: .euWest3, files: [CreateContainerFile(path: "imu.csv", size: size, fileType: .input)]
         ))

@@ -16,7 +16,7 @@ struct Silent {
 
 #[async_trait::async_trait]
 impl ByteLink for Silent {
-    async fn read(&self, _max_bytes: i32) -> Result<Vec<u8>, LinkError> {
+    async fn read(&self, _max_bytes: Count) -> Result<Vec<u8>, LinkError> {
         tokio::time::sleep(Duration::from_millis(20)).await;
         Ok(Vec::new())
     }
@@ -33,7 +33,7 @@ fn a_dropped_call_stops_its_work() {
     // A GET is sent again every 200 ms of silence, 50 times: 10 s in all.
     let options = SerialOptions {
         answer_timeout: Some(Duration::from_millis(200)),
-        get_attempts: 50,
+        get_attempts: Count(50),
         max_write_bytes: None,
     };
     let unit = InsUnit::over_link(link.clone(), "silent".into(), Some(options));

@@ -60,8 +60,8 @@ fn config(info: &EmulatorInfo) -> CloudConfig {
         organization_id: info.organization_id.to_string(),
         token_provider: None,
         request_timeout: None,
-        page_size: 100,
-        max_attempts: 5,
+        page_size: Count(100),
+        max_attempts: Count(5),
         tls: None,
     }
 }
@@ -90,8 +90,8 @@ fn every_constructor_refuses_bad_input_with_an_error() {
         organization_id: "5b1f4b52-43a4-4c5e-9a7b-6f1d1c3c0b11".into(),
         token_provider: None,
         request_timeout: Some(Duration::from_secs(1)),
-        page_size: 10,
-        max_attempts: 1,
+        page_size: Count(10),
+        max_attempts: Count(1),
         tls: None,
     };
     assert!(CloudClient::create(good.clone()).is_ok());
@@ -148,14 +148,14 @@ fn every_constructor_refuses_bad_input_with_an_error() {
         (
             "page_size",
             CloudConfig {
-                page_size: 0,
+                page_size: Count(0),
                 ..good.clone()
             },
         ),
         (
             "page_size",
             CloudConfig {
-                page_size: 101,
+                page_size: Count(101),
                 ..good.clone()
             },
         ),
@@ -244,7 +244,7 @@ fn every_constructor_refuses_bad_input_with_an_error() {
     assert!(e.reason().contains("containerId"), "{e}");
     let (name, _) = kind(client.list_missed_webhooks("x".into()));
     assert_eq!(name, "invalid_input");
-    let (name, _) = kind(block_on(client.list_containers_page(-1, 10)));
+    let (name, _) = kind(block_on(client.list_containers_page(Count(-1), Count(10))));
     assert_eq!(name, "invalid_input");
 }
 

@@ -25,7 +25,7 @@ fn settings_diff_apply_merge_and_trees_through_json_strings() {
     let a = SettingsTree::from_json(old.into()).expect("tree");
     let b = SettingsTree::from_json(new.into()).expect("tree");
     assert!(a.same_shape(b.clone()));
-    assert_eq!(a.leaf_count(), 3);
+    assert_eq!(a.leaf_count(), LongCount(3));
     assert_eq!(b.get("a/b".into()).expect("path").as_deref(), Some("2"));
     assert_eq!(b.get("a/zz".into()).expect("path"), None);
     assert_eq!(kind(b.get("a//b".into())).0, "invalid_input");

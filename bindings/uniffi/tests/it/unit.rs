@@ -17,9 +17,9 @@ struct TcpLink {
 
 #[async_trait::async_trait]
 impl ByteLink for TcpLink {
-    async fn read(&self, max_bytes: i32) -> Result<Vec<u8>, LinkError> {
+    async fn read(&self, max_bytes: Count) -> Result<Vec<u8>, LinkError> {
         use tokio::io::AsyncReadExt;
-        let mut buffer = vec![0; usize::try_from(max_bytes).unwrap_or(1)];
+        let mut buffer = vec![0; usize::try_from(max_bytes.0).unwrap_or(1)];
         let n = self
             .read
             .lock()
@@ -113,7 +113,7 @@ impl UsbLike {
 
 #[async_trait::async_trait]
 impl ByteLink for UsbLike {
-    async fn read(&self, max_bytes: i32) -> Result<Vec<u8>, LinkError> {
+    async fn read(&self, max_bytes: Count) -> Result<Vec<u8>, LinkError> {
         if self.unplugged.load(Ordering::SeqCst) {
             return Err(LinkError::Closed);
         }
@@ -130,7 +130,7 @@ impl ByteLink for UsbLike {
         let n = pending
             .len()
             .min(piece)
-            .min(usize::try_from(max_bytes).unwrap_or(1));
+            .min(usize::try_from(max_bytes.0).unwrap_or(1));
         Ok(pending.drain(..n).collect())
     }
 
@@ -183,8 +183,8 @@ fn a_byte_link_with_empty_and_fragmented_reads_and_small_writes() {
     let link = Arc::new(UsbLike::new(tcp));
     let options = SerialOptions {
         answer_timeout: None,
-        get_attempts: 3,
-        max_write_bytes: Some(20),
+        get_attempts: Count(3),
+        max_write_bytes: Some(Count(20)),
     };
     let unit = InsUnit::over_link(link.clone(), "usb".into(), Some(options));
     configure(&unit, "through a usb-like link");
@@ -238,7 +238,7 @@ fn unit_errors_carry_status_and_node_errors() {
     let patch = r#"{"output":{"comA":{"messages":{"imuShort":"10ms","noSuchMessage":"10ms"}},"comB":{"messages":{"ekfNav":"7ms"}}}}"#;
     let (name, e) = kind(block_on(a.write(patch.into(), false)));
     assert_eq!(name, "invalid_input", "{e}");
-    assert_eq!(e.status(), Some(422));
+    assert_eq!(e.status(), Some(Count(422)));
     let nodes = e.node_errors();
     let mut paths: Vec<&str> = nodes.iter().map(|n| n.path.as_str()).collect();
     paths.sort_unstable();
@@ -254,7 +254,7 @@ fn unit_errors_carry_status_and_node_errors() {
     block_on(a.lock()).expect("lock");
     let (name, e) = kind(block_on(b.write(r#"{"oem":{"label":"b"}}"#.into(), false)));
     assert_eq!(name, "conflict", "{e}");
-    assert_eq!(e.status(), Some(409));
+    assert_eq!(e.status(), Some(Count(409)));
     assert_eq!(e.kind(), ErrorKind::Conflict);
     assert!(!e.retryable());
     assert_eq!(e.operation().as_deref(), Some("updateSettings"));
@@ -265,7 +265,7 @@ fn unit_errors_carry_status_and_node_errors() {
     let c = InsUnit::http(rig.info.device_url.clone().expect("device")).expect("c");
     let (name, e) = kind(block_on(c.login(UserName::Factory, "p4ss-xyz".into())));
     assert_eq!(name, "authentication", "{e}");
-    assert_eq!(e.status(), Some(401));
+    assert_eq!(e.status(), Some(Count(401)));
     assert!(!format!("{e:?}").contains("p4ss-xyz"), "{e:?}");
 
     // Refused before sending: JSON that is not JSON.
@@ -298,8 +298,8 @@ fn live_records_through_a_byte_link_beside_requests() {
         "usb".into(),
         Some(SerialOptions {
             answer_timeout: None,
-            get_attempts: 3,
-            max_write_bytes: Some(20),
+            get_attempts: Count(3),
+            max_write_bytes: Some(Count(20)),
         }),
     );
     let stream = unit
@@ -327,7 +327,7 @@ fn live_records_through_a_byte_link_beside_requests() {
                     );
                 }
             }
-            Some(LiveItem::Dropped { frames }) => panic!("{frames} dropped with room to spare"),
+            Some(LiveItem::Dropped { frames }) => panic!("{} dropped with room to spare", frames.0),
             None => panic!("the stream ended"),
         }
     }
@@ -335,5 +335,5 @@ fn live_records_through_a_byte_link_beside_requests() {
     stream.stop();
     assert_eq!(block_on(stream.next()).expect("after stop"), None);
     let stats = block_on(stream.stats()).expect("stats");
-    assert!(stats.records >= 30 && stats.dropped == 0, "{stats:?}");
+    assert!(stats.records.0 >= 30 && stats.dropped.0 == 0, "{stats:?}");
 }

@@ -298,7 +298,7 @@ fn typed_errors_for_refused_credentials_and_unknown_resources() {
         client.get_container(uuid::Uuid::new_v4().to_string()),
     ));
     assert_eq!(name, "not_found", "{e}");
-    assert_eq!(e.status(), Some(404));
+    assert_eq!(e.status(), Some(Count(404)));
     assert_eq!(e.kind(), ErrorKind::NotFound);
     assert!(e.title().is_some() && e.details().is_some(), "{e:?}");
     assert!(!e.retryable());
@@ -344,7 +344,7 @@ fn cleanup_on_failure_reaches_the_workflow() {
         let container_id = match &e {
             SvcError::PermissionDenied {
                 container_id: Some(id),
-                status: Some(403),
+                status: Some(Count(403)),
                 ..
             } => id.clone(),
             other => panic!("{other:?}"),

@@ -16,8 +16,9 @@ use uuid::Uuid;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn files_go_to_their_container_and_outputs_come_back() {
+    // Processings of 2 s: the listing asked right after the start is surely early.
     let emu = emulator(EmulatorConfig {
-        processing_time: Duration::from_millis(200),
+        processing_time: Duration::from_secs(2),
         ..EmulatorConfig::default()
     })
     .await;
@@ -89,13 +90,16 @@ async fn files_go_to_their_container_and_outputs_come_back() {
         .expect("started");
     let folder: PathBuf = dir.path().join("out");
     // Before the end: the service's 409 for the listing, nothing written.
-    if let Err(e) = transfers
+    let early = transfers
         .download_outputs(&client, started.id, folder.clone())
         .await
-    {
-        assert_eq!(e.cloud_error().and_then(|c| c.status()), Some(409), "{e}");
-        assert!(!folder.exists(), "nothing written");
-    }
+        .expect_err("the processing has not ended");
+    assert_eq!(
+        early.cloud_error().and_then(|c| c.status()),
+        Some(409),
+        "{early}"
+    );
+    assert!(!folder.exists(), "nothing written");
     wait_for_processing(&client, started.id, Duration::from_secs(30), |s| {
         *s == ProcessingStatus::Processed
     })
