@@ -11,6 +11,8 @@ mod logs;
 mod pin;
 mod settings;
 mod tokens;
+#[cfg(target_os = "linux")]
+mod transfers;
 mod unit;
 mod webhooks;
 mod workflow;
