@@ -34,7 +34,7 @@ pub enum TlsRoots {
     /// (building the client fails on a system without CA certificates), the Keychain
     /// on iOS and macOS, Android's trust manager (its Network Security Config, user and
     /// device-management authorities), enterprise and user-installed authorities
-    /// included. On Android it needs the app's `Context` first ([`android::init`], which
+    /// included. On Android it needs the app's `Context` first (`android::init`, which
     /// the Kotlin binding's `AndroidPlatform.init(context)` calls); until then building
     /// a client with it is refused with [`HttpClientError::Unsupported`].
     #[default]
@@ -215,7 +215,7 @@ pub mod android {
     }
 
     /// Whether [`TlsRoots::Platform`](super::TlsRoots::Platform) can be used: always,
-    /// except on Android before [`init`].
+    /// except on Android before `init`.
     #[must_use]
     pub fn ready() -> bool {
         #[cfg(target_os = "android")]
