@@ -483,7 +483,7 @@ pub fn swift(root: &Path) -> Result<()> {
     std::fs::copy(library(root, "debug"), lib.join("libsvc_ffi.so"))?;
     let fixtures = pkg.join("fixtures");
     std::fs::create_dir_all(&fixtures)?;
-    for name in ["rover.nmea", "imu.csv", "processing.json"] {
+    for name in ["rover.nmea", "imu.csv", "processing.json", "project.json"] {
         std::fs::copy(root.join("samples").join(name), fixtures.join(name))?;
     }
     std::fs::copy(

@@ -18,8 +18,8 @@
 //! - **Types**: identifiers (`Uuid`) cross as strings, timestamps as `SystemTime`
 //!   (Kotlin `Instant`, Swift `Date`), durations as `Duration` (Kotlin
 //!   `java.time.Duration`, Swift `TimeInterval`), counts and sizes as signed integers,
-//!   free-form JSON (processing configurations, settings trees) as JSON strings, open
-//!   enumerations as enums with an `Unknown(String)` case. Secrets (API secret, access
+//!   processing configurations as records (module `config`), settings trees as JSON
+//!   strings, open enumerations as enums with an `Unknown(String)` case. Secrets (API secret, access
 //!   tokens, webhook signing secrets, pre-signed addresses) are [`Secret`] objects, so
 //!   that a record printed by the foreign side (Kotlin `data class`, Swift `struct`)
 //!   does not show them.
@@ -42,6 +42,7 @@ uniffi::setup_scaffolding!("svc_ffi");
 mod android;
 mod bytes;
 mod cloud;
+mod config;
 mod error;
 mod live;
 mod logs;
@@ -57,6 +58,11 @@ mod workflow;
 pub use cloud::{
     CloudClient, CloudConfig, ContainerPager, MissedWebhookPager, ProcessingPager, TlsRoots,
     WebhookEndpointPager,
+};
+pub use config::{
+    ConfigBase, ConfigExport, ConfigProcessing, ConfigProject, ConfigReport, LeverArm,
+    ProcessingConfig, ProjectConfig, ShorthandConfig, ShorthandGnss, ShorthandImu,
+    ShorthandOutputs, processing_config_from_json, processing_config_to_json,
 };
 pub use error::{ErrorKind, ListenerError, NodeError, SvcError};
 pub use live::{

@@ -10,6 +10,7 @@ use svc_core::cloud as sc;
 use svc_core::unit as su;
 
 use crate::bytes::Utf8Bytes;
+use crate::config::ProcessingConfig;
 use crate::error::{SvcError, json_error, parse_id};
 
 // ---------------------------------------------------------------- secrets
@@ -438,8 +439,8 @@ pub struct Processing {
     pub mission_location_region: Option<String>,
     /// How long the processing ran (whole seconds); `None` until it is known.
     pub processing_duration: Option<Duration>,
-    /// The processing configuration, as a JSON object (`{}` when left out).
-    pub processing_json: String,
+    /// The processing configuration (an empty shorthand when the service left it out).
+    pub processing_config: ProcessingConfig,
 }
 
 impl From<sc::Processing> for Processing {
@@ -469,7 +470,7 @@ impl From<sc::Processing> for Processing {
             mission_location_place: p.mission_location_place,
             mission_location_region: p.mission_location_region,
             processing_duration: p.processing_duration.and_then(seconds),
-            processing_json: json_object_out(p.processing_json),
+            processing_config: ProcessingConfig::from_service(p.processing_json),
         }
     }
 }
@@ -537,8 +538,8 @@ impl From<OutputFile> for sc::OutputFile {
 #[derive(Clone, Debug, uniffi::Record)]
 pub struct StartProcessingRequest {
     pub container_id: String,
-    /// The processing configuration, a JSON object.
-    pub processing_json: String,
+    /// The processing configuration.
+    pub processing_config: ProcessingConfig,
     #[uniffi(default = None)]
     pub name: Option<String>,
     #[uniffi(default = None)]
@@ -550,7 +551,7 @@ impl TryFrom<StartProcessingRequest> for sc::StartProcessingRequest {
     fn try_from(r: StartProcessingRequest) -> Result<Self, SvcError> {
         Ok(Self {
             container_id: parse_id("containerId", &r.container_id)?,
-            processing_json: json_object_in("processingJson", &r.processing_json)?,
+            processing_json: r.processing_config.into_map()?,
             name: r.name,
             metadata: r.metadata.map(metadata_in),
         })

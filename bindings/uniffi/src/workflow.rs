@@ -6,13 +6,14 @@ use std::time::Duration;
 use svc_core::workflow as sw;
 
 use crate::cloud::CloudClient;
+use crate::config::ProcessingConfig;
 use crate::error::{ListenerError, SvcError, listener_failed, parse_id};
 use crate::runtime::{enter, run};
 use crate::transfer::{TransferOptions, TransferProgress};
 use crate::types::Count;
 use crate::types::{
     ContainerRegion, OutputFile, Processing, ProcessingError, ProcessingResult, ProcessingStatus,
-    ProcessingStep, json_object_in, metadata_in, small,
+    ProcessingStep, metadata_in, small,
 };
 
 /// What to process.
@@ -20,8 +21,8 @@ use crate::types::{
 pub struct ProcessingJob {
     /// Input files (raw GNSS, INS logs, IMU data); at least one.
     pub inputs: Vec<String>,
-    /// The complete processing configuration, a JSON object.
-    pub processing_json: String,
+    /// The complete processing configuration.
+    pub processing_config: ProcessingConfig,
     /// Resource files.
     #[uniffi(default = [])]
     pub resources: Vec<String>,
@@ -45,7 +46,7 @@ impl TryFrom<ProcessingJob> for sw::ProcessingJob {
     fn try_from(j: ProcessingJob) -> Result<Self, SvcError> {
         let mut job = sw::ProcessingJob::new(
             j.inputs.into_iter().map(Into::into).collect(),
-            json_object_in("processingJson", &j.processing_json)?,
+            j.processing_config.into_map()?,
         );
         job.resources = j.resources.into_iter().map(Into::into).collect();
         job.name = j.name;

@@ -90,7 +90,7 @@ struct AppTests {
         let outcome = try await Workflow(client: client).start(
             job: ProcessingJob(
                 inputs: [Env.fixture("rover.nmea").path, Env.fixture("imu.csv").path],
-                processingJson: try String(contentsOf: Env.fixture("processing.json"), encoding: .utf8),
+                processingConfig: try Env.sampleConfig(),
                 outputFolder: out.path
             ),
             options: WorkflowOptions(waitForFreeOrganization: true, pollInitial: 0.05)

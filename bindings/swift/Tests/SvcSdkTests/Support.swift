@@ -26,6 +26,11 @@ enum Env {
         fixtures.appendingPathComponent(name)
     }
 
+    /// The sample's processing configuration, read as an app reads a bundled file.
+    static func sampleConfig() throws -> ProcessingConfig {
+        try processingConfigFromJson(json: String(contentsOf: fixture("processing.json"), encoding: .utf8))
+    }
+
     static func config(secret: String? = nil) -> CloudConfig {
         CloudConfig(
             baseUrl: text("base_url"),

@@ -59,7 +59,7 @@ final class WorkflowTests: XCTestCase {
     func job(_ out: URL?) throws -> ProcessingJob {
         ProcessingJob(
             inputs: [Env.fixture("rover.nmea").path, Env.fixture("imu.csv").path],
-            processingJson: try String(contentsOf: Env.fixture("processing.json"), encoding: .utf8),
+            processingConfig: try Env.sampleConfig(),
             name: "swift test",
             outputFolder: out?.path
         )
@@ -90,6 +90,8 @@ final class WorkflowTests: XCTestCase {
         XCTAssertEqual(outcome.processing.status, .processed)
         XCTAssertEqual(outcome.processing.processingResult, .succeeded)
         XCTAssertEqual(task.processingId(), outcome.processing.id)
+        // The service returns the configuration submitted, as the same values.
+        XCTAssertEqual(outcome.processing.processingConfig, try Env.sampleConfig())
         XCTAssertTrue(outcome.downloaded.contains { $0.hasSuffix("trajectory.csv") }, "\(outcome.downloaded)")
         // Pre-signed addresses are secrets: printing the outcome does not show them.
         XCTAssertFalse("\(outcome)".contains("Signature="))
@@ -263,7 +265,7 @@ final class WorkflowTests: XCTestCase {
 
         let processing = try await client.startProcessing(request: StartProcessingRequest(
             containerId: container.id,
-            processingJson: try String(contentsOf: Env.fixture("processing.json"), encoding: .utf8)
+            processingConfig: try Env.sampleConfig()
         ))
         let deadline = Date().addingTimeInterval(30)
         while try await client.getProcessing(processingId: processing.id).status != .processed {

@@ -7,6 +7,7 @@
 //! other areas in a file each.
 
 mod cancel;
+mod config;
 mod logs;
 mod pin;
 mod settings;
@@ -228,7 +229,7 @@ fn every_constructor_refuses_bad_input_with_an_error() {
     let workflow = Workflow::new(client.clone());
     let job = |json: &str| ProcessingJob {
         inputs: vec!["x".into()],
-        processing_json: json.into(),
+        processing_config: ProcessingConfig::Json { json: json.into() },
         resources: vec![],
         name: None,
         metadata: HashMap::new(),

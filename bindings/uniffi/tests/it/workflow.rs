@@ -37,7 +37,10 @@ pub(crate) fn sample_job(out: Option<String>) -> ProcessingJob {
             dir.join("rover.nmea").to_string_lossy().into_owned(),
             dir.join("imu.csv").to_string_lossy().into_owned(),
         ],
-        processing_json: std::fs::read_to_string(dir.join("processing.json")).expect("config"),
+        processing_config: processing_config_from_json(
+            std::fs::read_to_string(dir.join("processing.json")).expect("config"),
+        )
+        .expect("a valid configuration"),
         resources: vec![],
         name: Some("ffi test".into()),
         metadata: HashMap::from([("vehicle".to_owned(), "van 1".to_owned())]),
@@ -106,8 +109,16 @@ fn a_whole_workflow_from_a_foreign_executor_with_progress_and_outputs() {
         "{seen:?}"
     );
 
-    // The cloud operations see what the workflow did.
+    // The cloud operations see what the workflow did, the configuration included.
     let processing = block_on(client.get_processing(outcome.processing.id.clone())).expect("get");
+    assert_eq!(
+        processing.processing_config,
+        sample_job(None).processing_config
+    );
+    assert!(matches!(
+        processing.processing_config,
+        ProcessingConfig::Shorthand { .. }
+    ));
     assert_eq!(
         processing.processing_result,
         Some(ProcessingResult::Succeeded)

@@ -6,13 +6,18 @@ import java.io.File
 import java.util.concurrent.TimeUnit
 import svc.sdk.CloudClient
 import svc.sdk.CloudConfig
+import svc.sdk.ProcessingConfig
 import svc.sdk.Secret
+import svc.sdk.processingConfigFromJson
 
 /** The workspace root (samples, test vectors) and the `svc` binary, from Maven. */
 object Paths {
     val root: File = File(System.getProperty("svc.root") ?: "../..").canonicalFile
     val svc: File = File(System.getProperty("svc.binary") ?: "$root/target/debug/svc")
     val samples: File = File(root, "samples")
+
+    /** The sample's processing configuration, read as an app reads a bundled file. */
+    fun sampleConfig(): ProcessingConfig = processingConfigFromJson(File(samples, "processing.json").readText())
 }
 
 /**

@@ -48,7 +48,7 @@ class LogsTest {
         val outcome = Workflow(client).start(
             ProcessingJob(
                 inputs = listOf(File(Paths.samples, "rover.nmea").path, File(Paths.samples, "imu.csv").path),
-                processingJson = File(Paths.samples, "processing.json").readText(),
+                processingConfig = Paths.sampleConfig(),
                 outputFolder = out.path,
             ),
             WorkflowOptions(waitForFreeOrganization = true, pollInitial = Duration.ofMillis(50)),

@@ -94,7 +94,7 @@ class TransferTest {
 
         // Outputs of a processing, downloaded by themselves.
         val outcome = Workflow(client).start(
-            ProcessingJob(inputs = inputs.map { it.path }, processingJson = File(Paths.samples, "processing.json").readText()),
+            ProcessingJob(inputs = inputs.map { it.path }, processingConfig = Paths.sampleConfig()),
             WorkflowOptions(waitForFreeOrganization = true, pollInitial = Duration.ofMillis(50)),
         ).wait()
         val outputs = client.listProcessingOutputs(outcome.processing.id)
@@ -131,7 +131,7 @@ class TransferTest {
         assertEquals(ContainerFileStatus.Ready, client.getContainer(container.id).files[0].status)
 
         val processing = client.startProcessing(
-            StartProcessingRequest(containerId = container.id, processingJson = File(Paths.samples, "processing.json").readText()),
+            StartProcessingRequest(containerId = container.id, processingConfig = Paths.sampleConfig()),
         )
         val folder = Files.createTempDirectory("svc-outputs").toFile()
         val deadline = System.nanoTime() + 30_000_000_000L

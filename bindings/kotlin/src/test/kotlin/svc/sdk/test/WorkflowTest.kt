@@ -23,6 +23,7 @@ import org.junit.jupiter.api.TestInstance
 import org.junit.jupiter.api.assertThrows
 import svc.sdk.CloudClient
 import svc.sdk.ErrorKind
+import svc.sdk.ProcessingConfig
 import svc.sdk.ProcessingJob
 import svc.sdk.ProcessingResult
 import svc.sdk.ProcessingStatus
@@ -53,7 +54,7 @@ class WorkflowTest {
 
     private fun job(out: File?) = ProcessingJob(
         inputs = listOf(File(Paths.samples, "rover.nmea").path, File(Paths.samples, "imu.csv").path),
-        processingJson = File(Paths.samples, "processing.json").readText(),
+        processingConfig = Paths.sampleConfig(),
         name = "kotlin test",
         outputFolder = out?.path,
     )
@@ -85,6 +86,8 @@ class WorkflowTest {
             assertEquals(ProcessingStatus.Processed, outcome.processing.status)
             assertEquals(ProcessingResult.Succeeded, outcome.processing.processingResult)
             assertEquals(outcome.processing.id, task.processingId())
+            // The service returns the configuration submitted, as the same records.
+            assertEquals(Paths.sampleConfig(), outcome.processing.processingConfig)
             assertTrue(outcome.downloaded.any { it.endsWith("trajectory.csv") }, "${outcome.downloaded}")
             // The pre-signed addresses are secrets: printing the outcome does not show them.
             assertTrue(!outcome.toString().contains("Signature="), outcome.toString())
@@ -178,7 +181,7 @@ class WorkflowTest {
         val missing = job(null).copy(inputs = listOf("/no/such/file.nmea"))
         val e = assertThrows<SvcException.Io> { runBlocking { Workflow(emulator.client()).start(missing, options).wait() } }
         assertTrue(e.reason.contains("nothing was sent"), e.reason)
-        assertThrows<SvcException.InvalidInput> { Workflow(emulator.client()).start(job(null).copy(processingJson = "[]"), options) }
+        assertThrows<SvcException.InvalidInput> { Workflow(emulator.client()).start(job(null).copy(processingConfig = ProcessingConfig.Json("[]")), options) }
         Unit
     }
 
