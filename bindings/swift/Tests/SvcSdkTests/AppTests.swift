@@ -33,7 +33,7 @@ final class Backend: TokenProvider, @unchecked Sendable {
 
 final class Refusing: TokenProvider, @unchecked Sendable {
     func accessToken() async throws -> AccessToken {
-        throw TokenProviderError.Refused(reason: "signed out")
+        throw TokenProviderError.refused(reason: "signed out")
     }
 }
 

@@ -165,7 +165,7 @@ final class SocketLink: ByteLink, @unchecked Sendable {
     init(address: String) throws {
         let parts = address.split(separator: ":")
         guard parts.count == 2, let port = UInt16(parts[1]) else {
-            throw LinkError.Io(reason: "bad address \(address)")
+            throw LinkError.io(reason: "bad address \(address)")
         }
         #if canImport(Glibc)
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -182,7 +182,7 @@ final class SocketLink: ByteLink, @unchecked Sendable {
             }
         }
         guard connected == 0 else {
-            throw LinkError.Io(reason: "cannot connect to \(address): errno \(errno)")
+            throw LinkError.io(reason: "cannot connect to \(address): errno \(errno)")
         }
     }
 
@@ -198,11 +198,11 @@ final class SocketLink: ByteLink, @unchecked Sendable {
         let n = Darwin.read(fd, &buffer, max)
         #endif
         if n < 0 {
-            return .failure(LinkError.Io(reason: "read failed: errno \(errno)"))
+            return .failure(LinkError.io(reason: "read failed: errno \(errno)"))
         }
         // The other side closed the connection (an empty Data would mean "nothing yet").
         if n == 0 {
-            return .failure(LinkError.Closed)
+            return .failure(LinkError.closed)
         }
         return .success(Data(buffer[0..<n]))
     }
@@ -233,7 +233,7 @@ final class SocketLink: ByteLink, @unchecked Sendable {
                 #endif
             }
             if n <= 0 {
-                throw LinkError.Io(reason: "write failed: errno \(errno)")
+                throw LinkError.io(reason: "write failed: errno \(errno)")
             }
             sent += n
         }

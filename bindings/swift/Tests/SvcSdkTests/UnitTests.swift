@@ -32,7 +32,7 @@ final class UsbLikeLink: ByteLink, @unchecked Sendable {
             reads += 1
             return (unplugged, reads - 1)
         }
-        if gone { throw LinkError.Closed }
+        if gone { throw LinkError.closed }
         if read % 3 == 0 {
             locked { emptyReads += 1 }
             return Data()
@@ -54,12 +54,12 @@ final class UsbLikeLink: ByteLink, @unchecked Sendable {
             largestWrite = max(largestWrite, data.count)
             return (unplugged, unplugAtNextWrite)
         }
-        if gone { throw LinkError.Closed }
+        if gone { throw LinkError.closed }
         if unplug {
             try await inner.write(data: data.prefix(6))
             inner.unplug()
             locked { unplugged = true }
-            throw LinkError.Io(reason: "accessory disconnected")
+            throw LinkError.io(reason: "accessory disconnected")
         }
         try await inner.write(data: data)
     }
@@ -227,7 +227,7 @@ struct UnitTests {
             #expect(e.status() == 409)
             #expect(e.operation() == "updateSettings")
             #expect(!e.retryable())
-            guard case .Conflict = e else {
+            guard case .conflict = e else {
                 Issue.record("\(e)")
                 return
             }

@@ -1,8 +1,8 @@
 //! `uniffi-bindgen generate --library <libsvc_ffi.so> --language kotlin|swift
 //! --out-dir <dir>`, run from the main workspace's root (it reads `cargo metadata` and
-//! `bindings/uniffi/uniffi.toml`): uniffi's own generator, with one change to the
-//! Swift it writes, Swift task cancellation (below). Everything else is used as uniffi
-//! writes it; what uniffi does not do is done in the Rust library
+//! `bindings/uniffi/uniffi.toml`): uniffi's own generator, with two changes to the
+//! Swift it writes, task cancellation and the names of error cases (below). Everything
+//! else is used as uniffi writes it; what uniffi does not do is done in the Rust library
 //! (`bindings/uniffi/src`) or documented (`docs/mobile.md`).
 //!
 //! # Swift task cancellation
@@ -18,6 +18,14 @@
 //! (mozilla/uniffi-rs#2887), applied to every call: all of the library's `async` calls
 //! already throw. The template's text is checked: if a uniffi upgrade changes it, the
 //! generation fails instead of writing Swift without cancellation.
+//!
+//! # Swift error cases
+//!
+//! uniffi names an error enum's cases in UpperCamel (`SvcError.NotFound`,
+//! `LinkError.Closed`) where it names every other enum's in lowerCamel, as Swift's API
+//! guidelines want. This generator renames them (`.notFound`, `.closed`; a keyword is
+//! declared with backticks, `` case `internal` ``) in the enum and in its converter, and
+//! fails if a case is not found exactly where uniffi writes it.
 
 use std::path::{Path, PathBuf};
 
@@ -27,7 +35,7 @@ fn main() {
     if option(&args, "--language", "-l").as_deref() == Some("swift") {
         let out = option(&args, "--out-dir", "-o").unwrap_or_else(|| ".".into());
         if let Err(e) = cancellable_swift(Path::new(&out)) {
-            eprintln!("Swift task cancellation: {e}");
+            eprintln!("Swift rewrite: {e}");
             std::process::exit(1);
         }
     }
@@ -61,7 +69,9 @@ fn cancellable_swift(out: &Path) -> Result<(), String> {
         if !text.contains(DEFINITION) {
             continue;
         }
-        let text = rewrite(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        let text = rewrite(&text)
+            .and_then(|text| lower_error_cases(&text))
+            .map_err(|e| format!("{}: {e}", path.display()))?;
         std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
         rewritten += 1;
     }
@@ -185,6 +195,163 @@ fn with_cancel_funcs(part: &str, out: &mut String, calls: &mut usize) -> Result<
     Ok(())
 }
 
+/// Swift keywords a case name cannot be without backticks.
+const KEYWORDS: &[&str] = &[
+    "as",
+    "associatedtype",
+    "break",
+    "case",
+    "catch",
+    "class",
+    "continue",
+    "default",
+    "defer",
+    "deinit",
+    "do",
+    "else",
+    "enum",
+    "extension",
+    "fallthrough",
+    "false",
+    "fileprivate",
+    "for",
+    "func",
+    "guard",
+    "if",
+    "import",
+    "in",
+    "init",
+    "inout",
+    "internal",
+    "is",
+    "let",
+    "nil",
+    "open",
+    "operator",
+    "private",
+    "protocol",
+    "public",
+    "repeat",
+    "rethrows",
+    "return",
+    "self",
+    "Self",
+    "static",
+    "struct",
+    "subscript",
+    "super",
+    "switch",
+    "throw",
+    "throws",
+    "true",
+    "try",
+    "typealias",
+    "var",
+    "where",
+    "while",
+];
+
+/// `text` with the cases of every error enum in lowerCamel: declared in the enum, built
+/// and matched in its converter (`FfiConverterType<Name>`), once each.
+fn lower_error_cases(text: &str) -> Result<String, String> {
+    let mut out = text.to_owned();
+    let mut errors = 0;
+    let mut search = 0;
+    while let Some(found) = out[search..].find("\nenum ") {
+        let start = search + found + 1;
+        search = start;
+        let line = out[start..].lines().next().unwrap_or_default();
+        let Some(name) = line
+            .strip_prefix("enum ")
+            .and_then(|rest| rest.split_once(": Swift.Error"))
+            .map(|(name, _)| name.to_owned())
+        else {
+            continue;
+        };
+        errors += 1;
+        let body_len = out[start..]
+            .find("\n}\n")
+            .ok_or(format!("enum {name} has no end"))?;
+        let body = out[start..start + body_len].to_owned();
+        let cases: Vec<String> = body
+            .lines()
+            .filter_map(|l| l.strip_prefix("    case "))
+            .map(|rest| rest.split(['(', ' ']).next().unwrap_or_default().to_owned())
+            .filter(|case| case.starts_with(|c: char| c.is_ascii_uppercase()))
+            .collect();
+        if cases.is_empty() {
+            return Err(format!("enum {name} has no UpperCamel case"));
+        }
+        let converter_head =
+            format!("public struct FfiConverterType{name}: FfiConverterRustBuffer {{");
+        let converter_start = out
+            .find(&converter_head)
+            .ok_or(format!("no converter for {name}"))?;
+        let converter_len = out[converter_start..]
+            .find("\n}\n")
+            .ok_or(format!("the converter of {name} has no end"))?;
+        let mut enum_body = body;
+        let mut converter = out[converter_start..converter_start + converter_len].to_owned();
+        for case in &cases {
+            let lower = format!("{}{}", case[..1].to_ascii_lowercase(), &case[1..]);
+            let declared = if KEYWORDS.contains(&lower.as_str()) {
+                format!("`{lower}`")
+            } else {
+                lower.clone()
+            };
+            enum_body = rename(
+                &enum_body,
+                &format!("    case {case}"),
+                &format!("    case {declared}"),
+                1,
+                &name,
+            )?;
+            converter = rename(
+                &converter,
+                &format!(" .{case}"),
+                &format!(" .{lower}"),
+                2,
+                &name,
+            )?;
+        }
+        // The converter comes after its enum: replace it first, then the enum.
+        out.replace_range(converter_start..converter_start + converter_len, &converter);
+        out.replace_range(start..start + body_len, &enum_body);
+    }
+    if errors == 0 {
+        return Err("no error enum found".into());
+    }
+    Ok(out)
+}
+
+/// `text` with the `count` occurrences of `from` (followed by `(`, `:`, a space or a
+/// line's end: a whole case name) replaced by `to`.
+fn rename(text: &str, from: &str, to: &str, count: usize, within: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    let mut found = 0;
+    while let Some(at) = rest.find(from) {
+        let after = &rest[at + from.len()..];
+        out.push_str(&rest[..at]);
+        if after.starts_with(['(', ':', ' ', '\n']) || after.is_empty() {
+            out.push_str(to);
+            found += 1;
+        } else {
+            out.push_str(from);
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    if found == count {
+        Ok(out)
+    } else {
+        Err(format!(
+            "uniffi's error template changed ({found} occurrences of {from:?} in {within}, \
+             {count} expected): review this rewrite"
+        ))
+    }
+}
+
 /// `text` with its one occurrence of `from` replaced by `to`.
 fn replace_once(text: &str, from: &str, to: &str) -> Result<String, String> {
     match text.matches(from).count() {
@@ -267,5 +434,72 @@ func info() async throws -> Info {
         let unmatched =
             GENERATED.replace("freeFunc: ffi_svc_ffi_rust_future_free", "freeFunc: other");
         assert!(rewrite(&unmatched).is_err());
+    }
+
+    /// An error enum and its converter as uniffi 0.32 writes them (abridged).
+    const ERROR: &str = "public 
+enum LinkError: Swift.Error, Equatable, Hashable, Foundation.LocalizedError {
+    /**
+     * The link is closed for good.
+     */
+    case Closed
+    case Internal(reason: String
+    )
+    public var errorDescription: String? {
+        String(reflecting: self)
+    }
+}
+
+public struct FfiConverterTypeLinkError: FfiConverterRustBuffer {
+    typealias SwiftType = LinkError
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> LinkError {
+        let variant: Int32 = try readInt(&buf)
+        switch variant {
+        case 1: return .Closed
+        case 2: return .Internal(
+            reason: try FfiConverterString.read(from: &buf)
+            )
+         default: throw UniffiInternalError.unexpectedEnumCase
+        }
+    }
+
+    public static func write(_ value: LinkError, into buf: inout [UInt8]) {
+        switch value {
+        case .Closed:
+            writeInt(&buf, Int32(1))
+        case let .Internal(reason):
+            writeInt(&buf, Int32(2))
+            FfiConverterString.write(reason, into: &buf)
+        }
+    }
+}
+public enum Other { case notAnError }
+";
+
+    #[test]
+    fn error_cases_are_lower_camel_in_the_enum_and_its_converter() {
+        let out = lower_error_cases(ERROR).expect("renamed");
+        assert!(out.contains("    case closed\n"), "{out}");
+        assert!(out.contains("    case `internal`(reason: String"), "{out}");
+        assert!(out.contains("case 1: return .closed\n"));
+        assert!(out.contains("case 2: return .internal(\n"));
+        assert!(out.contains("case .closed:\n"));
+        assert!(out.contains("case let .internal(reason):\n"));
+        assert!(
+            !out.contains(".Closed") && !out.contains(".Internal"),
+            "{out}"
+        );
+        assert!(out.contains("The link is closed for good."));
+    }
+
+    #[test]
+    fn an_error_case_not_where_uniffi_writes_it_fails_the_generation() {
+        let unmatched = ERROR.replace("case .Closed:", "case LinkError.Closed:");
+        let e = lower_error_cases(&unmatched).expect_err("refused");
+        assert!(e.contains("error template changed"), "{e}");
+        let no_converter = ERROR.replace("FfiConverterTypeLinkError:", "Other:");
+        assert!(lower_error_cases(&no_converter).is_err());
+        assert!(lower_error_cases("public enum Plain { case a }\n").is_err());
     }
 }
