@@ -1,8 +1,8 @@
 //! `uniffi-bindgen generate --library <libsvc_ffi.so> --language kotlin|swift
 //! --out-dir <dir>`, run from the main workspace's root (it reads `cargo metadata` and
-//! `bindings/uniffi/uniffi.toml`): uniffi's own generator, with two changes to the
-//! Swift it writes, task cancellation and the names of error cases (below). Everything
-//! else is used as uniffi writes it; what uniffi does not do is done in the Rust library
+//! `bindings/uniffi/uniffi.toml`): uniffi's own generator, with three changes to what
+//! it writes: Swift task cancellation, the names of Swift error cases and the message
+//! of a Kotlin exception (below). Everything else is used as uniffi writes it; what uniffi does not do is done in the Rust library
 //! (`bindings/uniffi/src`) or documented (`docs/mobile.md`).
 //!
 //! # Swift task cancellation
@@ -26,18 +26,28 @@
 //! guidelines want. This generator renames them (`.notFound`, `.closed`; a keyword is
 //! declared with backticks, `` case `internal` ``) in the enum and in its converter, and
 //! fails if a case is not found exactly where uniffi writes it.
+//!
+//! # Kotlin exception messages
+//!
+//! uniffi writes an exception's `message` as a list of its fields (`reason=…,
+//! status=…, title=…`), which is what `e.message`, a `Toast` or a crash report shows.
+//! This generator makes it the `reason` (the sentence the library wrote) for every
+//! exception that has one; the fields stay readable one by one.
 
 use std::path::{Path, PathBuf};
 
 fn main() {
     uniffi::uniffi_bindgen_main();
     let args: Vec<String> = std::env::args().collect();
-    if option(&args, "--language", "-l").as_deref() == Some("swift") {
-        let out = option(&args, "--out-dir", "-o").unwrap_or_else(|| ".".into());
-        if let Err(e) = cancellable_swift(Path::new(&out)) {
-            eprintln!("Swift rewrite: {e}");
-            std::process::exit(1);
-        }
+    let out = option(&args, "--out-dir", "-o").unwrap_or_else(|| ".".into());
+    let rewritten = match option(&args, "--language", "-l").as_deref() {
+        Some("swift") => cancellable_swift(Path::new(&out)),
+        Some("kotlin") => readable_kotlin_messages(Path::new(&out)),
+        _ => Ok(()),
+    };
+    if let Err(e) = rewritten {
+        eprintln!("rewriting the generated code: {e}");
+        std::process::exit(1);
     }
 }
 
@@ -193,6 +203,78 @@ fn with_cancel_funcs(part: &str, out: &mut String, calls: &mut usize) -> Result<
         }
     }
     Ok(())
+}
+
+/// Rewrites the generated Kotlin files under `out` that declare exceptions.
+fn readable_kotlin_messages(out: &Path) -> Result<(), String> {
+    let mut folders = vec![out.to_path_buf()];
+    let mut rewritten = 0;
+    while let Some(folder) = folders.pop() {
+        let entries =
+            std::fs::read_dir(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+        for entry in entries {
+            let path: PathBuf = entry.map_err(|e| e.to_string())?.path();
+            if path.is_dir() {
+                folders.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|ext| ext != "kt") {
+                continue;
+            }
+            let text =
+                std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            if !text.contains(": kotlin.Exception() {") {
+                continue;
+            }
+            let text = kotlin_messages(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+            std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+            rewritten += 1;
+        }
+    }
+    if rewritten == 0 {
+        return Err(format!(
+            "no Kotlin file under {} declares an exception",
+            out.display()
+        ));
+    }
+    Ok(())
+}
+
+/// The getter uniffi writes for the message of an exception with a `reason`.
+const REASON_MESSAGE: &str = "get() = \"reason=${ `reason` }";
+
+/// `text` with the message of every exception that has a `reason` being that reason.
+fn kotlin_messages(text: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut previous = "";
+    let mut replaced = 0;
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with(REASON_MESSAGE) {
+            if previous.trim() != "override val message" {
+                return Err(format!(
+                    "uniffi's exception template changed ({:?} after {previous:?}): \
+                     review this rewrite",
+                    trimmed.trim_end()
+                ));
+            }
+            let indent = &line[..line.len() - trimmed.len()];
+            out.push_str(indent);
+            out.push_str("get() = `reason`\n");
+            replaced += 1;
+        } else {
+            out.push_str(line);
+        }
+        previous = line;
+    }
+    if replaced == 0 {
+        return Err(
+            "no exception message lists a `reason`: uniffi's exception template \
+                    changed, review this rewrite"
+                .into(),
+        );
+    }
+    Ok(out)
 }
 
 /// Swift keywords a case name cannot be without backticks.
@@ -501,5 +583,39 @@ public enum Other { case notAnError }
         let no_converter = ERROR.replace("FfiConverterTypeLinkError:", "Other:");
         assert!(lower_error_cases(&no_converter).is_err());
         assert!(lower_error_cases("public enum Plain { case a }\n").is_err());
+    }
+
+    const EXCEPTIONS: &str = "sealed class LinkException: kotlin.Exception() {
+    class Closed(
+        ) : LinkException() {
+        override val message
+            get() = \"\"
+    }
+    class Io(
+        val `reason`: kotlin.String,
+        val `status`: Count?
+        ) : LinkException() {
+        override val message
+            get() = \"reason=${ `reason` }, status=${ `status` }\"
+    }
+}
+";
+
+    #[test]
+    fn a_kotlin_exception_message_is_its_reason() {
+        let out = kotlin_messages(EXCEPTIONS).expect("rewritten");
+        assert!(
+            out.contains("        override val message\n            get() = `reason`\n    }"),
+            "{out}"
+        );
+        assert!(!out.contains("status=${"), "{out}");
+        // An exception without a reason keeps uniffi's message.
+        assert!(out.contains("get() = \"\"\n"));
+        let moved = EXCEPTIONS.replace(
+            "override val message\n            get() = \"reason",
+            "get() = \"reason",
+        );
+        assert!(kotlin_messages(&moved).is_err());
+        assert!(kotlin_messages("sealed class E: kotlin.Exception() {}\n").is_err());
     }
 }

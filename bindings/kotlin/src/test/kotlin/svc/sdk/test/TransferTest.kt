@@ -122,8 +122,9 @@ class TransferTest {
         assertEquals(404, missing.status())
         assertEquals("getContainer", missing.operation())
         assertTrue(missing.reason.contains("nothing was transferred"), missing.reason)
-        // What a log line or a crash report prints: the sentence, not the fields.
+        // What a log line, a Toast or a crash report prints: the sentence, not the fields.
         assertEquals(missing.reason, missing.toString())
+        assertEquals(missing.reason, missing.message)
         assertEquals(ContainerFileStatus.Pending, client.getContainer(container.id).files[0].status)
 
         val report = transfers.uploadToContainer(client, container.id, mapOf("gnss/rover.nmea" to rover.path))
