@@ -17,7 +17,10 @@
 //!   skipped by [`LogStream::next_record`] and counted ([`LiveStats`]); as a raw frame
 //!   it is delivered like any other;
 //! - the stream ends with [`LiveError::Closed`] (then `None`) when its source fails or
-//!   closes: the serial link was closed, the file was truncated or removed;
+//!   closes: the serial link failed, the file was truncated or removed;
+//! - a stream keeps its serial link open: the session it came from may be dropped (a
+//!   garbage-collected object of a binding), its subscribers still receive; the link
+//!   closes when the session and its last stream are gone;
 //! - dropping the [`LogStream`] ends the subscription; a serial link stops reading on
 //!   its own behalf once no subscriber is left.
 //!
@@ -574,6 +577,8 @@ pub struct LogStream {
     /// [`fill`](LogStream::fill) saw the end: the reason it failed, `None` for a
     /// clean end; given again by the next calls.
     ended: Option<Option<String>>,
+    /// What the source needs alive while the stream is (the serial link it reads).
+    _source: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 /// What [`LogStream::fill`] took.
@@ -620,7 +625,14 @@ impl LogStream {
             local_addr: None,
             describe: describe.into(),
             ended: None,
+            _source: None,
         }
+    }
+
+    /// The stream, keeping `source` alive as long as it lives.
+    pub(crate) fn keeping(mut self, source: Arc<dyn std::any::Any + Send + Sync>) -> LogStream {
+        self._source = Some(source);
+        self
     }
 
     /// Where the stream comes from (a serial link, `udp 127.0.0.1:5600`, a file).

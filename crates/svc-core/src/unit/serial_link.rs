@@ -177,7 +177,7 @@ impl SerialLink {
     ///
     /// # Errors
     /// No Tokio runtime is running.
-    pub fn subscribe(&self, subscribe: Subscribe) -> Result<LogStream, String> {
+    pub fn subscribe(self: &Arc<Self>, subscribe: Subscribe) -> Result<LogStream, String> {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| {
             format!(
                 "{}: subscribing needs a Tokio runtime to read the line on",
@@ -189,7 +189,8 @@ impl SerialLink {
             let inner = Arc::clone(&self.inner);
             runtime.spawn(read_for_subscribers(inner));
         }
-        Ok(LogStream::new(slot, self.inner.describe.clone()))
+        // The stream keeps the link open (see `crate::live`).
+        Ok(LogStream::new(slot, self.inner.describe.clone()).keeping(Arc::clone(self) as _))
     }
 
     /// Connects to a serial-over-IP bridge at `host:port`.

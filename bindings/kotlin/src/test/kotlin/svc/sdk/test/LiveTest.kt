@@ -57,6 +57,14 @@ class LiveTest {
         assertTrue(records.all { (it.value("latitude") ?: 0.0) in 48.8..48.9 })
         // The flow closed the stream when it completed.
         assertNull(stream.next())
+        unit.close()
+
+        // A stream keeps the link open when its unit object is freed (closed here, as the
+        // garbage collector would).
+        val other = InsUnit.serialTcp(emulator.text("device_serial_tcp"))
+        val kept = other.subscribe(listOf("ekfNav"))
+        other.close()
+        assertEquals(20, kept.records().take(20).toList().size)
     }
 
     @Test
