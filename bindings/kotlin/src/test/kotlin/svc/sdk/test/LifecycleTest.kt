@@ -121,12 +121,14 @@ class LifecycleTest {
         var (report, native) = window()
         // A leak of the smallest buffer crossing here (an error, ~200 bytes) per call
         // would be 0.5 MB a window; of a tree or a patch, tens of MB. A window over the
-        // bound is checked by a second one: a leak grows again, while the allocator's
-        // arenas (threads of the runtime, the HTTP pool) settle.
-        if (native >= 2_000_000) {
-            val (again, grown) = window()
-            report = "$report; then $again"
-            native = grown
+        // bound is checked by up to two more: a leak grows again in every one, while the
+        // allocator's arenas (threads of the runtime, the HTTP pool) settle.
+        repeat(2) {
+            if (native >= 2_000_000) {
+                val (again, grown) = window()
+                report = "$report; then $again"
+                native = grown
+            }
         }
         println(report)
         File(Paths.root, "target/kotlin-memory.txt").writeText(report + "\n")
