@@ -22,51 +22,86 @@ const PYTHON_PACKAGES: &[&str] = &[
 ];
 
 pub fn run(root: &Path) -> Result<()> {
-    step(root, "rustfmt", "cargo", &["fmt", "--all", "--check"])?;
-    step(
-        root,
-        "clippy",
-        "cargo",
-        &[
+    let mut phases = Phases::default();
+    phases.time("rustfmt", || {
+        step(root, "rustfmt", "cargo", &["fmt", "--all", "--check"])
+    })?;
+    phases.time("clippy", || {
+        step(
+            root,
             "clippy",
-            "--workspace",
-            "--all-targets",
-            "--locked",
-            "--",
-            "-D",
-            "warnings",
-        ],
-    )?;
-    println!("==> generated code is up to date");
-    crate::generate(true)?;
-    validate_documents(root)?;
+            "cargo",
+            &[
+                "clippy",
+                "--workspace",
+                "--all-targets",
+                "--locked",
+                "--",
+                "-D",
+                "warnings",
+            ],
+        )
+    })?;
+    phases.time("generated code, OpenAPI documents", || {
+        println!("==> generated code is up to date");
+        crate::generate(true)?;
+        validate_documents(root)
+    })?;
     // The release's cheap checks (nothing compiled): one version everywhere, the sdist's
     // and the crate packages' file lists, the hosted runners' workflow (actionlint).
-    crate::dist::ci_checks(root)?;
-    step(
-        root,
-        "tests",
-        "cargo",
-        &["test", "--workspace", "--all-targets", "--locked"],
-    )?;
-    step(
-        root,
-        "doc tests",
-        "cargo",
-        &["test", "--workspace", "--doc", "--locked"],
-    )?;
-    crate::python::run(root)?;
+    phases.time("release checks", || crate::dist::ci_checks(root))?;
+    phases.time("workspace tests", || {
+        step(
+            root,
+            "tests",
+            "cargo",
+            &["test", "--workspace", "--all-targets", "--locked"],
+        )?;
+        step(
+            root,
+            "doc tests",
+            "cargo",
+            &["test", "--workspace", "--doc", "--locked"],
+        )
+    })?;
+    phases.time("python package", || crate::python::run(root))?;
     // The documentation site: mkdocs --strict and rustdoc -D warnings (about 1 min).
-    crate::docs::run(root)?;
-    crate::mobile::ci(root)?;
-    conformance(root)?;
+    phases.time("docs", || crate::docs::run(root))?;
+    phases.time("kotlin and swift", || crate::mobile::ci(root))?;
+    phases.time("conformance (schemathesis)", || conformance(root))?;
     // 64 clients, 2 s warm-up + 3 s per scenario on the debug emulator (~20 s).
-    crate::load::ci(root)?;
-    // Every fuzz target for 30 s after building them (~5.5 min from scratch, see fuzz.rs).
-    crate::fuzz::ci(root)?;
-    sample_is_reproducible(root)?;
+    phases.time("load", || crate::load::ci(root))?;
+    // Every fuzz target for a few seconds after building them (see fuzz.rs).
+    phases.time("fuzzing", || crate::fuzz::ci(root))?;
+    phases.time("sample dataset", || sample_is_reproducible(root))?;
+    phases.print();
     println!("==> all checks passed");
     Ok(())
+}
+
+/// How long each phase of the run took, printed at its end (the phases to trim first).
+#[derive(Default)]
+struct Phases(Vec<(&'static str, std::time::Duration)>);
+
+impl Phases {
+    fn time(&mut self, name: &'static str, phase: impl FnOnce() -> Result<()>) -> Result<()> {
+        let started = std::time::Instant::now();
+        let outcome = phase();
+        self.0.push((name, started.elapsed()));
+        if outcome.is_err() {
+            self.print();
+        }
+        outcome
+    }
+
+    fn print(&self) {
+        println!("==> time per phase");
+        let total: std::time::Duration = self.0.iter().map(|(_, d)| *d).sum();
+        for (name, took) in &self.0 {
+            println!("{name:<30} {:>6.0} s", took.as_secs_f64());
+        }
+        println!("{:<30} {:>6.0} s", "in all", total.as_secs_f64());
+    }
 }
 
 fn step(root: &Path, name: &str, program: &str, args: &[&str]) -> Result<()> {
