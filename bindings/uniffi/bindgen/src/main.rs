@@ -67,27 +67,46 @@ fn option(args: &[String], long: &str, short: &str) -> Option<String> {
 
 /// Rewrites every generated Swift file of `out` that awaits Rust futures.
 fn cancellable_swift(out: &Path) -> Result<(), String> {
-    let entries = std::fs::read_dir(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    rewrite_files(out, "swift", DEFINITION, |text| {
+        rewrite(text).and_then(|text| lower_error_cases(&text))
+    })
+}
+
+/// Rewrites with `change` every file under `out` (its folders included) named `*.ext`
+/// whose text contains `marker`; at least one must.
+fn rewrite_files(
+    out: &Path,
+    ext: &str,
+    marker: &str,
+    change: impl Fn(&str) -> Result<String, String>,
+) -> Result<(), String> {
+    let mut folders = vec![out.to_path_buf()];
     let mut rewritten = 0;
-    for entry in entries {
-        let path: PathBuf = entry.map_err(|e| e.to_string())?.path();
-        if path.extension().is_none_or(|ext| ext != "swift") {
-            continue;
+    while let Some(folder) = folders.pop() {
+        let entries =
+            std::fs::read_dir(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+        for entry in entries {
+            let path: PathBuf = entry.map_err(|e| e.to_string())?.path();
+            if path.is_dir() {
+                folders.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != ext) {
+                continue;
+            }
+            let text =
+                std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            if !text.contains(marker) {
+                continue;
+            }
+            let text = change(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+            std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+            rewritten += 1;
         }
-        let text =
-            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        if !text.contains(DEFINITION) {
-            continue;
-        }
-        let text = rewrite(&text)
-            .and_then(|text| lower_error_cases(&text))
-            .map_err(|e| format!("{}: {e}", path.display()))?;
-        std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
-        rewritten += 1;
     }
     if rewritten == 0 {
         return Err(format!(
-            "no Swift file of {} defines uniffiRustCallAsync",
+            "no .{ext} file under {} contains {marker:?}",
             out.display()
         ));
     }
@@ -207,37 +226,7 @@ fn with_cancel_funcs(part: &str, out: &mut String, calls: &mut usize) -> Result<
 
 /// Rewrites the generated Kotlin files under `out` that declare exceptions.
 fn readable_kotlin_messages(out: &Path) -> Result<(), String> {
-    let mut folders = vec![out.to_path_buf()];
-    let mut rewritten = 0;
-    while let Some(folder) = folders.pop() {
-        let entries =
-            std::fs::read_dir(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
-        for entry in entries {
-            let path: PathBuf = entry.map_err(|e| e.to_string())?.path();
-            if path.is_dir() {
-                folders.push(path);
-                continue;
-            }
-            if path.extension().is_none_or(|ext| ext != "kt") {
-                continue;
-            }
-            let text =
-                std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-            if !text.contains(": kotlin.Exception() {") {
-                continue;
-            }
-            let text = kotlin_messages(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-            std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
-            rewritten += 1;
-        }
-    }
-    if rewritten == 0 {
-        return Err(format!(
-            "no Kotlin file under {} declares an exception",
-            out.display()
-        ));
-    }
-    Ok(())
+    rewrite_files(out, "kt", ": kotlin.Exception() {", kotlin_messages)
 }
 
 /// The getter uniffi writes for the message of an exception with a `reason`.
