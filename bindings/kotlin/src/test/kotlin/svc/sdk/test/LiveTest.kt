@@ -31,8 +31,9 @@ import svc.sdk.value
 /** The unit's live output logs from Kotlin: a Flow over the serial bridge beside other calls, cancellation, readiness. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class LiveTest {
-    // A unit that takes 1.5 s after each power-on to be ready to log.
-    private val emulator = Emulator(extra = listOf("--device-startup-seconds", "1.5"))
+    // A unit that takes 6 s after each power-on to be ready to log: long enough that a
+    // reboot and its wait (up to 2 s on a loaded machine) leave the early check early.
+    private val emulator = Emulator(extra = listOf("--device-startup-seconds", "6"))
 
     @AfterAll
     fun stop() = emulator.close()
