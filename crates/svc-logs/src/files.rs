@@ -16,12 +16,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, PoisonError, mpsc};
 use std::thread::JoinHandle;
 
-use arrow::array::{
+use arrow_array::RecordBatch;
+use arrow_array::{
     Array, Float32Array, Float64Array, Int64Array, TimestampMicrosecondArray, UInt8Array,
     UInt16Array, UInt32Array, UInt64Array,
 };
-use arrow::datatypes::{DataType, TimeUnit};
-use arrow::record_batch::RecordBatch;
+use arrow_schema::{DataType, TimeUnit};
 
 use crate::MessageKind;
 
@@ -164,10 +164,10 @@ fn col(array: &dyn Array) -> Col<'_> {
 fn push_int<T>(
     line: &mut Vec<u8>,
     buf: &mut itoa::Buffer,
-    a: &arrow::array::PrimitiveArray<T>,
+    a: &arrow_array::PrimitiveArray<T>,
     row: usize,
 ) where
-    T: arrow::datatypes::ArrowPrimitiveType,
+    T: arrow_array::types::ArrowPrimitiveType,
     T::Native: itoa::Integer,
 {
     if a.is_valid(row) {

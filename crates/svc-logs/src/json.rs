@@ -1,7 +1,8 @@
 //! A record as one line of JSON, with the keys, values and units of a row of its
 //! message's table ([`tables`](crate::tables)): what `svc device stream` prints.
 
-use arrow::datatypes::{ArrowPrimitiveType, DataType};
+use arrow_array::types::ArrowPrimitiveType;
+use arrow_schema::DataType;
 
 use crate::columns::{self, Column};
 use crate::kind::Visitor;

@@ -36,17 +36,15 @@ use std::collections::{HashMap, VecDeque};
 use std::io::Read;
 use std::sync::Arc;
 
-use arrow::array::{
-    ArrayRef, BooleanBufferBuilder, Int64Array, PrimitiveArray, TimestampMicrosecondArray,
+use arrow_array::types::{
+    ArrowPrimitiveType, Float32Type, Float64Type, Int64Type, UInt8Type, UInt16Type, UInt32Type,
+    UInt64Type,
 };
-use arrow::buffer::{BooleanBuffer, NullBuffer, ScalarBuffer};
-use arrow::datatypes::{
-    ArrowNativeType, ArrowPrimitiveType, Float32Type, Float64Type, Int64Type, UInt8Type,
-    UInt16Type, UInt32Type, UInt64Type,
+use arrow_array::{ArrayRef, Int64Array, PrimitiveArray, RecordBatch, TimestampMicrosecondArray};
+use arrow_buffer::{
+    ArrowNativeType, BooleanBuffer, BooleanBufferBuilder, NullBuffer, ScalarBuffer,
 };
-use arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
-use arrow::error::ArrowError;
-use arrow::record_batch::RecordBatch;
+use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef, TimeUnit};
 
 use crate::columns::{self, Column};
 use crate::kind::{DecodeError, Visitor};
@@ -213,7 +211,7 @@ impl Clock {
 /// tables.finish()?;
 /// let rows: Vec<usize> = std::iter::from_fn(|| tables.next_batch()).map(|(_, b)| b.num_rows()).collect();
 /// assert_eq!(rows, [2, 2, 1]);
-/// # Ok::<(), arrow::error::ArrowError>(())
+/// # Ok::<(), arrow_schema::ArrowError>(())
 /// ```
 #[derive(Debug)]
 pub struct Tables {

@@ -2,11 +2,11 @@
 //! bounded size, the UTC column, and the CSV text.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failure
 
-use arrow::array::{
+use arrow_array::RecordBatch;
+use arrow_array::{
     Array, Float32Array, Float64Array, Int64Array, TimestampMicrosecondArray, UInt16Array,
     UInt32Array,
 };
-use arrow::record_batch::RecordBatch;
 use svc_logs::columns::columns;
 use svc_logs::files::CsvWriter;
 use svc_logs::records::{EkfEuler, EkfNav, GnssPos, ImuData, ImuShort, UtcTime};

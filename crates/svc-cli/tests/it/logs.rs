@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use arrow::array::{Array, Float64Array, Int64Array};
+use arrow_array::{Array, Float64Array, Int64Array};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use svc_logs::Record;
 use svc_logs::encode_frame;
