@@ -391,7 +391,7 @@ async fn the_in_process_api_bounds_the_number_of_units() {
 
 #[tokio::test]
 async fn units_can_answer_with_the_latency_of_a_field_link() {
-    let latency = Duration::from_millis(120);
+    let latency = Duration::from_millis(300);
     let emulator = Emulator::start(EmulatorConfig {
         device: Some(DeviceConfig {
             pty: false,
