@@ -45,7 +45,7 @@ const CARGO_FUZZ_VERSION: &str = "0.13.2";
 const LONG_RUNS: u64 = 10_000_000;
 
 /// Seconds per target in CI: the targets run two at a time on 2 cores, so about 80 s
-/// in all, after a build from scratch of about 4.5 minutes (see [`ci`]).
+/// in all, after a build from scratch of about 4 minutes (see [`ci`]).
 const CI_SECONDS: u64 = 20;
 
 /// An input running longer than this is a hang: the run fails on it.
@@ -101,7 +101,7 @@ pub fn run(root: &Path, args: &[&str]) -> Result<()> {
 ///
 /// Built with the dev profile (`--dev`, no debug information), the project's own crates
 /// at `opt-level = 1` (`fuzz/Cargo.toml`), rather than the release profile: on 2 cores
-/// the build takes about 4.5 minutes instead of 9, and the targets run at a tenth to a
+/// the build takes about 4 minutes instead of 9, and the targets run at a tenth to a
 /// third of the release build's inputs a second (from about 90 for `emulator_upload`
 /// to 4,000 for `response_decoders`), enough for a run of seconds that starts every
 /// target on its seeds and the inputs earlier runs kept. The long runs (`cargo xtask
